@@ -1,0 +1,67 @@
+/** The Souls engine's public surface: an async library API, usable with no server. */
+export { DAY_MS, manualClock, systemClock, type Clock } from './clock.ts';
+export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, ValidationError } from './errors.ts';
+export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from './model.ts';
+export { defaultKnobs, defaultSettings, resolveSettings, settingNames, type Bounds, type Knobs, type Settings } from './settings.ts';
+export { closeSoulsDb, openSoulsDb, type OpenOptions, type SoulsDb } from './souls-db.ts';
+export { initSoulsTables, openSqliteStore } from '../store/sqlite.ts';
+export {
+  awakenSoul,
+  createSoul,
+  getSoul,
+  getSoulByName,
+  getSoulHealth,
+  getSouls,
+  listDormantSouls,
+  listSouls,
+  listSoulsOrdered,
+  retireSoul,
+  soulOrders,
+  stampAttuned,
+  updateSoul,
+  type CreateSoulInput,
+  type SoulOrder,
+  type UpdateSoulInput,
+} from './souls.ts';
+export {
+  addTrait,
+  citeShard,
+  countActiveTraits,
+  getTrait,
+  getTraitLimit,
+  getTraits,
+  getTraitSignals,
+  listTraits,
+  listTraitsOfSouls,
+  previewTraitChanges,
+  reactivateTrait,
+  reviseTrait,
+  revertTrait,
+  type AddTraitInput,
+  type ReviseTraitInput,
+  type TraitChanges,
+  type TraitRevision,
+} from './traits.ts';
+export {
+  dropShard,
+  dropShards,
+  fadeExhaustedShards,
+  getShard,
+  getShards,
+  listShards,
+  pendingShardCount,
+  pendingShardCounts,
+  revealShards,
+  searchShards,
+  shardCountsBySource,
+  shardCountsByTag,
+  shardCountsPerSoul,
+  type ListShardsOptions,
+  type ShardHit,
+  type ShardInput,
+} from './shards.ts';
+export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
+export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
+export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
+export { similarity } from './similarity.ts';
+export type { TraitSignals } from './signals.ts';

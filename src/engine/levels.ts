@@ -1,0 +1,146 @@
+import { InvalidStateError, LevelUpPlanError, NotFoundError, type PlanProblem } from './errors.ts';
+import type { LevelEvent, Soul, Trait } from './model.ts';
+import { requireText } from './normalize.ts';
+import { renderBlock, renderInputs } from './render.ts';
+import type { Knobs } from './settings.ts';
+import { meanPairwiseSimilarity, similarity } from './similarity.ts';
+import type { SoulsDb } from './souls-db.ts';
+
+export type ConsolidationGroup = { sourceTraitIds: readonly number[]; mergedPrinciple: string; mergedProvenance: string };
+export type LevelUpPlan = {
+  newEssence: string;
+  consolidations: readonly ConsolidationGroup[];
+  promotedTraitIds: readonly number[];
+  carriedTraitIds: readonly number[];
+};
+
+export type LevelUpWarning = { kind: 'WEAK_CONSOLIDATION' | 'PREMATURE_PROMOTION'; message: string; traitIds: number[] };
+
+type CleanPlan = LevelUpPlan & { consolidations: ConsolidationGroup[] };
+
+const sortedUnique = (ids: Iterable<number>) => [...new Set(ids)].sort((a, b) => a - b);
+
+/**
+ * Every active trait exactly once across consolidations, promotions and
+ * carries; every listed id an active trait of this soul; non-empty texts.
+ * Returns the cleaned plan, or the structured diff as a LevelUpPlanError.
+ */
+export function checkLevelUpPlan(activeTraits: readonly Trait[], plan: LevelUpPlan, knobs: { maxEssenceBytes: number; maxPrincipleBytes: number; maxProvenanceBytes: number }): CleanPlan | LevelUpPlanError {
+  const problems: PlanProblem[] = [];
+  const text = (field: string, value: unknown, max: number): string => {
+    try {
+      return requireText(field, value, max);
+    } catch (error) {
+      problems.push({ field, message: (error as Error).message.slice(field.length + 2) });
+      return '';
+    }
+  };
+  const newEssence = text('newEssence', plan.newEssence, knobs.maxEssenceBytes);
+  const consolidations = (plan.consolidations ?? []).map((group, i) => {
+    if ((group.sourceTraitIds ?? []).length === 0) problems.push({ field: `consolidations[${i}].sourceTraitIds`, message: 'must list at least one trait' });
+    return {
+      sourceTraitIds: group.sourceTraitIds ?? [],
+      mergedPrinciple: text(`consolidations[${i}].mergedPrinciple`, group.mergedPrinciple, knobs.maxPrincipleBytes),
+      mergedProvenance: text(`consolidations[${i}].mergedProvenance`, group.mergedProvenance, knobs.maxProvenanceBytes),
+    };
+  });
+  const listed = [...consolidations.flatMap((g) => g.sourceTraitIds), ...(plan.promotedTraitIds ?? []), ...(plan.carriedTraitIds ?? [])];
+  const active = new Set(activeTraits.map((t) => t.id));
+  const seen = new Set<number>();
+  const duplicated: number[] = [];
+  for (const id of listed) {
+    if (seen.has(id)) duplicated.push(id);
+    seen.add(id);
+  }
+  const diff = {
+    missing: sortedUnique([...active].filter((id) => !seen.has(id))),
+    duplicated: sortedUnique(duplicated),
+    notActive: sortedUnique(listed.filter((id) => !active.has(id))),
+    problems,
+  };
+  if (diff.missing.length + diff.duplicated.length + diff.notActive.length + problems.length > 0) return new LevelUpPlanError(diff);
+  return { newEssence, consolidations, promotedTraitIds: plan.promotedTraitIds ?? [], carriedTraitIds: plan.carriedTraitIds ?? [] };
+}
+
+/** Advisory only: weak consolidations and premature promotions never block a level-up. */
+export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan, knobs: Pick<Knobs, 'consolidationThreshold' | 'redundancyThreshold'>): LevelUpWarning[] {
+  const byId = new Map(activeTraits.map((t) => [t.id, t]));
+  const warnings: LevelUpWarning[] = [];
+  plan.consolidations.forEach((group, i) => {
+    if (group.sourceTraitIds.length < 2) return;
+    const mean = meanPairwiseSimilarity(group.sourceTraitIds.map((id) => byId.get(id)!.principle));
+    if (mean < knobs.consolidationThreshold) {
+      warnings.push({
+        kind: 'WEAK_CONSOLIDATION',
+        message: `consolidation ${i + 1} groups traits with mean similarity ${mean.toFixed(2)}, below ${knobs.consolidationThreshold}`,
+        traitIds: [...group.sourceTraitIds],
+      });
+    }
+  });
+  for (const id of plan.promotedTraitIds) {
+    const redundancy = similarity(byId.get(id)!.principle, plan.newEssence);
+    if (redundancy < knobs.redundancyThreshold) {
+      warnings.push({
+        kind: 'PREMATURE_PROMOTION',
+        message: `trait ${id} is promoted but the new essence barely echoes it (similarity ${redundancy.toFixed(2)}, below ${knobs.redundancyThreshold})`,
+        traitIds: [id],
+      });
+    }
+  }
+  return warnings;
+}
+
+async function planContext(db: SoulsDb, soulId: number) {
+  const input = (await renderInputs(db, [soulId])).get(soulId);
+  if (!input) throw new NotFoundError('Soul', soulId);
+  if (input.soul.deletedAt !== null) throw new InvalidStateError(`soul ${soulId} is dormant: awaken it first`);
+  return input;
+}
+
+export type LevelUpResult = { soul: Soul; event: LevelEvent; warnings: LevelUpWarning[] };
+
+/** Consolidates, promotes and carries traits, rewrites the essence and raises the level, all at once. */
+export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): Promise<LevelUpResult> {
+  const { traits } = await planContext(db, soulId);
+  const checked = checkLevelUpPlan(traits, plan, db.settings);
+  if (checked instanceof LevelUpPlanError) throw checked;
+  const warnings = levelUpWarnings(traits, checked, db.settings);
+  const event = db.store.applyLevelUp(soulId, { ...checked, activeTraitIds: traits.map((t) => t.id) }, db.clock.now());
+  return { soul: db.store.getSouls([soulId]).get(soulId)!, event, warnings };
+}
+
+/** Undoes the latest level-up that is not yet reverted; never blocked by the trait limit. */
+export async function revertLevelUp(db: SoulsDb, soulId: number): Promise<{ soul: Soul; event: LevelEvent }> {
+  const event = db.store.revertLevelUp(soulId, db.clock.now(), db.settings.shardFadeCitations);
+  return { soul: db.store.getSouls([soulId]).get(soulId)!, event };
+}
+
+export async function getLevelHistory(db: SoulsDb, soulId: number): Promise<LevelEvent[]> {
+  return db.store.levelHistory([soulId]);
+}
+
+export type LevelUpPreview = { valid: boolean; error: LevelUpPlanError | null; warnings: LevelUpWarning[]; before: string; after: string | null };
+
+/** Validation, warnings and the rendered block before and after the plan, as if applied now; writes nothing. */
+export async function previewLevelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan, options: { includeProvenance?: boolean } = {}): Promise<LevelUpPreview> {
+  const { soul, traits, citationCounts } = await planContext(db, soulId);
+  const before = renderBlock(soul, traits, citationCounts, options);
+  const checked = checkLevelUpPlan(traits, plan, db.settings);
+  if (checked instanceof LevelUpPlanError) return { valid: false, error: checked, warnings: [], before, after: null };
+  const now = db.clock.now();
+  const byId = new Map(traits.map((t) => [t.id, t]));
+  const carried = checked.carriedTraitIds.map((id) => ({ ...byId.get(id)!, generation: soul.level + 1, updatedAt: now }));
+  const merged: Trait[] = checked.consolidations.map((group, i) => ({
+    id: Number.MAX_SAFE_INTEGER - checked.consolidations.length + i,
+    soulId,
+    principle: group.mergedPrinciple,
+    provenance: group.mergedProvenance,
+    generation: soul.level + 1,
+    status: 'active',
+    mergedInto: null,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  const after = renderBlock({ ...soul, essence: checked.newEssence, updatedAt: now }, [...carried, ...merged], citationCounts, options);
+  return { valid: true, error: null, warnings: levelUpWarnings(traits, checked, db.settings), before, after };
+}

@@ -1,0 +1,68 @@
+/** The engine's records: plain data, timestamps in epoch milliseconds. */
+
+export type Soul = {
+  id: number;
+  name: string;
+  slug: string | null;
+  essence: string;
+  description: string;
+  level: number;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
+  lastAttunedAt: number | null;
+};
+
+export const traitStatuses = ['active', 'consolidated', 'promoted', 'reverted'] as const;
+export type TraitStatus = (typeof traitStatuses)[number];
+
+export type Trait = {
+  id: number;
+  soulId: number;
+  principle: string;
+  provenance: string;
+  generation: number;
+  status: TraitStatus;
+  mergedInto: number | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export const shardStatuses = ['pending', 'faded'] as const;
+export type ShardStatus = (typeof shardStatuses)[number];
+
+export type Shard = {
+  id: number;
+  content: string;
+  source: string;
+  status: ShardStatus;
+  sealed: boolean;
+  tags: string[];
+  soulIds: number[];
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type CarriedTrait = { id: number; generation: number };
+
+export type LevelEvent = {
+  id: number;
+  soulId: number;
+  level: number;
+  essenceBefore: string;
+  essenceAfter: string;
+  consolidated: number[];
+  promoted: number[];
+  carried: CarriedTrait[];
+  /** Traits created by consolidation; still listed after a revert, though the rows are gone. */
+  merged: number[];
+  createdAt: number;
+  revertedAt: number | null;
+};
+
+export type Citation = { shardId: number; traitId: number; createdAt: number };
+
+export type SourceCount = { source: string; count: number };
+export type TagCount = { tag: string; count: number };
+
+export type Page<T> = { items: T[]; totalCount: number; hasNextPage: boolean; endCursor: string | null };

@@ -1,0 +1,172 @@
+import { readyEdges } from './crystallization.ts';
+import { ValidationError } from './errors.ts';
+import type { Page, Shard, ShardStatus, SourceCount, TagCount } from './model.ts';
+import { shardStatuses } from './model.ts';
+import { normalizeContent, normalizeTags, requireIds, stripControl, utf8Bytes } from './normalize.ts';
+import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import type { NewShard } from '../store/store.ts';
+
+export type ShardOptions = { tags?: readonly string[] | null; sealed?: boolean | null; createdAt?: number | null };
+export type ShardInput = ShardOptions & { content: string; source: string; soulIds: readonly number[] };
+
+/** Validates and normalizes one shard; errors name the field relative to the shard. */
+function validShard(db: SoulsDb, input: ShardInput, now: number): NewShard {
+  const { settings } = db;
+  if (typeof input !== 'object' || input === null) throw new ValidationError('content', 'a shard must be an object with content, source and soulIds');
+  if (typeof input.content !== 'string') throw new ValidationError('content', 'must be a string');
+  if (utf8Bytes(input.content) > settings.maxShardContentBytes * 4) throw new ValidationError('content', `must be at most ${settings.maxShardContentBytes} bytes`);
+  const content = normalizeContent(input.content);
+  if (content === '') throw new ValidationError('content', 'must not be empty once whitespace and punctuation noise are removed');
+  if (utf8Bytes(content) > settings.maxShardContentBytes) throw new ValidationError('content', `must be at most ${settings.maxShardContentBytes} bytes`);
+  if (typeof input.source !== 'string') throw new ValidationError('source', 'must be a string');
+  const source = stripControl(input.source).trim();
+  if (source === '') throw new ValidationError('source', 'must not be empty');
+  if ([...source].length > settings.maxSourceLength) throw new ValidationError('source', `must be at most ${settings.maxSourceLength} characters`);
+  const soulIds = [...new Set(requireIds('soulIds', input.soulIds))];
+  if (soulIds.length === 0) throw new ValidationError('soulIds', 'must name at least one soul');
+  if (input.tags !== undefined && input.tags !== null && !Array.isArray(input.tags)) throw new ValidationError('tags', 'must be a list of strings');
+  (input.tags ?? []).forEach((tag, i) => {
+    if (typeof tag !== 'string') throw new ValidationError(`tags[${i}]`, 'must be a string');
+    if ([...tag.trim()].length > settings.maxTagLength) throw new ValidationError(`tags[${i}]`, `must be at most ${settings.maxTagLength} characters`);
+  });
+  const tags = normalizeTags(input.tags ?? []);
+  if (tags.length > settings.maxTagsPerShard) throw new ValidationError('tags', `at most ${settings.maxTagsPerShard} tags per shard`);
+  const createdAt = input.createdAt ?? now;
+  if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new ValidationError('createdAt', 'must be a time in epoch milliseconds');
+  if (createdAt > now) throw new ValidationError('createdAt', 'may not lie in the future');
+  return { content, source, soulIds, tags, sealed: input.sealed === true, createdAt };
+}
+
+export type DropShardResult = { shardId: number; readySoulIds: number[] };
+export type DropShardsResult = { shardIds: number[]; readySoulIds: number[] };
+
+/** Deposits one observation; returns its id and the souls this write made ready for refinement. */
+export async function dropShard(db: SoulsDb, content: string, source: string, soulIds: readonly number[], options: ShardOptions = {}): Promise<DropShardResult> {
+  const now = db.clock.now();
+  const shard = validShard(db, { ...options, content, source, soulIds }, now);
+  const write = db.store.insertShards([shard], now, expiryCutoff(db, now));
+  return { shardId: write.shardIds[0], readySoulIds: readyEdges(db, write.gate, write.shardIds, now) };
+}
+
+/** Deposits a batch in one transaction: the whole batch is validated first (fail fast, nothing written), then one crystallization pass. */
+export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[]): Promise<DropShardsResult> {
+  if (!Array.isArray(inputs)) throw new ValidationError('shards', 'must be a list');
+  if (inputs.length > db.settings.maxBatchSize) throw new ValidationError('shards', `at most ${db.settings.maxBatchSize} shards per batch`);
+  const now = db.clock.now();
+  const shards = inputs.map((input, i) => {
+    try {
+      return validShard(db, input, now);
+    } catch (error) {
+      throw error instanceof ValidationError ? error.within(`shards[${i}]`) : error;
+    }
+  });
+  if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
+  const write = db.store.insertShards(shards, now, expiryCutoff(db, now));
+  return { shardIds: write.shardIds, readySoulIds: readyEdges(db, write.gate, write.shardIds, now) };
+}
+
+/** Unseals deferred observations (they stay pending); may make souls ready. */
+export async function revealShards(db: SoulsDb, shardIds: readonly number[]): Promise<DropShardsResult> {
+  const ids = requireIds('ids', shardIds);
+  const now = db.clock.now();
+  const write = db.store.revealShards(ids, now, expiryCutoff(db, now));
+  const revealed = write.gate.length === 0 ? [] : write.shardIds;
+  return { shardIds: write.shardIds, readySoulIds: readyEdges(db, write.gate, revealed, now) };
+}
+
+/** The one maintenance operation: shards cited by `shardFadeCitations` distinct traits fade. Also refreshes planner statistics. */
+export async function fadeExhaustedShards(db: SoulsDb): Promise<number> {
+  const faded = db.store.fadeExhaustedShards(db.settings.shardFadeCitations, db.clock.now());
+  db.store.optimize();
+  return faded;
+}
+
+export async function getShard(db: SoulsDb, id: number): Promise<Shard | null> {
+  return db.store.getShards([id]).get(id) ?? null;
+}
+
+export async function getShards(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Shard>> {
+  return db.store.getShards(ids);
+}
+
+export type ListShardsOptions = {
+  soulId?: number | null;
+  source?: string | null;
+  tags?: readonly string[] | null;
+  status?: ShardStatus | null;
+  /** true: only sealed, false: only unsealed, null: both. */
+  sealed?: boolean | null;
+  /** Pending shards past shardExpiryDays are left out unless this is true. */
+  includeExpired?: boolean;
+  first?: number;
+  after?: string | null;
+};
+
+export const MAX_PAGE_SIZE = 500;
+
+/** Shards newest first, with cursor paging. */
+export async function listShards(db: SoulsDb, options: ListShardsOptions = {}): Promise<Page<Shard>> {
+  const status = options.status ?? 'pending';
+  if (!shardStatuses.includes(status)) throw new ValidationError('status', `unknown shard status "${status}"`);
+  const first = options.first ?? 50;
+  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) throw new ValidationError('first', `must be a whole number from 0 to ${MAX_PAGE_SIZE}`);
+  const tags = options.tags ? normalizeTags(options.tags) : undefined;
+  const now = db.clock.now();
+  return db.store.listShards(
+    {
+      soulId: options.soulId ?? undefined,
+      source: options.source === undefined || options.source === null ? undefined : options.source.trim(),
+      tags,
+      status,
+      sealed: options.sealed ?? undefined,
+      cutoff: status === 'pending' && !options.includeExpired ? expiryCutoff(db, now) : null,
+    },
+    { first, after: options.after ?? null },
+  );
+}
+
+const MAX_SEARCH_TERMS = 32;
+
+/** Plain words of a user's query (those with a letter or digit): any string is safe, none is FTS syntax. */
+export function searchTerms(query: string): string[] {
+  return stripControl(query)
+    .split(/\s+/u)
+    .filter((t) => /[\p{L}\p{N}]/u.test(t))
+    .slice(0, MAX_SEARCH_TERMS);
+}
+
+export type ShardHit = { shard: Shard; score: number };
+
+/** Full-text search (FTS5, bm25) over pending, unsealed, unexpired shards; best first. */
+export async function searchShards(db: SoulsDb, query: string, options: { soulId?: number | null; first?: number } = {}): Promise<ShardHit[]> {
+  if (typeof query !== 'string') throw new ValidationError('query', 'must be a string');
+  const first = options.first ?? 20;
+  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) throw new ValidationError('first', `must be a whole number from 0 to ${MAX_PAGE_SIZE}`);
+  const now = db.clock.now();
+  const hits = db.store.searchShards(searchTerms(query), { soulId: options.soulId ?? undefined, cutoff: expiryCutoff(db, now), limit: first });
+  const shards = db.store.getShards(hits.map((h) => h.shardId));
+  return hits.map((h) => ({ shard: shards.get(h.shardId)!, score: h.score }));
+}
+
+/** Considered (pending, unsealed, unexpired) shards attributed to the soul. */
+export async function pendingShardCount(db: SoulsDb, soulId: number): Promise<number> {
+  return (await pendingShardCounts(db, [soulId])).get(soulId) ?? 0;
+}
+
+export async function pendingShardCounts(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, number>> {
+  return db.store.pendingCounts(soulIds, expiryCutoff(db, db.clock.now()));
+}
+
+/** Pending counts for every non-dormant soul, most first. */
+export async function shardCountsPerSoul(db: SoulsDb): Promise<Array<{ soulId: number; pending: number }>> {
+  const counts = db.store.pendingCounts('awake', expiryCutoff(db, db.clock.now()));
+  return [...counts].map(([soulId, pending]) => ({ soulId, pending })).sort((a, b) => b.pending - a.pending || a.soulId - b.soulId);
+}
+
+export async function shardCountsByTag(db: SoulsDb, soulId: number | null = null): Promise<TagCount[]> {
+  return db.store.countsByTag(soulId, expiryCutoff(db, db.clock.now()));
+}
+
+export async function shardCountsBySource(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, SourceCount[]>> {
+  return db.store.countsBySource(soulIds, expiryCutoff(db, db.clock.now()));
+}

@@ -1,0 +1,130 @@
+import { NotFoundError, ValidationError } from './errors.ts';
+import type { Soul } from './model.ts';
+import { optionalText, requireText, stripControl } from './normalize.ts';
+import type { SoulsDb } from './souls-db.ts';
+import { getCrystallization } from './crystallization.ts';
+import { pendingShardCounts } from './shards.ts';
+import { soulHealth } from './signals.ts';
+import { getTraitSignals } from './traits.ts';
+
+export type CreateSoulInput = { name: string; slug?: string | null; essence: string; description?: string | null };
+export type UpdateSoulInput = { name?: string | null; slug?: string | null; essence?: string | null; description?: string | null };
+
+const slugPattern = /^[a-z0-9][a-z0-9_-]*$/;
+
+function validName(db: SoulsDb, field: string, value: unknown): string {
+  const name = requireText(field, value, db.settings.maxNameLength * 4);
+  if ([...name].length > db.settings.maxNameLength) throw new ValidationError(field, `must be at most ${db.settings.maxNameLength} characters`);
+  if (/[\r\n]/.test(name)) throw new ValidationError(field, 'must be one line');
+  return name;
+}
+
+function validSlug(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new ValidationError('slug', 'must be a string');
+  const slug = stripControl(value).trim();
+  if (slug === '') return null;
+  if (slug.length > 64 || !slugPattern.test(slug)) {
+    throw new ValidationError('slug', 'must be at most 64 lowercase letters, digits, "-" or "_", starting with a letter or digit');
+  }
+  return slug;
+}
+
+export async function createSoul(db: SoulsDb, input: CreateSoulInput): Promise<Soul> {
+  const soul = {
+    name: validName(db, 'name', input.name),
+    slug: validSlug(input.slug),
+    essence: requireText('essence', input.essence, db.settings.maxEssenceBytes),
+    description: optionalText('description', input.description, db.settings.maxDescriptionBytes) ?? '',
+  };
+  return db.store.insertSoul(soul, db.clock.now());
+}
+
+/** The administrative escape hatch: overwrites fields directly, bypassing evolution. */
+export async function updateSoul(db: SoulsDb, id: number, input: UpdateSoulInput): Promise<Soul> {
+  const patch: { name?: string; slug?: string | null; essence?: string; description?: string } = {};
+  if (input.name !== undefined && input.name !== null) patch.name = validName(db, 'name', input.name);
+  if (input.slug !== undefined) patch.slug = validSlug(input.slug);
+  if (input.essence !== undefined && input.essence !== null) patch.essence = requireText('essence', input.essence, db.settings.maxEssenceBytes);
+  if (input.description !== undefined) patch.description = optionalText('description', input.description, db.settings.maxDescriptionBytes) ?? '';
+  return db.store.updateSoul(id, patch, db.clock.now());
+}
+
+export async function retireSoul(db: SoulsDb, id: number): Promise<Soul> {
+  const now = db.clock.now();
+  return db.store.setDormancy(id, { dormantAt: now }, now);
+}
+
+export async function awakenSoul(db: SoulsDb, id: number, options: { rename?: string | null } = {}): Promise<Soul> {
+  const rename = options.rename === undefined || options.rename === null ? undefined : validName(db, 'name', options.rename);
+  return db.store.setDormancy(id, { dormantAt: null, rename }, db.clock.now());
+}
+
+/** Marks a refinement cycle done: the recency gate then waits for new evidence. */
+export async function stampAttuned(db: SoulsDb, id: number): Promise<Soul> {
+  return db.store.stampAttuned(id, db.clock.now());
+}
+
+export async function getSoul(db: SoulsDb, id: number): Promise<Soul | null> {
+  return db.store.getSouls([id]).get(id) ?? null;
+}
+
+export async function requireSoul(db: SoulsDb, id: number): Promise<Soul> {
+  const soul = await getSoul(db, id);
+  if (!soul) throw new NotFoundError('Soul', id);
+  return soul;
+}
+
+export async function getSouls(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Soul>> {
+  return db.store.getSouls(ids);
+}
+
+/** The awake soul with this name, else the most recently retired dormant one. */
+export async function getSoulByName(db: SoulsDb, name: string): Promise<Soul | null> {
+  return db.store.getSoulByName(name);
+}
+
+/** Non-dormant souls, by name. */
+export async function listSouls(db: SoulsDb): Promise<Soul[]> {
+  return db.store.listSouls({ dormant: false });
+}
+
+export async function listDormantSouls(db: SoulsDb): Promise<Soul[]> {
+  return db.store.listSouls({ dormant: true });
+}
+
+export const soulOrders = ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const;
+export type SoulOrder = (typeof soulOrders)[number];
+
+/**
+ * Non-dormant souls in the requested order. READINESS: ready souls first, then
+ * by crystallization priority, then name; LEVEL and UPDATED: highest or newest first.
+ */
+export async function listSoulsOrdered(db: SoulsDb, orderBy: SoulOrder = 'READINESS'): Promise<Soul[]> {
+  const souls = db.store.listSouls({ dormant: false });
+  const byName = (a: Soul, b: Soul) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id);
+  switch (orderBy) {
+    case 'NAME':
+      return souls.sort(byName);
+    case 'LEVEL':
+      return souls.sort((a, b) => b.level - a.level || byName(a, b));
+    case 'UPDATED':
+      return souls.sort((a, b) => b.updatedAt - a.updatedAt || a.id - b.id);
+    case 'READINESS': {
+      const verdicts = await getCrystallization(db, souls.map((s) => s.id));
+      const rank = (s: Soul) => verdicts.get(s.id)!;
+      return souls.sort((a, b) => Number(rank(b).ready) - Number(rank(a).ready) || rank(b).priority - rank(a).priority || byName(a, b));
+    }
+    default:
+      throw new ValidationError('orderBy', `unknown order "${String(orderBy)}"`);
+  }
+}
+
+/** Health (SPEC §8) of each soul, in a constant number of statements. */
+export async function getSoulHealth(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, number>> {
+  const traits = db.store.listTraits(soulIds, { statuses: ['active'] });
+  const signals = await getTraitSignals(db, traits.map((t) => t.id));
+  const pending = await pendingShardCounts(db, soulIds);
+  const bySoul = Map.groupBy(traits, (t) => t.soulId);
+  return new Map(soulIds.map((id) => [id, soulHealth((bySoul.get(id) ?? []).map((t) => signals.get(t.id)!), pending.get(id) ?? 0, db.settings)]));
+}

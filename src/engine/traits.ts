@@ -1,0 +1,157 @@
+import { CapacityError, InvalidStateError, NotFoundError, ValidationError } from './errors.ts';
+import { traitStatuses, type Shard, type Trait, type TraitStatus } from './model.ts';
+import { requireIds, requireText } from './normalize.ts';
+import { renderBlock, renderInputs } from './render.ts';
+import { traitSignals, type TraitSignals } from './signals.ts';
+import type { SoulsDb } from './souls-db.ts';
+
+export type AddTraitInput = { principle: string; provenance: string; citeShardIds?: readonly number[] | null };
+export type ReviseTraitInput = { principle?: string | null; provenance?: string | null };
+export type TraitRevision = ReviseTraitInput & { traitId: number };
+
+function validNewTrait(db: SoulsDb, input: AddTraitInput) {
+  return {
+    principle: requireText('principle', input.principle, db.settings.maxPrincipleBytes),
+    provenance: requireText('provenance', input.provenance, db.settings.maxProvenanceBytes),
+    citeShardIds: [...new Set(requireIds('citeShardIds', input.citeShardIds ?? []))],
+  };
+}
+
+function validRevision(db: SoulsDb, input: ReviseTraitInput): { principle?: string; provenance?: string } {
+  const patch: { principle?: string; provenance?: string } = {};
+  if (input.principle !== undefined && input.principle !== null) patch.principle = requireText('principle', input.principle, db.settings.maxPrincipleBytes);
+  if (input.provenance !== undefined && input.provenance !== null) patch.provenance = requireText('provenance', input.provenance, db.settings.maxProvenanceBytes);
+  return patch;
+}
+
+/** "No provenance, no trait": both texts must be non-empty; refused at capacity. */
+export async function addTrait(db: SoulsDb, soulId: number, input: AddTraitInput): Promise<Trait> {
+  return db.store.insertTrait(soulId, validNewTrait(db, input), db.clock.now(), db.settings.traitLimit);
+}
+
+export async function reviseTrait(db: SoulsDb, traitId: number, input: ReviseTraitInput): Promise<Trait> {
+  return db.store.updateTrait(traitId, validRevision(db, input), db.clock.now());
+}
+
+export async function revertTrait(db: SoulsDb, traitId: number): Promise<Trait> {
+  return db.store.setTraitStatus(traitId, 'reverted', db.clock.now(), db.settings.traitLimit);
+}
+
+/** Brings back a reverted, consolidated or promoted trait; respects the trait limit. */
+export async function reactivateTrait(db: SoulsDb, traitId: number): Promise<Trait> {
+  return db.store.setTraitStatus(traitId, 'active', db.clock.now(), db.settings.traitLimit);
+}
+
+/** Links a shard to the trait it informed; citing the same pair again changes nothing. */
+export async function citeShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait }> {
+  db.store.citeShard(shardId, traitId, db.clock.now());
+  return { shard: db.store.getShards([shardId]).get(shardId)!, trait: db.store.getTraits([traitId]).get(traitId)! };
+}
+
+export async function getTrait(db: SoulsDb, traitId: number): Promise<Trait | null> {
+  return db.store.getTraits([traitId]).get(traitId) ?? null;
+}
+
+export async function getTraits(db: SoulsDb, traitIds: readonly number[]): Promise<Map<number, Trait>> {
+  return db.store.getTraits(traitIds);
+}
+
+export type ListTraitsOptions = { status?: TraitStatus | readonly TraitStatus[] | null; generation?: number | null };
+
+function statusFilter(status: ListTraitsOptions['status']): readonly TraitStatus[] | undefined {
+  if (status === undefined || status === null) return undefined;
+  const list = typeof status === 'string' ? [status] : status;
+  for (const s of list) if (!traitStatuses.includes(s)) throw new ValidationError('status', `unknown trait status "${s}"`);
+  return list;
+}
+
+/** Traits of a soul, oldest first; every status unless filtered. */
+export async function listTraits(db: SoulsDb, soulId: number, options: ListTraitsOptions = {}): Promise<Trait[]> {
+  return listTraitsOfSouls(db, [soulId], options);
+}
+
+export async function listTraitsOfSouls(db: SoulsDb, soulIds: readonly number[], options: ListTraitsOptions = {}): Promise<Trait[]> {
+  return db.store.listTraits(soulIds, { statuses: statusFilter(options.status), generation: options.generation ?? undefined });
+}
+
+export async function countActiveTraits(db: SoulsDb, soulId: number): Promise<number> {
+  return db.store.countActiveTraits([soulId]).get(soulId) ?? 0;
+}
+
+export function getTraitLimit(db: SoulsDb): number {
+  return db.settings.traitLimit;
+}
+
+/** Signals (SPEC §8) for any traits, at now, in a constant number of statements. */
+export async function getTraitSignals(db: SoulsDb, traitIds: readonly number[]): Promise<Map<number, TraitSignals>> {
+  const traits = [...db.store.getTraits(traitIds).values()];
+  const soulIds = [...new Set(traits.map((t) => t.soulId))];
+  const souls = db.store.getSouls(soulIds);
+  const attunements = db.store.attunements(soulIds);
+  const citations = db.store.citationsOfTraits(traits.map((t) => t.id));
+  const byTrait = Map.groupBy(citations, (c) => c.traitId);
+  const now = db.clock.now();
+  return new Map(
+    traits.map((t) => [
+      t.id,
+      traitSignals(t, { soul: souls.get(t.soulId)!, citations: byTrait.get(t.id) ?? [], attunedAt: attunements.get(t.soulId) ?? [] }, db.settings, now),
+    ]),
+  );
+}
+
+export type TraitChanges = { add?: readonly AddTraitInput[] | null; revise?: readonly TraitRevision[] | null; revert?: readonly number[] | null };
+
+/** The rendered block before and after the proposed changes, as if applied now; writes nothing. */
+export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: TraitChanges, options: { includeProvenance?: boolean } = {}): Promise<{ before: string; after: string }> {
+  const input = (await renderInputs(db, [soulId])).get(soulId);
+  if (!input) throw new NotFoundError('Soul', soulId);
+  if (input.soul.deletedAt !== null) throw new InvalidStateError(`soul ${soulId} is dormant: awaken it first`);
+  const now = db.clock.now();
+  const active = new Map(input.traits.map((t) => [t.id, t]));
+  const counts = new Map(input.citationCounts);
+  const revisions = changes.revise ?? [];
+  revisions.forEach((revision, i) => {
+    const trait = active.get(revision.traitId);
+    if (!trait) throw notActiveTrait(db, `revise[${i}].traitId`, revision.traitId);
+    let patch;
+    try {
+      patch = validRevision(db, revision);
+    } catch (error) {
+      throw error instanceof ValidationError ? error.within(`revise[${i}]`) : error;
+    }
+    active.set(trait.id, { ...trait, ...patch, updatedAt: now });
+  });
+  (changes.revert ?? []).forEach((traitId, i) => {
+    if (!active.delete(traitId)) throw notActiveTrait(db, `revert[${i}]`, traitId);
+  });
+  const additions = changes.add ?? [];
+  const activeAfter = active.size + additions.length;
+  if (activeAfter > db.settings.traitLimit) throw new CapacityError(db.settings.traitLimit, active.size);
+  const citable = new Set(db.store.getShards(additions.flatMap((a) => a.citeShardIds ?? [])).keys());
+  additions.forEach((addition, i) => {
+    let trait;
+    try {
+      trait = validNewTrait(db, addition);
+    } catch (error) {
+      throw error instanceof ValidationError ? error.within(`add[${i}]`) : error;
+    }
+    const missing = trait.citeShardIds.find((id) => !citable.has(id));
+    if (missing !== undefined) throw new NotFoundError('Shard', missing);
+    const id = Number.MAX_SAFE_INTEGER - additions.length + i;
+    active.set(id, { id, soulId, principle: trait.principle, provenance: trait.provenance, generation: input.soul.level, status: 'active', mergedInto: null, createdAt: now, updatedAt: now });
+    counts.set(id, trait.citeShardIds.length);
+  });
+  const changed = revisions.length + (changes.revert?.length ?? 0) + additions.length > 0;
+  const soulAfter = changed ? { ...input.soul, updatedAt: now } : input.soul;
+  return {
+    before: renderBlock(input.soul, input.traits, input.citationCounts, options),
+    after: renderBlock(soulAfter, [...active.values()], counts, options),
+  };
+}
+
+function notActiveTrait(db: SoulsDb, field: string, traitId: number): Error {
+  const trait = db.store.getTraits([traitId]).get(traitId);
+  if (!trait) return new NotFoundError('Trait', traitId);
+  return new ValidationError(field, `trait ${traitId} is not an active trait of this soul`);
+}
+

@@ -1,0 +1,820 @@
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../engine/errors.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+import { migrations } from './schema.ts';
+import type {
+  GateStats,
+  LevelUpWrite,
+  NewShard,
+  NewSoul,
+  NewTrait,
+  ShardAggregate,
+  ShardFilter,
+  ShardWrite,
+  SoulPatch,
+  SoulsStore,
+  TraitFilter,
+} from './store.ts';
+
+type Row = Record<string, SQLInputValue>;
+type Params = Record<string, SQLInputValue>;
+
+const json = (ids: readonly (number | string)[]): string => JSON.stringify(ids);
+const inList = (param: string): string => `(SELECT value FROM json_each(:${param}))`;
+
+/** Pending, unsealed and newer than the expiry cutoff: the shards crystallization and reports consider. */
+const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.sealed = 0 AND ${alias}.created_at > :cutoff`;
+
+/*
+ * The hot statements. Join order is fixed with CROSS JOIN so the plan does not
+ * depend on statistics: without them SQLite drove the per-soul load from the
+ * global pending index, many times slower on a large file.
+ */
+
+/** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out those `isNew` picks. */
+function gateSql(isNew: string): string {
+  const old = `NOT (${isNew})`;
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at,
+      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
+      COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
+      COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
+      MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
+      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before
+    FROM souls so
+    LEFT JOIN shard_souls ss ON ss.soul_id = so.id
+    LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
+    WHERE so.id IN ${inList('soulIds')}
+    GROUP BY so.id
+    ORDER BY so.id`;
+}
+
+/** Every awake soul's aggregates, driven by the partial pending index. */
+const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at,
+    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest
+  FROM soul_shards s
+  CROSS JOIN shard_souls ss ON ss.shard_id = s.id
+  CROSS JOIN souls so ON so.id = ss.soul_id AND so.deleted_at IS NULL
+  WHERE ${considered('s')}
+  GROUP BY so.id
+  ORDER BY so.id`;
+
+/** The considered shards of some souls, driven by their attributions. */
+function consideredSql(extraClauses: readonly string[]): string {
+  const where = [`ss.soul_id IN ${inList('soulIds')}`, considered('s'), ...extraClauses].join(' AND ');
+  return `SELECT DISTINCT s.* FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id WHERE ${where} ORDER BY s.id`;
+}
+
+/** Full-text search driven by the FTS index, ranked by bm25. */
+function searchSql(bySoul: boolean): string {
+  const soulClause = bySoul ? 'AND EXISTS (SELECT 1 FROM shard_souls ss WHERE ss.shard_id = s.id AND ss.soul_id = :soulId)' : '';
+  return `SELECT s.id, bm25(shard_fts) AS rank FROM shard_fts CROSS JOIN soul_shards s ON s.id = shard_fts.rowid
+    WHERE shard_fts MATCH :query AND ${considered('s')} ${soulClause}
+    ORDER BY rank, s.id LIMIT :limit`;
+}
+
+export type SqliteOptions = {
+  /** A file path, or ':memory:' (the default). */
+  path?: string;
+  busyTimeoutMs?: number;
+};
+
+/** Creates the tables on a fresh database and migrates an older one; safe to call on every start. */
+export function initSoulsTables(db: DatabaseSync): void {
+  const current = Number((db.prepare('PRAGMA user_version').get() as Row).user_version);
+  if (current > migrations.length) {
+    throw new Error(`database schema version ${current} is newer than this Souls (${migrations.length}): upgrade Souls`);
+  }
+  if (current === migrations.length) return;
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    for (let version = current; version < migrations.length; version++) db.exec(migrations[version]);
+    db.exec(`PRAGMA user_version = ${migrations.length}`);
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+  db.exec('PRAGMA optimize');
+}
+
+export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
+  const path = options.path ?? ':memory:';
+  const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
+  if (path !== ':memory:') {
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+  }
+  db.exec('PRAGMA foreign_keys = ON');
+  initSoulsTables(db);
+  return new SqliteStore(db);
+}
+
+function toSoul(r: Row): Soul {
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    slug: r.slug === null ? null : String(r.slug),
+    essence: String(r.essence),
+    description: String(r.description),
+    level: Number(r.level),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    deletedAt: r.deleted_at === null ? null : Number(r.deleted_at),
+    lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+  };
+}
+
+function toTrait(r: Row): Trait {
+  return {
+    id: Number(r.id),
+    soulId: Number(r.soul_id),
+    principle: String(r.principle),
+    provenance: String(r.provenance),
+    generation: Number(r.generation),
+    status: String(r.status) as TraitStatus,
+    mergedInto: r.merged_into === null ? null : Number(r.merged_into),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+function toLevelEvent(r: Row): LevelEvent {
+  return {
+    id: Number(r.id),
+    soulId: Number(r.soul_id),
+    level: Number(r.level),
+    essenceBefore: String(r.essence_before),
+    essenceAfter: String(r.essence_after),
+    consolidated: JSON.parse(String(r.traits_consolidated)) as number[],
+    promoted: JSON.parse(String(r.traits_promoted)) as number[],
+    carried: JSON.parse(String(r.traits_carried)) as CarriedTrait[],
+    merged: JSON.parse(String(r.traits_merged)) as number[],
+    createdAt: Number(r.created_at),
+    revertedAt: r.reverted_at === null ? null : Number(r.reverted_at),
+  };
+}
+
+function toAggregate(r: Row | undefined, suffix: '' | '_before'): ShardAggregate {
+  if (!r) return { count: 0, distinctSources: 0, oldest: null, newest: null };
+  const oldest = r[`oldest${suffix}`];
+  const newest = r[`newest${suffix}`];
+  return {
+    count: Number(r[`count${suffix}`]),
+    distinctSources: Number(r[`sources${suffix}`]),
+    oldest: oldest === null ? null : Number(oldest),
+    newest: newest === null ? null : Number(newest),
+  };
+}
+
+function encodeCursor(createdAt: number, id: number): string {
+  return Buffer.from(`${createdAt}:${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: number } {
+  const match = /^(-?\d{1,16}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!match) throw new ValidationError('after', 'is not a cursor returned by this API');
+  return { createdAt: Number(match[1]), id: Number(match[2]) };
+}
+
+/** FTS5 query from plain words: each word becomes a quoted string, so no input is FTS syntax. */
+function ftsQuery(terms: readonly string[]): string {
+  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' ');
+}
+
+export class SqliteStore implements SoulsStore {
+  readonly kind = 'sqlite';
+  readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+  private inTransaction = false;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+  }
+
+  private stmt(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private all(sql: string, params: Params = {}): Row[] {
+    return this.stmt(sql).all(params) as Row[];
+  }
+
+  private get(sql: string, params: Params = {}): Row | undefined {
+    return this.stmt(sql).get(params) as Row | undefined;
+  }
+
+  private run(sql: string, params: Params = {}): { changes: number; lastInsertRowid: number } {
+    const result = this.stmt(sql).run(params);
+    return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
+  }
+
+  /** One unit of work: all or nothing. Writes take the write lock up front so they never fail half way on SQLITE_BUSY. */
+  private transaction<T>(work: () => T, mode: 'IMMEDIATE' | 'DEFERRED' = 'IMMEDIATE'): T {
+    if (this.inTransaction) return work();
+    this.db.exec(`BEGIN ${mode}`);
+    this.inTransaction = true;
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  private read<T>(work: () => T): T {
+    return this.transaction(work, 'DEFERRED');
+  }
+
+  // Souls
+
+  private soulRow(id: number): Soul {
+    const row = this.get('SELECT * FROM souls WHERE id = :id', { id });
+    if (!row) throw new NotFoundError('Soul', id);
+    return toSoul(row);
+  }
+
+  private awakeSoulRow(id: number): Soul {
+    const soul = this.soulRow(id);
+    if (soul.deletedAt !== null) throw new InvalidStateError(`soul ${id} is dormant: awaken it first`);
+    return soul;
+  }
+
+  private assertUniqueAmongAwake(name: string, slug: string | null, exceptId: number): void {
+    const byName = this.get('SELECT id FROM souls WHERE name = :name AND deleted_at IS NULL AND id != :exceptId', { name, exceptId });
+    if (byName) throw new ConflictError('name', `an awake soul is already named "${name}"`);
+    if (slug === null) return;
+    const bySlug = this.get('SELECT id FROM souls WHERE slug = :slug AND deleted_at IS NULL AND id != :exceptId', { slug, exceptId });
+    if (bySlug) throw new ConflictError('slug', `an awake soul already has the slug "${slug}"`);
+  }
+
+  insertSoul(input: NewSoul, now: number): Soul {
+    return this.transaction(() => {
+      this.assertUniqueAmongAwake(input.name, input.slug, 0);
+      const { lastInsertRowid } = this.run(
+        `INSERT INTO souls (name, slug, essence, description, level, created_at, updated_at)
+         VALUES (:name, :slug, :essence, :description, 0, :now, :now)`,
+        { ...input, now },
+      );
+      return this.soulRow(lastInsertRowid);
+    });
+  }
+
+  updateSoul(id: number, patch: SoulPatch, now: number): Soul {
+    return this.transaction(() => {
+      const soul = this.soulRow(id);
+      const next = { ...soul, ...patch };
+      if (soul.deletedAt === null) this.assertUniqueAmongAwake(next.name, next.slug, id);
+      this.run(
+        `UPDATE souls SET name = :name, slug = :slug, essence = :essence, description = :description, updated_at = :now WHERE id = :id`,
+        { id, name: next.name, slug: next.slug, essence: next.essence, description: next.description, now },
+      );
+      return this.soulRow(id);
+    });
+  }
+
+  setDormancy(id: number, change: { dormantAt: number | null; rename?: string }, now: number): Soul {
+    return this.transaction(() => {
+      const soul = this.soulRow(id);
+      if (change.dormantAt !== null) {
+        if (soul.deletedAt !== null) throw new InvalidStateError(`soul ${id} is already dormant`);
+        this.run('UPDATE souls SET deleted_at = :at WHERE id = :id', { id, at: change.dormantAt });
+        return this.soulRow(id);
+      }
+      if (soul.deletedAt === null) throw new InvalidStateError(`soul ${id} is not dormant`);
+      const name = change.rename ?? soul.name;
+      this.assertUniqueAmongAwake(name, soul.slug, id);
+      const renamed = name !== soul.name;
+      this.run(`UPDATE souls SET deleted_at = NULL, name = :name, updated_at = CASE WHEN :renamed THEN :now ELSE updated_at END WHERE id = :id`, {
+        id,
+        name,
+        renamed: renamed ? 1 : 0,
+        now,
+      });
+      return this.soulRow(id);
+    });
+  }
+
+  stampAttuned(id: number, now: number): Soul {
+    return this.transaction(() => {
+      this.awakeSoulRow(id);
+      this.run('UPDATE souls SET last_attuned_at = :now WHERE id = :id', { id, now });
+      this.run('INSERT INTO soul_attunements (soul_id, attuned_at) VALUES (:id, :now)', { id, now });
+      return this.soulRow(id);
+    });
+  }
+
+  getSouls(ids: readonly number[]): Map<number, Soul> {
+    const rows = this.all(`SELECT * FROM souls WHERE id IN ${inList('ids')}`, { ids: json(ids) });
+    return new Map(rows.map((r) => [Number(r.id), toSoul(r)]));
+  }
+
+  getSoulByName(name: string): Soul | null {
+    const row = this.get('SELECT * FROM souls WHERE name = :name ORDER BY deleted_at IS NOT NULL, deleted_at DESC, id DESC LIMIT 1', { name });
+    return row ? toSoul(row) : null;
+  }
+
+  listSouls(filter: { dormant: boolean }): Soul[] {
+    const where = filter.dormant ? 'deleted_at IS NOT NULL' : 'deleted_at IS NULL';
+    return this.all(`SELECT * FROM souls WHERE ${where} ORDER BY name, id`).map(toSoul);
+  }
+
+  // Traits and citations
+
+  private traitRow(id: number): Trait {
+    const row = this.get('SELECT * FROM soul_traits WHERE id = :id', { id });
+    if (!row) throw new NotFoundError('Trait', id);
+    return toTrait(row);
+  }
+
+  private activeCount(soulId: number): number {
+    return Number(this.get(`SELECT COUNT(*) AS n FROM soul_traits WHERE soul_id = :soulId AND status = 'active'`, { soulId })!.n);
+  }
+
+  private touchSoul(soulId: number, now: number): void {
+    this.run('UPDATE souls SET updated_at = :now WHERE id = :soulId', { soulId, now });
+  }
+
+  private assertShardsExist(ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    const found = new Set(this.all(`SELECT id FROM soul_shards WHERE id IN ${inList('ids')}`, { ids: json(ids) }).map((r) => Number(r.id)));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw new NotFoundError('Shard', missing);
+  }
+
+  private insertCitation(shardId: number, traitId: number, now: number): boolean {
+    return this.run('INSERT OR IGNORE INTO shard_citations (shard_id, trait_id, created_at) VALUES (:shardId, :traitId, :now)', { shardId, traitId, now }).changes > 0;
+  }
+
+  insertTrait(soulId: number, input: NewTrait, now: number, traitLimit: number): Trait {
+    return this.transaction(() => {
+      const soul = this.awakeSoulRow(soulId);
+      const active = this.activeCount(soulId);
+      if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+      this.assertShardsExist(input.citeShardIds);
+      const { lastInsertRowid: id } = this.run(
+        `INSERT INTO soul_traits (soul_id, principle, provenance, generation, status, created_at, updated_at)
+         VALUES (:soulId, :principle, :provenance, :generation, 'active', :now, :now)`,
+        { soulId, principle: input.principle, provenance: input.provenance, generation: soul.level, now },
+      );
+      for (const shardId of input.citeShardIds) this.insertCitation(shardId, id, now);
+      this.touchSoul(soulId, now);
+      return this.traitRow(id);
+    });
+  }
+
+  updateTrait(id: number, patch: { principle?: string; provenance?: string }, now: number): Trait {
+    return this.transaction(() => {
+      const trait = this.traitRow(id);
+      this.awakeSoulRow(trait.soulId);
+      if (trait.status !== 'active') throw new InvalidStateError(`trait ${id} is ${trait.status}: only active traits can be revised`);
+      this.run('UPDATE soul_traits SET principle = :principle, provenance = :provenance, updated_at = :now WHERE id = :id', {
+        id,
+        principle: patch.principle ?? trait.principle,
+        provenance: patch.provenance ?? trait.provenance,
+        now,
+      });
+      this.touchSoul(trait.soulId, now);
+      return this.traitRow(id);
+    });
+  }
+
+  setTraitStatus(id: number, status: 'active' | 'reverted', now: number, traitLimit: number): Trait {
+    return this.transaction(() => {
+      const trait = this.traitRow(id);
+      this.awakeSoulRow(trait.soulId);
+      if (status === 'reverted' && trait.status !== 'active') {
+        throw new InvalidStateError(`trait ${id} is ${trait.status}: only active traits can be reverted`);
+      }
+      if (status === 'active') {
+        if (trait.status === 'active') throw new InvalidStateError(`trait ${id} is already active`);
+        const active = this.activeCount(trait.soulId);
+        if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+      }
+      this.run('UPDATE soul_traits SET status = :status, merged_into = NULL, updated_at = :now WHERE id = :id', { id, status, now });
+      this.touchSoul(trait.soulId, now);
+      return this.traitRow(id);
+    });
+  }
+
+  getTraits(ids: readonly number[]): Map<number, Trait> {
+    const rows = this.all(`SELECT * FROM soul_traits WHERE id IN ${inList('ids')}`, { ids: json(ids) });
+    return new Map(rows.map((r) => [Number(r.id), toTrait(r)]));
+  }
+
+  listTraits(soulIds: readonly number[], filter: TraitFilter = {}): Trait[] {
+    const clauses = [`soul_id IN ${inList('soulIds')}`];
+    const params: Params = { soulIds: json(soulIds) };
+    if (filter.statuses) {
+      clauses.push(`status IN ${inList('statuses')}`);
+      params.statuses = json(filter.statuses);
+    }
+    if (filter.generation !== undefined) {
+      clauses.push('generation = :generation');
+      params.generation = filter.generation;
+    }
+    return this.all(`SELECT * FROM soul_traits WHERE ${clauses.join(' AND ')} ORDER BY soul_id, created_at, id`, params).map(toTrait);
+  }
+
+  countActiveTraits(soulIds: readonly number[]): Map<number, number> {
+    const rows = this.all(
+      `SELECT soul_id, COUNT(*) AS n FROM soul_traits WHERE soul_id IN ${inList('soulIds')} AND status = 'active' GROUP BY soul_id`,
+      { soulIds: json(soulIds) },
+    );
+    const counts = new Map<number, number>(soulIds.map((id) => [id, 0]));
+    for (const r of rows) counts.set(Number(r.soul_id), Number(r.n));
+    return counts;
+  }
+
+  citeShard(shardId: number, traitId: number, now: number): void {
+    this.transaction(() => {
+      const trait = this.traitRow(traitId);
+      this.assertShardsExist([shardId]);
+      this.awakeSoulRow(trait.soulId);
+      if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only active traits can cite shards`);
+      if (this.insertCitation(shardId, traitId, now)) this.touchSoul(trait.soulId, now);
+    });
+  }
+
+  private citations(column: 'trait_id' | 'shard_id', ids: readonly number[]): Citation[] {
+    return this.all(
+      `SELECT shard_id, trait_id, created_at FROM shard_citations WHERE ${column} IN ${inList('ids')} ORDER BY created_at, shard_id, trait_id`,
+      { ids: json(ids) },
+    ).map((r) => ({ shardId: Number(r.shard_id), traitId: Number(r.trait_id), createdAt: Number(r.created_at) }));
+  }
+
+  citationsOfTraits(traitIds: readonly number[]): Citation[] {
+    return this.citations('trait_id', traitIds);
+  }
+
+  citationsOfShards(shardIds: readonly number[]): Citation[] {
+    return this.citations('shard_id', shardIds);
+  }
+
+  attunements(soulIds: readonly number[]): Map<number, number[]> {
+    const result = new Map<number, number[]>(soulIds.map((id) => [id, []]));
+    const rows = this.all(`SELECT soul_id, attuned_at FROM soul_attunements WHERE soul_id IN ${inList('soulIds')} ORDER BY soul_id, attuned_at`, {
+      soulIds: json(soulIds),
+    });
+    for (const r of rows) result.get(Number(r.soul_id))!.push(Number(r.attuned_at));
+    return result;
+  }
+
+  // Level-ups
+
+  applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent {
+    return this.transaction(() => {
+      const soul = this.awakeSoulRow(soulId);
+      const active = this.all(`SELECT id FROM soul_traits WHERE soul_id = :soulId AND status = 'active' ORDER BY id`, { soulId }).map((r) => Number(r.id));
+      const expected = [...plan.activeTraitIds].sort((a, b) => a - b);
+      if (active.length !== expected.length || active.some((id, i) => id !== expected[i])) {
+        throw new InvalidStateError(`the active traits of soul ${soulId} changed while the plan was being checked: validate it again`);
+      }
+      const level = soul.level + 1;
+      const merged: number[] = [];
+      for (const group of plan.consolidations) {
+        const { lastInsertRowid: mergedId } = this.run(
+          `INSERT INTO soul_traits (soul_id, principle, provenance, generation, status, created_at, updated_at)
+           VALUES (:soulId, :principle, :provenance, :level, 'active', :now, :now)`,
+          { soulId, principle: group.mergedPrinciple, provenance: group.mergedProvenance, level, now },
+        );
+        merged.push(mergedId);
+        this.run(`UPDATE soul_traits SET status = 'consolidated', merged_into = :mergedId, updated_at = :now WHERE id IN ${inList('ids')}`, {
+          mergedId,
+          now,
+          ids: json(group.sourceTraitIds),
+        });
+      }
+      this.run(`UPDATE soul_traits SET status = 'promoted', updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(plan.promotedTraitIds) });
+      const carried: CarriedTrait[] = this.all(`SELECT id, generation FROM soul_traits WHERE id IN ${inList('ids')} ORDER BY id`, {
+        ids: json(plan.carriedTraitIds),
+      }).map((r) => ({ id: Number(r.id), generation: Number(r.generation) }));
+      this.run(`UPDATE soul_traits SET generation = :level, updated_at = :now WHERE id IN ${inList('ids')}`, { level, now, ids: json(plan.carriedTraitIds) });
+      this.run('UPDATE souls SET essence = :essence, level = :level, updated_at = :now WHERE id = :soulId', { soulId, essence: plan.newEssence, level, now });
+      const consolidated = plan.consolidations.flatMap((g) => g.sourceTraitIds);
+      const { lastInsertRowid: eventId } = this.run(
+        `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried, traits_merged, created_at)
+         VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now)`,
+        {
+          soulId,
+          level,
+          before: soul.essence,
+          after: plan.newEssence,
+          consolidated: json(consolidated),
+          promoted: json(plan.promotedTraitIds),
+          carried: JSON.stringify(carried),
+          merged: json(merged),
+          now,
+        },
+      );
+      return toLevelEvent(this.get('SELECT * FROM soul_levels WHERE id = :eventId', { eventId })!);
+    });
+  }
+
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number): LevelEvent {
+    return this.transaction(() => {
+      const soul = this.awakeSoulRow(soulId);
+      const row = this.get('SELECT * FROM soul_levels WHERE soul_id = :soulId AND reverted_at IS NULL ORDER BY id DESC LIMIT 1', { soulId });
+      if (!row) throw new InvalidStateError(`soul ${soulId} has no level-up to revert`);
+      const event = toLevelEvent(row);
+      const restored = json([...event.consolidated, ...event.promoted]);
+      this.run(`UPDATE soul_traits SET status = 'active', merged_into = NULL, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: restored });
+      const merged = json(event.merged);
+      const citedShards = json(
+        this.all(`SELECT DISTINCT shard_id FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged }).map((r) => Number(r.shard_id)),
+      );
+      this.run(`UPDATE soul_traits SET merged_into = NULL WHERE merged_into IN ${inList('ids')}`, { ids: merged });
+      this.run(`DELETE FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged });
+      this.run(`DELETE FROM soul_traits WHERE id IN ${inList('ids')}`, { ids: merged });
+      this.run(
+        `UPDATE soul_shards SET status = 'pending', updated_at = :now
+         WHERE id IN ${inList('ids')} AND status = 'faded'
+           AND (SELECT COUNT(DISTINCT trait_id) FROM shard_citations c WHERE c.shard_id = soul_shards.id) < :threshold`,
+        { now, ids: citedShards, threshold: shardFadeCitations },
+      );
+      for (const carried of event.carried) {
+        this.run('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { ...carried, now });
+      }
+      this.run('UPDATE souls SET essence = :essence, level = :level, updated_at = :now WHERE id = :soulId', {
+        soulId,
+        essence: event.essenceBefore,
+        level: soul.level - 1,
+        now,
+      });
+      this.run('UPDATE soul_levels SET reverted_at = :now WHERE id = :id', { id: event.id, now });
+      return { ...event, revertedAt: now };
+    });
+  }
+
+  levelHistory(soulIds: readonly number[]): LevelEvent[] {
+    return this.all(`SELECT * FROM soul_levels WHERE soul_id IN ${inList('soulIds')} ORDER BY soul_id, id`, { soulIds: json(soulIds) }).map(toLevelEvent);
+  }
+
+  getLevelEvents(ids: readonly number[]): Map<number, LevelEvent> {
+    const rows = this.all(`SELECT * FROM soul_levels WHERE id IN ${inList('ids')}`, { ids: json(ids) });
+    return new Map(rows.map((r) => [Number(r.id), toLevelEvent(r)]));
+  }
+
+  // Shards
+
+  private assertSoulsExist(ids: readonly number[]): void {
+    const found = new Set(this.all(`SELECT id FROM souls WHERE id IN ${inList('ids')}`, { ids: json(ids) }).map((r) => Number(r.id)));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw new NotFoundError('Soul', missing);
+  }
+
+  /**
+   * The cheap gate (SPEC §4 conditions 1, 3, 4, 5) for each soul in one indexed
+   * query, computed twice over: with every considered shard, and leaving out
+   * the shards `isNew` picks (those this write inserted or revealed).
+   */
+  private gate(soulIds: readonly number[], cutoff: number, isNew: string, params: Params): GateStats[] {
+    const rows = this.all(gateSql(isNew), { ...params, soulIds: json(soulIds), cutoff });
+    return rows.map((r) => ({
+      soulId: Number(r.soul_id),
+      dormant: r.deleted_at !== null,
+      lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+      after: toAggregate(r, ''),
+      before: toAggregate(r, '_before'),
+    }));
+  }
+
+  insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite {
+    return this.transaction(() => {
+      const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
+      this.assertSoulsExist(soulIds);
+      const shardIds: number[] = [];
+      for (const shard of shards) {
+        const { lastInsertRowid: shardId } = this.run(
+          `INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES (:content, :source, 'pending', :sealed, :createdAt, :now)`,
+          { content: shard.content, source: shard.source, sealed: shard.sealed ? 1 : 0, createdAt: shard.createdAt, now },
+        );
+        shardIds.push(shardId);
+        for (const soulId of new Set(shard.soulIds)) this.run('INSERT INTO shard_souls (shard_id, soul_id) VALUES (:shardId, :soulId)', { shardId, soulId });
+        for (const tag of shard.tags) this.run('INSERT OR IGNORE INTO shard_tags (shard_id, tag) VALUES (:shardId, :tag)', { shardId, tag });
+      }
+      const gate = this.gate(soulIds, cutoff, 's.id BETWEEN :firstNew AND :lastNew', { firstNew: shardIds[0] ?? 0, lastNew: shardIds.at(-1) ?? -1 });
+      return { shardIds, gate };
+    });
+  }
+
+  revealShards(ids: readonly number[], now: number, cutoff: number): ShardWrite {
+    return this.transaction(() => {
+      const unique = [...new Set(ids)];
+      this.assertShardsExist(unique);
+      const revealed = this.all(`SELECT id FROM soul_shards WHERE id IN ${inList('ids')} AND sealed = 1 ORDER BY id`, { ids: json(unique) }).map((r) =>
+        Number(r.id),
+      );
+      this.run(`UPDATE soul_shards SET sealed = 0, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(revealed) });
+      const soulIds = this.all(`SELECT DISTINCT soul_id FROM shard_souls WHERE shard_id IN ${inList('ids')} ORDER BY soul_id`, {
+        ids: json(revealed),
+      }).map((r) => Number(r.soul_id));
+      const gate = this.gate(soulIds, cutoff, `s.id IN ${inList('revealed')}`, { revealed: json(revealed) });
+      return { shardIds: unique, gate };
+    });
+  }
+
+  fadeExhaustedShards(threshold: number, now: number): number {
+    return this.transaction(
+      () =>
+        this.run(
+          `UPDATE soul_shards SET status = 'faded', updated_at = :now
+           WHERE status = 'pending' AND id IN (SELECT shard_id FROM shard_citations GROUP BY shard_id HAVING COUNT(DISTINCT trait_id) >= :threshold)`,
+          { now, threshold },
+        ).changes,
+    );
+  }
+
+  /** Adds tags and souls to shard rows: two statements, whatever the number of shards. */
+  private hydrateShards(rows: Row[]): Shard[] {
+    const ids = json(rows.map((r) => Number(r.id)));
+    const tags = new Map<number, string[]>();
+    for (const r of this.all(`SELECT shard_id, tag FROM shard_tags WHERE shard_id IN ${inList('ids')} ORDER BY shard_id, tag`, { ids })) {
+      const list = tags.get(Number(r.shard_id));
+      if (list) list.push(String(r.tag));
+      else tags.set(Number(r.shard_id), [String(r.tag)]);
+    }
+    const souls = new Map<number, number[]>();
+    for (const r of this.all(`SELECT shard_id, soul_id FROM shard_souls WHERE shard_id IN ${inList('ids')} ORDER BY shard_id, soul_id`, { ids })) {
+      const list = souls.get(Number(r.shard_id));
+      if (list) list.push(Number(r.soul_id));
+      else souls.set(Number(r.shard_id), [Number(r.soul_id)]);
+    }
+    return rows.map((r) => ({
+      id: Number(r.id),
+      content: String(r.content),
+      source: String(r.source),
+      status: String(r.status) as ShardStatus,
+      sealed: Number(r.sealed) === 1,
+      tags: tags.get(Number(r.id)) ?? [],
+      soulIds: souls.get(Number(r.id)) ?? [],
+      createdAt: Number(r.created_at),
+      updatedAt: Number(r.updated_at),
+    }));
+  }
+
+  getShards(ids: readonly number[]): Map<number, Shard> {
+    return this.read(() => {
+      const shards = this.hydrateShards(this.all(`SELECT * FROM soul_shards WHERE id IN ${inList('ids')}`, { ids: json(ids) }));
+      return new Map(shards.map((s) => [s.id, s]));
+    });
+  }
+
+  listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard> {
+    const clauses = ['s.status = :status'];
+    const params: Params = { status: filter.status };
+    let from = 'soul_shards s';
+    if (filter.soulId !== undefined) {
+      from = 'shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id';
+      clauses.push('ss.soul_id = :soulId');
+      params.soulId = filter.soulId;
+    }
+    if (filter.source !== undefined) {
+      clauses.push('s.source = :source');
+      params.source = filter.source;
+    }
+    if (filter.sealed !== undefined) {
+      clauses.push('s.sealed = :sealed');
+      params.sealed = filter.sealed ? 1 : 0;
+    }
+    if (filter.cutoff !== null) {
+      clauses.push('s.created_at > :cutoff');
+      params.cutoff = filter.cutoff;
+    }
+    if (filter.tags && filter.tags.length > 0) {
+      clauses.push(`EXISTS (SELECT 1 FROM shard_tags t WHERE t.shard_id = s.id AND t.tag IN ${inList('tags')})`);
+      params.tags = json(filter.tags);
+    }
+    const where = clauses.join(' AND ');
+    const pageClauses = [where];
+    if (page.after !== null) {
+      const cursor = decodeCursor(page.after);
+      pageClauses.push('(s.created_at < :afterCreatedAt OR (s.created_at = :afterCreatedAt AND s.id < :afterId))');
+      Object.assign(params, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
+    }
+    return this.read(() => {
+      const totalCount = Number(this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params)!.n);
+      const rows = this.all(`SELECT s.* FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
+        ...params,
+        limit: page.first + 1,
+      });
+      const hasNextPage = rows.length > page.first;
+      const items = this.hydrateShards(rows.slice(0, page.first));
+      const last = items.at(-1);
+      return { items, totalCount, hasNextPage, endCursor: last ? encodeCursor(last.createdAt, last.id) : null };
+    });
+  }
+
+  searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }> {
+    if (terms.length === 0) return [];
+    const rows = this.all(searchSql(filter.soulId !== undefined), { query: ftsQuery(terms), cutoff: filter.cutoff, limit: filter.limit, ...(filter.soulId === undefined ? {} : { soulId: filter.soulId }) },
+    );
+    return rows.map((r) => ({ shardId: Number(r.id), score: -Number(r.rank) }));
+  }
+
+  consideredShards(soulIds: readonly number[], cutoff: number, scope: { tags?: readonly string[]; terms?: readonly string[] } = {}): Shard[] {
+    const clauses: string[] = [];
+    const params: Params = { soulIds: json(soulIds), cutoff };
+    if (scope.tags && scope.tags.length > 0) {
+      clauses.push(`s.id IN (SELECT shard_id FROM shard_tags WHERE tag IN ${inList('tags')})`);
+      params.tags = json(scope.tags);
+    }
+    if (scope.terms) {
+      if (scope.terms.length === 0) return [];
+      clauses.push('s.id IN (SELECT rowid FROM shard_fts WHERE shard_fts MATCH :query)');
+      params.query = ftsQuery(scope.terms);
+    }
+    return this.read(() =>
+      this.hydrateShards(
+        this.all(consideredSql(clauses), params),
+      ),
+    );
+  }
+
+  gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats> {
+    if (soulIds !== 'awake') return new Map(this.gate(soulIds, cutoff, '0', {}).map((g) => [g.soulId, g]));
+    const rows = this.all(readinessSql, { cutoff });
+    return new Map(
+      rows.map((r) => {
+        const agg = toAggregate(r, '');
+        const stats: GateStats = { soulId: Number(r.soul_id), dormant: false, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at), after: agg, before: agg };
+        return [stats.soulId, stats];
+      }),
+    );
+  }
+
+  countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]> {
+    const result = new Map<number, SourceCount[]>(soulIds.map((id) => [id, []]));
+    const rows = this.all(
+      `SELECT ss.soul_id, s.source, COUNT(*) AS n FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id
+       WHERE ss.soul_id IN ${inList('soulIds')} AND ${considered('s')}
+       GROUP BY ss.soul_id, s.source ORDER BY ss.soul_id, n DESC, s.source`,
+      { soulIds: json(soulIds), cutoff },
+    );
+    for (const r of rows) result.get(Number(r.soul_id))!.push({ source: String(r.source), count: Number(r.n) });
+    return result;
+  }
+
+  countsByTag(soulId: number | null, cutoff: number): TagCount[] {
+    const rows =
+      soulId === null
+        ? this.all(
+            `SELECT t.tag, COUNT(*) AS n FROM soul_shards s JOIN shard_tags t ON t.shard_id = s.id
+             WHERE ${considered('s')} GROUP BY t.tag ORDER BY n DESC, t.tag`,
+            { cutoff },
+          )
+        : this.all(
+            `SELECT t.tag, COUNT(*) AS n FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id JOIN shard_tags t ON t.shard_id = s.id
+             WHERE ss.soul_id = :soulId AND ${considered('s')} GROUP BY t.tag ORDER BY n DESC, t.tag`,
+            { soulId, cutoff },
+          );
+    return rows.map((r) => ({ tag: String(r.tag), count: Number(r.n) }));
+  }
+
+  pendingCounts(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, number> {
+    const stats = this.gateStats(soulIds, cutoff);
+    const ids = soulIds === 'awake' ? this.listSouls({ dormant: false }).map((s) => s.id) : soulIds;
+    return new Map(ids.map((id) => [id, stats.get(id)?.after.count ?? 0]));
+  }
+
+  // Maintenance
+
+  optimize(): void {
+    this.db.exec('PRAGMA analysis_limit = 1000');
+    this.db.exec('PRAGMA optimize');
+  }
+
+  backup(path: string): void {
+    this.run('VACUUM INTO :path', { path });
+  }
+
+  /** The plans SQLite chooses for the hot statements, for tests that guard against plan regressions. */
+  explainQueryPlans(): Record<string, string[]> {
+    const plan = (sql: string, params: Params) => (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Row[]).map((r) => String(r.detail));
+    return {
+      gate: plan(gateSql('0'), { soulIds: '[1]', cutoff: 0 }),
+      readiness: plan(readinessSql, { cutoff: 0 }),
+      pendingLoad: plan(consideredSql([]), { soulIds: '[1]', cutoff: 0 }),
+      ftsSearch: plan(searchSql(false), { query: '"x"', cutoff: 0, limit: 20 }),
+      ftsSearchBySoul: plan(searchSql(true), { query: '"x"', cutoff: 0, limit: 20, soulId: 1 }),
+    };
+  }
+
+  close(): void {
+    if (!this.db.isOpen) return;
+    try {
+      this.db.exec('PRAGMA optimize');
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } finally {
+      this.db.close();
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+
+/**
+ * Every SQL statement of Souls lives behind this interface. Each method is one
+ * whole unit of work and atomic: the SQLite store runs it synchronously inside
+ * one transaction, so no transaction ever spans an await. Reads take lists of
+ * ids so that callers (DataLoaders) batch them into a constant number of
+ * statements. Methods throw the engine's domain errors (NotFoundError, …).
+ */
+export interface SoulsStore {
+  readonly kind: string;
+
+  // Souls
+  insertSoul(input: NewSoul, now: number): Soul;
+  updateSoul(id: number, patch: SoulPatch, now: number): Soul;
+  setDormancy(id: number, change: { dormantAt: number | null; rename?: string }, now: number): Soul;
+  stampAttuned(id: number, now: number): Soul;
+  getSouls(ids: readonly number[]): Map<number, Soul>;
+  getSoulByName(name: string): Soul | null;
+  listSouls(filter: { dormant: boolean }): Soul[];
+
+  // Traits and citations
+  insertTrait(soulId: number, input: NewTrait, now: number, traitLimit: number): Trait;
+  updateTrait(id: number, patch: { principle?: string; provenance?: string }, now: number): Trait;
+  setTraitStatus(id: number, status: 'active' | 'reverted', now: number, traitLimit: number): Trait;
+  getTraits(ids: readonly number[]): Map<number, Trait>;
+  listTraits(soulIds: readonly number[], filter?: TraitFilter): Trait[];
+  countActiveTraits(soulIds: readonly number[]): Map<number, number>;
+  citeShard(shardId: number, traitId: number, now: number): void;
+  /** Citations of the given traits, oldest first. */
+  citationsOfTraits(traitIds: readonly number[]): Citation[];
+  /** Citations of the given shards, oldest first. */
+  citationsOfShards(shardIds: readonly number[]): Citation[];
+  attunements(soulIds: readonly number[]): Map<number, number[]>;
+
+  // Level-ups
+  applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent;
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number): LevelEvent;
+  levelHistory(soulIds: readonly number[]): LevelEvent[];
+  getLevelEvents(ids: readonly number[]): Map<number, LevelEvent>;
+
+  // Shards
+  /** Inserts the shards and evaluates the cheap crystallization gate for every soul they touch. */
+  insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite;
+  /** Unseals the shards (still pending) and evaluates the cheap gate for their souls. */
+  revealShards(ids: readonly number[], now: number, cutoff: number): ShardWrite;
+  /** Fades every pending shard cited by at least `threshold` distinct traits; returns how many. */
+  fadeExhaustedShards(threshold: number, now: number): number;
+  getShards(ids: readonly number[]): Map<number, Shard>;
+  listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
+  /** FTS5 search over pending, unsealed, unexpired shards; `terms` are plain words, quoted by the store. */
+  searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
+  /** Considered shards (pending, unsealed, created after cutoff) of the souls, with their tags and souls. */
+  consideredShards(soulIds: readonly number[], cutoff: number, scope?: { tags?: readonly string[]; terms?: readonly string[] }): Shard[];
+  /** The cheap gate's aggregates for the souls, or for every non-dormant soul with considered shards. */
+  gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats>;
+  countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]>;
+  countsByTag(soulId: number | null, cutoff: number): TagCount[];
+  /** Pending counts for the given souls, or every non-dormant soul. */
+  pendingCounts(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, number>;
+
+  // Maintenance
+  optimize(): void;
+  backup(path: string): void;
+  explainQueryPlans(): Record<string, string[]>;
+  close(): void;
+}
+
+export type NewSoul = { name: string; slug: string | null; essence: string; description: string };
+export type SoulPatch = { name?: string; slug?: string | null; essence?: string; description?: string };
+export type NewTrait = { principle: string; provenance: string; citeShardIds: readonly number[] };
+export type TraitFilter = { statuses?: readonly TraitStatus[]; generation?: number };
+
+export type NewShard = {
+  content: string;
+  source: string;
+  soulIds: readonly number[];
+  tags: readonly string[];
+  sealed: boolean;
+  createdAt: number;
+};
+
+export type ShardFilter = {
+  soulId?: number;
+  source?: string;
+  tags?: readonly string[];
+  status: ShardStatus;
+  sealed?: boolean;
+  /** Pending shards created at or before this are left out (read-time expiry); null lists them all. */
+  cutoff: number | null;
+};
+
+/** What the cheap gate needs about one soul's considered shards. */
+export type ShardAggregate = { count: number; distinctSources: number; oldest: number | null; newest: number | null };
+
+export type GateStats = {
+  soulId: number;
+  dormant: boolean;
+  lastAttunedAt: number | null;
+  /** Considered shards now. */
+  after: ShardAggregate;
+  /** Considered shards leaving out those this write inserted or revealed. */
+  before: ShardAggregate;
+};
+
+export type ShardWrite = { shardIds: number[]; gate: GateStats[] };
+
+export type LevelUpWrite = {
+  /** The active trait ids the plan was validated against; the store refuses if they changed meanwhile. */
+  activeTraitIds: readonly number[];
+  newEssence: string;
+  consolidations: ReadonlyArray<{ sourceTraitIds: readonly number[]; mergedPrinciple: string; mergedProvenance: string }>;
+  promotedTraitIds: readonly number[];
+  carriedTraitIds: readonly number[];
+};
