@@ -65,3 +65,15 @@ export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPl
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
 export { similarity } from './similarity.ts';
 export type { TraitSignals } from './signals.ts';
+export {
+  buildEvidenceReport,
+  formatEvidence,
+  suggestedActionKinds,
+  type EvidenceOptions,
+  type EvidenceReport,
+  type ShardCluster,
+  type SuggestedAction,
+  type SuggestedActionKind,
+  type TraitPair,
+  type Trend,
+} from './evidence.ts';

@@ -104,7 +104,7 @@ export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}
   const settings: Settings = { ...defaultSettings };
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
-    if (!(name in rules)) throw new ValidationError(name, `unknown setting (known: ${settingNames.join(', ')})`);
+    if (!Object.hasOwn(rules, name)) throw new ValidationError(name, `unknown setting (known: ${settingNames.join(', ')})`);
     settings[name as keyof Settings] = checkSetting(name as keyof Settings, value);
   }
   return Object.freeze(settings);

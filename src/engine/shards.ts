@@ -70,8 +70,8 @@ export async function revealShards(db: SoulsDb, shardIds: readonly number[]): Pr
   const ids = requireIds('ids', shardIds);
   const now = db.clock.now();
   const write = db.store.revealShards(ids, now, expiryCutoff(db, now));
-  const revealed = write.gate.length === 0 ? [] : write.shardIds;
-  return { shardIds: write.shardIds, readySoulIds: readyEdges(db, write.gate, revealed, now) };
+  // Only the shards this write actually unsealed are new: an already visible one counted before it too.
+  return { shardIds: [...new Set(ids)], readySoulIds: readyEdges(db, write.gate, write.shardIds, now) };
 }
 
 /** The one maintenance operation: shards cited by `shardFadeCitations` distinct traits fade. Also refreshes planner statistics. */

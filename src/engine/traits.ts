@@ -124,17 +124,18 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
   (changes.revert ?? []).forEach((traitId, i) => {
     if (!active.delete(traitId)) throw notActiveTrait(db, `revert[${i}]`, traitId);
   });
-  const additions = changes.add ?? [];
-  const activeAfter = active.size + additions.length;
-  if (activeAfter > db.settings.traitLimit) throw new CapacityError(db.settings.traitLimit, active.size);
-  const citable = new Set(db.store.getShards(additions.flatMap((a) => a.citeShardIds ?? [])).keys());
-  additions.forEach((addition, i) => {
-    let trait;
+  // Texts first, then capacity, then cited shards: the order addTrait itself refuses in.
+  const additions = (changes.add ?? []).map((addition, i) => {
     try {
-      trait = validNewTrait(db, addition);
+      return validNewTrait(db, addition);
     } catch (error) {
       throw error instanceof ValidationError ? error.within(`add[${i}]`) : error;
     }
+  });
+  const activeAfter = active.size + additions.length;
+  if (activeAfter > db.settings.traitLimit) throw new CapacityError(db.settings.traitLimit, active.size);
+  const citable = new Set(db.store.getShards(additions.flatMap((a) => a.citeShardIds)).keys());
+  additions.forEach((trait, i) => {
     const missing = trait.citeShardIds.find((id) => !citable.has(id));
     if (missing !== undefined) throw new NotFoundError('Shard', missing);
     const id = Number.MAX_SAFE_INTEGER - additions.length + i;

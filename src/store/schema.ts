@@ -87,7 +87,7 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX idx_attunements_soul ON soul_attunements(soul_id, attuned_at);
 
-  CREATE VIRTUAL TABLE shard_fts USING fts5(content, content = soul_shards, content_rowid = id);
+  CREATE VIRTUAL TABLE shard_fts USING fts5(content, content = soul_shards, content_rowid = id, tokenize = 'porter unicode61 remove_diacritics 2');
   CREATE TRIGGER soul_shards_fts_insert AFTER INSERT ON soul_shards BEGIN
     INSERT INTO shard_fts(rowid, content) VALUES (new.id, new.content);
   END;

@@ -618,7 +618,7 @@ export class SqliteStore implements SoulsStore {
         ids: json(revealed),
       }).map((r) => Number(r.soul_id));
       const gate = this.gate(soulIds, cutoff, `s.id IN ${inList('revealed')}`, { revealed: json(revealed) });
-      return { shardIds: unique, gate };
+      return { shardIds: revealed, gate };
     });
   }
 
@@ -695,15 +695,17 @@ export class SqliteStore implements SoulsStore {
     }
     const where = clauses.join(' AND ');
     const pageClauses = [where];
+    // The count statement must not receive the cursor's parameters: node:sqlite refuses unknown named parameters.
+    const pageParams: Params = { ...params };
     if (page.after !== null) {
       const cursor = decodeCursor(page.after);
       pageClauses.push('(s.created_at < :afterCreatedAt OR (s.created_at = :afterCreatedAt AND s.id < :afterId))');
-      Object.assign(params, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
+      Object.assign(pageParams, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
     }
     return this.read(() => {
       const totalCount = Number(this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params)!.n);
       const rows = this.all(`SELECT s.* FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
-        ...params,
+        ...pageParams,
         limit: page.first + 1,
       });
       const hasNextPage = rows.length > page.first;

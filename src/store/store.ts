@@ -103,6 +103,7 @@ export type GateStats = {
   before: ShardAggregate;
 };
 
+/** `shardIds`: the shards this write inserted or actually unsealed (the ones `GateStats.before` leaves out). */
 export type ShardWrite = { shardIds: number[]; gate: GateStats[] };
 
 export type LevelUpWrite = {

@@ -1,0 +1,550 @@
+import { DAY_MS } from './clock.ts';
+import { assessCrystallization, getCrystallization, passesCheapGate, type Crystallization } from './crystallization.ts';
+import { NotFoundError } from './errors.ts';
+import { normalizeTags } from './normalize.ts';
+import { searchTerms } from './shards.ts';
+import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import type { Citation, Shard, Soul, Trait } from './model.ts';
+import type { Knobs } from './settings.ts';
+import { traitSignals } from './signals.ts';
+import type { TraitSignals } from './signals.ts';
+import { buildGramIndex, clusterTexts, jaccardOfIndexed } from './similarity.ts';
+import type { GramIndex } from './similarity.ts';
+
+export type EvidenceInput = {
+  soul: Soul;
+  /** The report's scope, already chosen by the caller: the soul's considered shards (pending, unsealed, unexpired), optionally narrowed to tags / a full-text query. Each carries tags and soulIds (every soul it is attributed to). */
+  shards: readonly Shard[];
+  activeTraits: readonly Trait[];
+  /** Citations of the active traits (any shard, any time). */
+  citations: readonly Citation[];
+  /** The soul's attunement times. */
+  attunedAt: readonly number[];
+  /** The soul's verdict; or, when the scope is all considered shards, a function of the scope's cluster count so clustering runs once. */
+  crystallization: Crystallization | ((clusterCount: number) => Crystallization);
+  /** Names of souls that may appear in sharedWith, for the markdown. */
+  soulNames: ReadonlyMap<number, string>;
+  knobs: Knobs;
+  now: number;
+  scope: { tags: readonly string[]; query: string | null };
+};
+
+export type AlignmentKind = 'REINFORCING' | 'NOVEL';
+export type ClusterAlignment = { kind: AlignmentKind; traitId: number | null; similarity: number };
+export type SharedSoul = { soulId: number; sharedCount: number; fraction: number };
+export type ShardCluster = {
+  representativeId: number;
+  memberIds: number[];
+  memberCount: number;
+  sources: string[];
+  sourceDiversity: number;
+  ageSpanDays: number;
+  freshness: number;
+  weight: number;
+  alignment: ClusterAlignment;
+  sharedWith: SharedSoul[];
+};
+/** Trait ids, a < b. */
+export type TraitPair = { a: number; b: number; similarity: number };
+export type PromotionCandidate = { traitId: number; score: number };
+export type SourceTrend = { source: string; recent: number; previous: number };
+export type Trend = { recentCount: number; previousCount: number; velocity: number; newSources: string[]; sources: SourceTrend[] };
+
+export const suggestedActionKinds = [
+  'READY_FOR_REFINEMENT',
+  'AT_CAPACITY',
+  'STALE_TRAITS',
+  'ESSENCE_REDUNDANT',
+  'NOVEL_CLUSTER',
+  'CONSOLIDATION_CANDIDATES',
+  'TENSION',
+  'PROMOTION_CANDIDATES',
+] as const;
+export type SuggestedActionKind = (typeof suggestedActionKinds)[number];
+export type SuggestedAction = { kind: SuggestedActionKind; message: string; count: number; traitIds: number[] };
+
+export type EvidenceReport = {
+  soulId: number;
+  generatedAt: number;
+  shardCount: number;
+  crystallization: Crystallization;
+  clusters: ShardCluster[];
+  traits: TraitSignals[];
+  consolidationCandidates: TraitPair[];
+  tensions: TraitPair[];
+  promotionCandidates: PromotionCandidate[];
+  trend: Trend;
+  suggestedActions: SuggestedAction[];
+  markdown: string;
+  scope: { tags: string[]; query: string | null };
+};
+
+export const TREND_WINDOW_DAYS = 14;
+
+/** Everything needed to cluster and align, with one gram index over shard contents followed by principles. */
+type Context = {
+  input: EvidenceInput;
+  shards: Shard[];
+  traits: Trait[];
+  index: GramIndex;
+};
+
+export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
+  const { soul, knobs, now } = input;
+  // Sorted by id so the report does not depend on the order the caller fetched rows in.
+  const shards = [...input.shards].sort((x, y) => x.id - y.id);
+  const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
+  // One index lets every shard–shard, shard–principle and principle–principle Jaccard skip re-tokenizing.
+  const index = buildGramIndex([...shards.map((s) => s.content), ...traits.map((t) => t.principle)]);
+  const ctx: Context = { input, shards, traits, index };
+
+  const clusters = buildClusters(ctx);
+  const signals = input.activeTraits.map((t) =>
+    traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
+  );
+  const consolidationCandidates = similarTraitPairs(ctx);
+  const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
+  const tensions = consolidationCandidates.filter((p) => negated.get(p.a) !== negated.get(p.b));
+  const promotionCandidates = signals
+    .map((s) => ({ traitId: s.traitId, score: s.tenure * s.citationDensity * s.essenceRedundancy }))
+    .filter((p) => p.score > 0)
+    .sort((x, y) => rankKey(y.score) - rankKey(x.score) || x.traitId - y.traitId);
+  const trend = buildTrend(shards, now);
+
+  const report: EvidenceReport = {
+    soulId: soul.id,
+    generatedAt: now,
+    shardCount: shards.length,
+    crystallization: typeof input.crystallization === 'function' ? input.crystallization(clusters.length) : input.crystallization,
+    clusters,
+    traits: signals,
+    consolidationCandidates,
+    tensions,
+    promotionCandidates,
+    trend,
+    suggestedActions: [],
+    markdown: '',
+    scope: { tags: [...input.scope.tags], query: input.scope.query },
+  };
+  report.suggestedActions = suggestActions(report, shards, input.activeTraits.length, knobs);
+  report.markdown = renderMarkdown(report, input);
+  return report;
+}
+
+/** Rounded to 12 significant digits before ranking, so values equal up to float noise tie and fall back to ids. */
+function rankKey(value: number): number {
+  return Number(value.toPrecision(12));
+}
+
+function buildClusters(ctx: Context): ShardCluster[] {
+  const { shards, input } = ctx;
+  const partition = clusterTexts(
+    shards.map((s) => s.content),
+    input.knobs.clusteringThreshold,
+  );
+  const citedBy = new Map<number, number[]>();
+  const activeIds = new Set(ctx.traits.map((t) => t.id));
+  for (const c of input.citations) {
+    if (!activeIds.has(c.traitId)) continue;
+    const list = citedBy.get(c.shardId);
+    if (list) list.push(c.traitId);
+    else citedBy.set(c.shardId, [c.traitId]);
+  }
+
+  const clusters = partition.map((indices) => describeCluster(ctx, indices, citedBy));
+  return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
+}
+
+function describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>): ShardCluster {
+  const { shards, input } = ctx;
+  const { now, knobs } = input;
+  const members = [...indices].sort((i, j) => shards[i].createdAt - shards[j].createdAt || shards[i].id - shards[j].id);
+  const memberCount = members.length;
+
+  const sources = [...new Set(members.map((i) => shards[i].source))].sort();
+  const sourceDiversity = sources.length / memberCount;
+  let freshnessSum = 0;
+  for (const i of members) {
+    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
+    const ageDays = Math.max(0, now - shards[i].createdAt) / DAY_MS;
+    freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
+  }
+  const freshness = freshnessSum / memberCount;
+  const ageSpanDays = (shards[members[memberCount - 1]].createdAt - shards[members[0]].createdAt) / DAY_MS;
+
+  const rep = representative(ctx.index, members, shards);
+  return {
+    representativeId: shards[rep].id,
+    memberIds: members.map((i) => shards[i].id),
+    memberCount,
+    sources,
+    sourceDiversity,
+    ageSpanDays,
+    freshness,
+    weight: memberCount * sourceDiversity * freshness,
+    alignment: align(ctx, rep, members, citedBy),
+    sharedWith: sharedWith(members, shards, input.soul.id),
+  };
+}
+
+/** The member with the highest mean similarity to the others; ties go to the lowest shard id. */
+function representative(index: GramIndex, members: readonly number[], shards: readonly Shard[]): number {
+  const n = members.length;
+  if (n === 1) return members[0];
+  const sums = similaritySums(index, members);
+  let best = 0;
+  let bestKey = rankKey(sums[0] / (n - 1));
+  for (let p = 1; p < n; p++) {
+    const key = rankKey(sums[p] / (n - 1));
+    if (key > bestKey || (key === bestKey && shards[members[p]].id < shards[members[best]].id)) {
+      best = p;
+      bestKey = key;
+    }
+  }
+  return members[best];
+}
+
+/** Clusters smaller than this use plain merge intersections; the bitset setup does not pay off. */
+const BITSET_MIN_MEMBERS = 32;
+
+/** For each member, the sum of its Jaccard similarities to every other member. */
+export function similaritySums(index: GramIndex, members: readonly number[]): Float64Array {
+  const n = members.length;
+  const sums = new Float64Array(n);
+  const bitsets = n >= BITSET_MIN_MEMBERS ? memberBitsets(index, members) : null;
+  if (bitsets === null) {
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const s = jaccardOfIndexed(index, members[p], members[q]);
+        sums[p] += s;
+        sums[q] += s;
+      }
+    }
+    return sums;
+  }
+  // Same integer intersection and union as jaccardOfIndexed, so the sums are bit-identical.
+  const { bits, words } = bitsets;
+  for (let p = 0; p < n; p++) {
+    const sizeP = index.sets[members[p]].length;
+    const rowP = p * words;
+    for (let q = p + 1; q < n; q++) {
+      const rowQ = q * words;
+      let inter = 0;
+      for (let w = 0; w < words; w++) inter += popcount(bits[rowP + w] & bits[rowQ + w]);
+      const s = inter / (sizeP + index.sets[members[q]].length - inter);
+      sums[p] += s;
+      sums[q] += s;
+    }
+  }
+  return sums;
+}
+
+/**
+ * The members' gram sets as bitsets over the cluster's own grams, or null when those
+ * are so many that a bitset row is longer than an average set (merging is then cheaper).
+ */
+function memberBitsets(index: GramIndex, members: readonly number[]): { bits: Int32Array; words: number } | null {
+  const local = new Map<number, number>();
+  let total = 0;
+  for (const m of members) {
+    const set = index.sets[m];
+    total += set.length;
+    for (let k = 0; k < set.length; k++) if (!local.has(set[k])) local.set(set[k], local.size);
+  }
+  const words = (local.size + 31) >>> 5;
+  if (words > total / members.length) return null;
+  const bits = new Int32Array(members.length * words);
+  members.forEach((m, p) => {
+    for (const gram of index.sets[m]) {
+      const bit = local.get(gram)!;
+      bits[p * words + (bit >>> 5)] |= 1 << (bit & 31);
+    }
+  });
+  return { bits, words };
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>): ClusterAlignment {
+  const { traits, shards, index, input } = ctx;
+  const cited = new Set<number>();
+  for (const i of members) for (const traitId of citedBy.get(shards[i].id) ?? []) cited.add(traitId);
+
+  let best: ClusterAlignment | null = null;
+  let bestSeen = 0;
+  // traits are in id order, so strict ">" keeps the lowest id on ties.
+  for (let t = 0; t < traits.length; t++) {
+    const sim = jaccardOfIndexed(index, rep, shards.length + t);
+    if (sim > bestSeen) bestSeen = sim;
+    const qualifies = cited.has(traits[t].id) || sim >= input.knobs.redundancyThreshold;
+    if (qualifies && (best === null || sim > best.similarity)) {
+      best = { kind: 'REINFORCING', traitId: traits[t].id, similarity: sim };
+    }
+  }
+  return best ?? { kind: 'NOVEL', traitId: null, similarity: bestSeen };
+}
+
+function sharedWith(members: readonly number[], shards: readonly Shard[], soulId: number): SharedSoul[] {
+  const counts = new Map<number, number>();
+  for (const i of members) {
+    for (const other of new Set(shards[i].soulIds)) {
+      if (other !== soulId) counts.set(other, (counts.get(other) ?? 0) + 1);
+    }
+  }
+  return [...counts]
+    .map(([id, sharedCount]) => ({ soulId: id, sharedCount, fraction: sharedCount / members.length }))
+    .sort((x, y) => y.sharedCount - x.sharedCount || x.soulId - y.soulId);
+}
+
+function similarTraitPairs(ctx: Context): TraitPair[] {
+  const { traits, index, shards, input } = ctx;
+  const base = shards.length;
+  const pairs: TraitPair[] = [];
+  for (let i = 0; i < traits.length; i++) {
+    for (let j = i + 1; j < traits.length; j++) {
+      const sim = jaccardOfIndexed(index, base + i, base + j);
+      if (sim >= input.knobs.consolidationThreshold) pairs.push({ a: traits[i].id, b: traits[j].id, similarity: sim });
+    }
+  }
+  return pairs.sort((x, y) => y.similarity - x.similarity || x.a - y.a || x.b - y.b);
+}
+
+const negationWords = new Set(['not', 'never', 'avoid', 'avoids', 'without', 'no', 'nor', 'none', 'nothing', 'neither', 'cannot']);
+
+export function hasNegation(text: string): boolean {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu) ?? [];
+  return words.some((raw) => {
+    // Quotes around a word ("'never'") are not part of it.
+    const word = raw.replace(/^['’]+|['’]+$/gu, '');
+    return negationWords.has(word) || word.endsWith("n't") || word.endsWith('n’t');
+  });
+}
+
+function buildTrend(shards: readonly Shard[], now: number): Trend {
+  const window = TREND_WINDOW_DAYS * DAY_MS;
+  const bySource = new Map<string, SourceTrend>();
+  let recentCount = 0;
+  let previousCount = 0;
+  for (const s of shards) {
+    const recent = s.createdAt > now - window && s.createdAt <= now;
+    const previous = s.createdAt > now - 2 * window && s.createdAt <= now - window;
+    if (!recent && !previous) continue;
+    let entry = bySource.get(s.source);
+    if (!entry) {
+      entry = { source: s.source, recent: 0, previous: 0 };
+      bySource.set(s.source, entry);
+    }
+    if (recent) {
+      entry.recent++;
+      recentCount++;
+    } else {
+      entry.previous++;
+      previousCount++;
+    }
+  }
+  const sources = [...bySource.values()].sort((x, y) => compareStrings(x.source, y.source));
+  return {
+    recentCount,
+    previousCount,
+    velocity: recentCount - previousCount,
+    newSources: sources.filter((s) => s.recent > 0 && s.previous === 0).map((s) => s.source),
+    sources,
+  };
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function plural(count: number, singular: string, pluralForm: string): string {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}
+
+function distinctAscending(ids: Iterable<number>): number[] {
+  return [...new Set(ids)].sort((x, y) => x - y);
+}
+
+/**
+ * traitIds lists the traits an action is about (ascending); actions about the soul or
+ * about clusters (READY_FOR_REFINEMENT, AT_CAPACITY, NOVEL_CLUSTER) carry none.
+ */
+function suggestActions(report: EvidenceReport, shards: readonly Shard[], activeCount: number, knobs: Knobs): SuggestedAction[] {
+  const actions: SuggestedAction[] = [];
+  const add = (kind: SuggestedActionKind, count: number, message: string, traitIds: number[] = []): void => {
+    if (count > 0) actions.push({ kind, message, count, traitIds });
+  };
+
+  const cr = report.crystallization;
+  if (cr.ready) {
+    // The verdict covers all considered shards, whatever the report's scope.
+    add('READY_FOR_REFINEMENT', cr.pendingCount, `ready for refinement: ${plural(cr.pendingCount, 'shard', 'shards')} from ${plural(cr.distinctSources, 'source', 'sources')}`);
+  }
+  if (activeCount >= knobs.traitLimit) {
+    add('AT_CAPACITY', activeCount, `soul at capacity (${activeCount}/${knobs.traitLimit} traits) — level-up recommended`);
+  }
+
+  const stale = report.traits.filter((s) => s.stale).map((s) => s.traitId);
+  add('STALE_TRAITS', stale.length, `${plural(stale.length, 'trait', 'traits')} flagged stale`, distinctAscending(stale));
+
+  const redundant = report.traits.filter((s) => s.essenceRedundancy >= knobs.redundancyThreshold).map((s) => s.traitId);
+  add('ESSENCE_REDUNDANT', redundant.length, `${plural(redundant.length, 'trait', 'traits')} redundant with essence`, distinctAscending(redundant));
+
+  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2);
+  const sizes = novel.map((c) => c.memberCount).join(', ');
+  add(
+    'NOVEL_CLUSTER',
+    novel.length,
+    `${plural(novel.length, 'cluster', 'clusters')} (${novel.length === 1 ? 'size' : 'sizes'} ${sizes}) not aligned with any trait`,
+  );
+
+  const pairs = report.consolidationCandidates;
+  add(
+    'CONSOLIDATION_CANDIDATES',
+    pairs.length,
+    pairs.length === 1 ? '1 trait pair is a consolidation candidate' : `${pairs.length} trait pairs are consolidation candidates`,
+    distinctAscending(pairs.flatMap((p) => [p.a, p.b])),
+  );
+
+  const tensions = report.tensions;
+  add(
+    'TENSION',
+    tensions.length,
+    `${plural(tensions.length, 'trait pair', 'trait pairs')} in tension`,
+    distinctAscending(tensions.flatMap((p) => [p.a, p.b])),
+  );
+
+  const promotable = report.promotionCandidates;
+  add(
+    'PROMOTION_CANDIDATES',
+    promotable.length,
+    promotable.length === 1 ? '1 trait is a promotion candidate' : `${promotable.length} traits are promotion candidates`,
+    distinctAscending(promotable.map((p) => p.traitId)),
+  );
+  return actions;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function fixed(value: number, digits: number): string {
+  return value.toFixed(digits);
+}
+
+function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
+  const { soul, soulNames } = input;
+  const principles = new Map(input.activeTraits.map((t) => [t.id, t.principle]));
+  const contents = new Map(input.shards.map((s) => [s.id, s.content]));
+  const lines: string[] = [];
+  lines.push(`# Evidence: ${oneLine(soul.name)} (soul #${soul.id}, level ${soul.level})`);
+
+  const scopeParts: string[] = [];
+  if (report.scope.tags.length > 0) scopeParts.push(`tags ${report.scope.tags.join(', ')}`);
+  if (report.scope.query !== null && report.scope.query !== '') scopeParts.push(`query "${oneLine(report.scope.query)}"`);
+  if (scopeParts.length > 0) lines.push(`Scope: ${scopeParts.join('; ')}`);
+
+  lines.push(`Shards: ${report.shardCount}, clusters: ${report.clusters.length}, active traits: ${report.traits.length}`);
+  const cr = report.crystallization;
+  lines.push(
+    cr.ready
+      ? `Readiness: ready (priority ${fixed(cr.priority, 2)})`
+      : `Readiness: not ready${cr.unmet.length > 0 ? ` — unmet: ${cr.unmet.join(', ')}` : ''}`,
+  );
+
+  lines.push('', '## Suggested actions');
+  if (report.suggestedActions.length === 0) lines.push('- none');
+  for (const a of report.suggestedActions) {
+    const ids = a.traitIds.length > 0 ? ` (${a.traitIds.map((id) => `#${id}`).join(', ')})` : '';
+    lines.push(`- ${a.kind}: ${a.message}${ids}`);
+  }
+
+  if (report.clusters.length > 0) {
+    lines.push('', '## Clusters (highest weight first)');
+    report.clusters.forEach((c, k) => {
+      const alignment = c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : 'novel';
+      const parts = [`weight ${fixed(c.weight, 2)}`, `size ${c.memberCount}`, `sources ${c.sources.join(', ')}`, alignment];
+      if (c.sharedWith.length > 0) {
+        const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);
+        parts.push(`shared with ${names.join(', ')}`);
+      }
+      const more = c.memberCount > 1 ? ` +${c.memberCount - 1} similar` : '';
+      lines.push(`${k + 1}. [${parts.join('; ')}] "${oneLine(contents.get(c.representativeId) ?? '')}"${more}`);
+    });
+  }
+
+  if (report.traits.length > 0) {
+    lines.push('', '## Traits');
+    for (const s of report.traits) {
+      const flags = s.stale ? ', stale' : '';
+      lines.push(
+        `- #${s.traitId} ${oneLine(principles.get(s.traitId) ?? '')} — cites ${s.citationCount}, density ${fixed(s.citationDensity, 2)}, ` +
+          `tenure ${fixed(s.tenure, 2)}, essence ${fixed(s.essenceRedundancy, 2)}, survived ${s.survivalCount}${flags}`,
+      );
+    }
+  }
+
+  const pairLines = (title: string, pairs: readonly TraitPair[], joiner: string): void => {
+    if (pairs.length === 0) return;
+    lines.push('', `## ${title}`);
+    for (const p of pairs) lines.push(`- #${p.a} ${joiner} #${p.b} (similarity ${fixed(p.similarity, 2)})`);
+  };
+  pairLines('Consolidation candidates', report.consolidationCandidates, '+');
+  pairLines('Tensions', report.tensions, 'vs');
+
+  if (report.promotionCandidates.length > 0) {
+    lines.push('', '## Promotion candidates');
+    for (const p of report.promotionCandidates) lines.push(`- #${p.traitId} (score ${fixed(p.score, 3)})`);
+  }
+
+  const t = report.trend;
+  const velocity = t.velocity > 0 ? `+${t.velocity}` : `${t.velocity}`;
+  const bySource = t.sources.map((s) => `${s.source} ${s.recent}/${s.previous}`).join(', ');
+  lines.push(
+    '',
+    `Trend (last ${TREND_WINDOW_DAYS} days vs the ${TREND_WINDOW_DAYS} before): ${t.recentCount} recent, ${t.previousCount} previous, velocity ${velocity}` +
+      (t.newSources.length > 0 ? `; new sources: ${t.newSources.join(', ')}` : '') +
+      (bySource !== '' ? `; by source (recent/previous): ${bySource}` : ''),
+  );
+  return lines.join('\n') + '\n';
+}
+
+export type EvidenceOptions = { tags?: readonly string[] | null; query?: string | null };
+
+/**
+ * The evidence report (SPEC §9) over the soul's considered shards, optionally
+ * only those carrying any of `tags` and/or matching the full-text `query`.
+ */
+export async function formatEvidence(db: SoulsDb, soulId: number, options: EvidenceOptions = {}): Promise<EvidenceReport> {
+  const now = db.clock.now();
+  const cutoff = expiryCutoff(db, now);
+  const soul = db.store.getSouls([soulId]).get(soulId);
+  if (!soul) throw new NotFoundError('Soul', soulId);
+  const tags = normalizeTags(options.tags ?? []);
+  const query = typeof options.query === 'string' && options.query.trim() !== '' ? options.query.trim() : null;
+  const scoped = tags.length > 0 || query !== null;
+  const shards = db.store.consideredShards([soulId], cutoff, { tags, terms: query === null ? undefined : searchTerms(query) });
+  const activeTraits = db.store.listTraits([soulId], { statuses: ['active'] });
+  const citations = db.store.citationsOfTraits(activeTraits.map((t) => t.id));
+  const gate = db.store.gateStats([soulId], cutoff).get(soulId)!;
+  const cheapPasses = passesCheapGate(gate, 'after', db.settings);
+  const verdict = (clusterCount: number | null) => assessCrystallization(soulId, gate.after, gate, clusterCount, db.settings, now);
+  const otherSouls = [...new Set(shards.flatMap((s) => s.soulIds))].filter((id) => id !== soulId);
+  const soulNames = new Map([...db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
+  return buildEvidenceReport({
+    soul,
+    shards,
+    activeTraits,
+    citations,
+    attunedAt: db.store.attunements([soulId]).get(soulId) ?? [],
+    crystallization: !cheapPasses ? verdict(null) : scoped ? (await getCrystallization(db, [soulId])).get(soulId)! : (clusterCount) => verdict(clusterCount),
+    soulNames,
+    knobs: db.settings,
+    now,
+    scope: { tags, query },
+  });
+}
