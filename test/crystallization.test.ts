@@ -399,24 +399,31 @@ describe('readySoulIds is an edge, not a level', () => {
 describe('the cheap gate', () => {
   it('does not load or cluster shards for a soul that fails the cheap conditions, and does once they pass', async () => {
     const { db } = fresh();
-    const spy = vi.spyOn(db.store, 'consideredShards');
+    const spy = vi.spyOn(db.store, 'shardContents');
+    const clustering = vi.spyOn(db.clusters, 'clusterCount');
     const soulId = await soul(db);
     await drop(db, soulId, distinct[0], 'chat', 3 * DAY_MS);
     await drop(db, soulId, distinct[1], 'chat', 2 * DAY_MS);
     await drop(db, soulId, distinct[2], 'chat', 1 * DAY_MS); // three shards, one source
     expect((await verdict(db, soulId)).clusterCount).toBeNull();
     expect(spy).not.toHaveBeenCalled();
+    expect(clustering).not.toHaveBeenCalled();
 
     const edge = await drop(db, soulId, distinct[3], 'email', 0);
     expect(edge.readySoulIds).toEqual([soulId]);
+    expect(clustering).toHaveBeenCalled();
     expect(spy).toHaveBeenCalledTimes(1);
-    expect(spy.mock.calls[0][0]).toEqual([soulId]);
+    expect(spy.mock.calls[0][0]).toHaveLength(3); // the three older shards; the write's own text is in hand
+
+    await drop(db, soulId, distinct[4], 'email', 0);
+    expect(spy).toHaveBeenCalledTimes(1); // remembered since
   });
 
-  it('a batch runs one crystallization pass at the end: one load for all the souls it touches', async () => {
+  it('a batch runs one crystallization pass at the end, clustering each soul it touches once', async () => {
     const { db } = fresh();
     const souls = [await soul(db), await soul(db), await soul(db)];
-    const spy = vi.spyOn(db.store, 'consideredShards');
+    const spy = vi.spyOn(db.store, 'shardContents');
+    const clustering = vi.spyOn(db.clusters, 'clusterCount');
     const now = db.clock.now();
     const result = await dropShards(
       db,
@@ -427,8 +434,9 @@ describe('the cheap gate', () => {
       ]),
     );
     expect(result.readySoulIds).toEqual(souls);
-    expect(spy).toHaveBeenCalledTimes(1);
-    expect([...spy.mock.calls[0][0]].sort((a, b) => a - b)).toEqual(souls);
+    expect(spy).not.toHaveBeenCalled(); // the batch's own texts are in hand
+    // One pass at the end: each soul clustered before (its old shards: none) and after the batch.
+    expect(clustering.mock.calls.map((c) => c[0])).toEqual(souls.flatMap((id) => [id]));
   });
 });
 

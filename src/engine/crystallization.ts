@@ -1,8 +1,6 @@
 import { DAY_MS } from './clock.ts';
 import type { Knobs } from './settings.ts';
 import type { GateStats, ShardAggregate } from '../store/store.ts';
-import type { Shard } from './model.ts';
-import { clusterTexts } from './similarity.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 
 export const crystallizationConditions = ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const;
@@ -84,34 +82,34 @@ export function passesCheapGate(stats: GateStats, which: 'before' | 'after', kno
 
 // Reads over the store.
 
-function consideredBySoul(db: SoulsDb, soulIds: readonly number[], cutoff: number): Map<number, Shard[]> {
-  const bySoul = new Map<number, Shard[]>(soulIds.map((id) => [id, []]));
-  if (soulIds.length === 0) return bySoul;
-  for (const shard of db.store.consideredShards(soulIds, cutoff)) {
-    for (const soulId of shard.soulIds) bySoul.get(soulId)?.push(shard);
-  }
-  return bySoul;
+function clusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]): number {
+  return db.clusters.clusterCount(soulId, shardIds, (ids) => db.store.shardContents(ids));
 }
 
-function countClusters(db: SoulsDb, shards: readonly Shard[]): number {
-  return clusterTexts(shards.map((s) => s.content), db.settings.clusteringThreshold).length;
+/**
+ * The souls passing the cheap gate, with the texts they will cluster made
+ * ready: from `known` (a write's own shards) or one statement for the rest.
+ */
+function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known: ReadonlyMap<number, string> = new Map()): GateStats[] {
+  const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
+  const missing = db.clusters.uncached(passing.flatMap((g) => g.shardIds));
+  const toLoad = missing.filter((id) => !known.has(id));
+  db.clusters.remember(new Map(missing.filter((id) => known.has(id)).map((id) => [id, known.get(id)!])));
+  if (toLoad.length > 0) db.clusters.remember(db.store.shardContents(toLoad));
+  return passing;
 }
 
 /**
  * The souls a write moved from not-ready to ready (an edge, not a level).
- * Only souls whose cheap conditions pass after the write load and cluster
- * their shards; a soul that was already ready costs one clustering.
+ * Only souls whose cheap conditions pass after the write cluster their
+ * shards, and the remembered partitions make that incremental.
  */
-export function readyEdges(db: SoulsDb, gate: readonly GateStats[], newShardIds: readonly number[], now: number): number[] {
-  const candidates = gate.filter((g) => passesCheapGate(g, 'after', db.settings));
-  if (candidates.length === 0) return [];
+export function readyEdges(db: SoulsDb, gate: readonly GateStats[], newShardIds: readonly number[], newTexts?: ReadonlyMap<number, string>): number[] {
   const fresh = new Set(newShardIds);
-  const shardsBySoul = consideredBySoul(db, candidates.map((g) => g.soulId), expiryCutoff(db, now));
-  return candidates
+  return passingCheapGate(db, gate, newTexts)
     .filter((g) => {
-      const shards = shardsBySoul.get(g.soulId)!;
-      const wasReady = passesCheapGate(g, 'before', db.settings) && countClusters(db, shards.filter((s) => !fresh.has(s.id))) >= MIN_CLUSTERS;
-      return !wasReady && countClusters(db, shards) >= MIN_CLUSTERS;
+      const wasReady = passesCheapGate(g, 'before', db.settings) && clusterCount(db, g.soulId, g.shardIds.filter((id) => !fresh.has(id))) >= MIN_CLUSTERS;
+      return !wasReady && clusterCount(db, g.soulId, g.shardIds) >= MIN_CLUSTERS;
     })
     .map((g) => g.soulId);
 }
@@ -119,18 +117,16 @@ export function readyEdges(db: SoulsDb, gate: readonly GateStats[], newShardIds:
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
 export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Crystallization>> {
   const now = db.clock.now();
-  const cutoff = expiryCutoff(db, now);
-  const stats = db.store.gateStats(soulIds, cutoff);
-  return assessAll(db, [...stats.values()], cutoff, now);
+  const stats = db.store.gateStats(soulIds, expiryCutoff(db, now));
+  return assessAll(db, [...stats.values()], now);
 }
 
-function assessAll(db: SoulsDb, stats: readonly GateStats[], cutoff: number, now: number): Map<number, Crystallization> {
-  const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings)).map((g) => g.soulId);
-  const shardsBySoul = consideredBySoul(db, passing, cutoff);
+function assessAll(db: SoulsDb, stats: readonly GateStats[], now: number): Map<number, Crystallization> {
+  const passing = new Set(passingCheapGate(db, stats));
   return new Map(
     stats.map((g) => {
-      const shards = shardsBySoul.get(g.soulId);
-      return [g.soulId, assessCrystallization(g.soulId, g.after, g, shards ? countClusters(db, shards) : null, db.settings, now)];
+      const clusters = passing.has(g) ? clusterCount(db, g.soulId, g.shardIds) : null;
+      return [g.soulId, assessCrystallization(g.soulId, g.after, g, clusters, db.settings, now)];
     }),
   );
 }
@@ -140,9 +136,8 @@ export type ReadySoul = { soulId: number; priority: number; crystallization: Cry
 /** Non-dormant souls ready for refinement, most urgent first (priority descending, then id). */
 export async function crystallizationReadiness(db: SoulsDb): Promise<ReadySoul[]> {
   const now = db.clock.now();
-  const cutoff = expiryCutoff(db, now);
-  const stats = db.store.gateStats('awake', cutoff);
-  return [...assessAll(db, [...stats.values()], cutoff, now).values()]
+  const stats = db.store.gateStats('awake', expiryCutoff(db, now));
+  return [...assessAll(db, [...stats.values()], now).values()]
     .filter((c) => c.ready)
     .sort((a, b) => b.priority - a.priority || a.soulId - b.soulId)
     .map((c) => ({ soulId: c.soulId, priority: c.priority, crystallization: c }));

@@ -45,7 +45,7 @@ export async function dropShard(db: SoulsDb, content: string, source: string, so
   const now = db.clock.now();
   const shard = validShard(db, { ...options, content, source, soulIds }, now);
   const write = db.store.insertShards([shard], now, expiryCutoff(db, now));
-  return { shardId: write.shardIds[0], readySoulIds: readyEdges(db, write.gate, write.shardIds, now) };
+  return { shardId: write.shardIds[0], readySoulIds: readyEdges(db, write.gate, write.shardIds, new Map([[write.shardIds[0], shard.content]])) };
 }
 
 /** Deposits a batch in one transaction: the whole batch is validated first (fail fast, nothing written), then one crystallization pass. */
@@ -62,7 +62,8 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[]): Pr
   });
   if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
   const write = db.store.insertShards(shards, now, expiryCutoff(db, now));
-  return { shardIds: write.shardIds, readySoulIds: readyEdges(db, write.gate, write.shardIds, now) };
+  const texts = new Map(write.shardIds.map((id, i) => [id, shards[i].content]));
+  return { shardIds: write.shardIds, readySoulIds: readyEdges(db, write.gate, write.shardIds, texts) };
 }
 
 /** Unseals deferred observations (they stay pending); may make souls ready. */
@@ -71,7 +72,7 @@ export async function revealShards(db: SoulsDb, shardIds: readonly number[]): Pr
   const now = db.clock.now();
   const write = db.store.revealShards(ids, now, expiryCutoff(db, now));
   // Only the shards this write actually unsealed are new: an already visible one counted before it too.
-  return { shardIds: [...new Set(ids)], readySoulIds: readyEdges(db, write.gate, write.shardIds, now) };
+  return { shardIds: [...new Set(ids)], readySoulIds: readyEdges(db, write.gate, write.shardIds) };
 }
 
 /** The one maintenance operation: shards cited by `shardFadeCitations` distinct traits fade. Also refreshes planner statistics. */

@@ -2,12 +2,15 @@ import { systemClock, type Clock } from './clock.ts';
 import { resolveSettings, type Settings } from './settings.ts';
 import type { SoulsStore } from '../store/store.ts';
 import { openSqliteStore } from '../store/sqlite.ts';
+import { ClusterMemo } from './cluster-memo.ts';
 
 /** The handle every engine function takes first: where souls are stored, the knobs, and the clock. */
 export type SoulsDb = {
   readonly store: SoulsStore;
   readonly settings: Settings;
   readonly clock: Clock;
+  /** Remembered cluster partitions, so the gate re-clusters only what changed. */
+  readonly clusters: ClusterMemo;
 };
 
 export type OpenOptions = {
@@ -23,7 +26,7 @@ export type OpenOptions = {
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
   const store = options.store ?? openSqliteStore({ path: options.path });
-  return { store, settings, clock: options.clock ?? systemClock };
+  return { store, settings, clock: options.clock ?? systemClock, clusters: new ClusterMemo(settings.clusteringThreshold) };
 }
 
 export function closeSoulsDb(db: SoulsDb): void {

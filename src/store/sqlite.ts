@@ -34,7 +34,7 @@ const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.
 /** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out those `isNew` picks. */
 function gateSql(isNew: string): string {
   const old = `NOT (${isNew})`;
-  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at,
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
       COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
       COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
       COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
@@ -49,7 +49,7 @@ function gateSql(isNew: string): string {
 }
 
 /** Every awake soul's aggregates, driven by the partial pending index. */
-const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at,
+const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
     COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest
   FROM soul_shards s
   CROSS JOIN shard_souls ss ON ss.shard_id = s.id
@@ -164,6 +164,14 @@ function toAggregate(r: Row | undefined, suffix: '' | '_before'): ShardAggregate
     oldest: oldest === null ? null : Number(oldest),
     newest: newest === null ? null : Number(newest),
   };
+}
+
+function parseIds(value: SQLInputValue): number[] {
+  if (value === null || value === undefined) return [];
+  return String(value)
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);
 }
 
 function encodeCursor(createdAt: number, id: number): string {
@@ -582,6 +590,7 @@ export class SqliteStore implements SoulsStore {
       soulId: Number(r.soul_id),
       dormant: r.deleted_at !== null,
       lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+      shardIds: parseIds(r.ids),
       after: toAggregate(r, ''),
       before: toAggregate(r, '_before'),
     }));
@@ -590,7 +599,6 @@ export class SqliteStore implements SoulsStore {
   insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite {
     return this.transaction(() => {
       const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
-      this.assertSoulsExist(soulIds);
       const shardIds: number[] = [];
       for (const shard of shards) {
         const { lastInsertRowid: shardId } = this.run(
@@ -598,7 +606,15 @@ export class SqliteStore implements SoulsStore {
           { content: shard.content, source: shard.source, sealed: shard.sealed ? 1 : 0, createdAt: shard.createdAt, now },
         );
         shardIds.push(shardId);
-        for (const soulId of new Set(shard.soulIds)) this.run('INSERT INTO shard_souls (shard_id, soul_id) VALUES (:shardId, :soulId)', { shardId, soulId });
+        for (const soulId of new Set(shard.soulIds)) {
+          // The foreign key checks the soul exists; only a failure pays for finding out which.
+          try {
+            this.run('INSERT INTO shard_souls (shard_id, soul_id) VALUES (:shardId, :soulId)', { shardId, soulId });
+          } catch (error) {
+            this.assertSoulsExist(soulIds);
+            throw error;
+          }
+        }
         for (const tag of shard.tags) this.run('INSERT OR IGNORE INTO shard_tags (shard_id, tag) VALUES (:shardId, :tag)', { shardId, tag });
       }
       const gate = this.gate(soulIds, cutoff, 's.id BETWEEN :firstNew AND :lastNew', { firstNew: shardIds[0] ?? 0, lastNew: shardIds.at(-1) ?? -1 });
@@ -659,6 +675,11 @@ export class SqliteStore implements SoulsStore {
       createdAt: Number(r.created_at),
       updatedAt: Number(r.updated_at),
     }));
+  }
+
+  shardContents(ids: readonly number[]): Map<number, string> {
+    const rows = this.all(`SELECT id, content FROM soul_shards WHERE id IN ${inList('ids')}`, { ids: json(ids) });
+    return new Map(rows.map((r) => [Number(r.id), String(r.content)]));
   }
 
   getShards(ids: readonly number[]): Map<number, Shard> {
@@ -747,7 +768,14 @@ export class SqliteStore implements SoulsStore {
     return new Map(
       rows.map((r) => {
         const agg = toAggregate(r, '');
-        const stats: GateStats = { soulId: Number(r.soul_id), dormant: false, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at), after: agg, before: agg };
+        const stats: GateStats = {
+          soulId: Number(r.soul_id),
+          dormant: false,
+          lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+          shardIds: parseIds(r.ids),
+          after: agg,
+          before: agg,
+        };
         return [stats.soulId, stats];
       }),
     );

@@ -47,6 +47,7 @@ export interface SoulsStore {
   /** Fades every pending shard cited by at least `threshold` distinct traits; returns how many. */
   fadeExhaustedShards(threshold: number, now: number): number;
   getShards(ids: readonly number[]): Map<number, Shard>;
+  shardContents(ids: readonly number[]): Map<number, string>;
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
   /** FTS5 search over pending, unsealed, unexpired shards; `terms` are plain words, quoted by the store. */
   searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
@@ -97,6 +98,8 @@ export type GateStats = {
   soulId: number;
   dormant: boolean;
   lastAttunedAt: number | null;
+  /** The considered shards' ids now, ascending. */
+  shardIds: number[];
   /** Considered shards now. */
   after: ShardAggregate;
   /** Considered shards leaving out those this write inserted or revealed. */

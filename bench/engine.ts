@@ -1,0 +1,182 @@
+// Engine benchmarks on a file database (WAL, synchronous=NORMAL), as a server would run it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import {
+  DAY_MS,
+  closeSoulsDb,
+  createSoul,
+  crystallizationReadiness,
+  dropShard,
+  dropShards,
+  fadeExhaustedShards,
+  formatEvidence,
+  manualClock,
+  openSoulsDb,
+  type ShardInput,
+  type SoulsDb,
+} from '../src/engine/index.ts';
+import { expiryCutoff } from '../src/engine/souls-db.ts';
+import { initSoulsTables } from '../src/store/sqlite.ts';
+import { makeObservationCorpus, makeRng } from './corpus.ts';
+
+export type BenchRow = { name: string; value: string };
+
+const START = Date.UTC(2026, 0, 1);
+const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];
+
+export function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function time(work: () => void): number {
+  const start = performance.now();
+  work();
+  return performance.now() - start;
+}
+
+async function timeAsync(work: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+function tempPath(dir: string, name: string): string {
+  return join(dir, name);
+}
+
+async function seedSouls(db: SoulsDb, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) ids.push((await createSoul(db, { name: `soul-${i}`, essence: `Essence of soul ${i}.` })).id);
+  return ids;
+}
+
+/** The same rows dropShard writes (shard, attribution, tags, FTS via trigger), with no validation, gate or clustering. */
+function rawInsert(database: DatabaseSync) {
+  const shard = database.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES (?, ?, 'pending', 0, ?, ?)`);
+  const soul = database.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)');
+  const tag = database.prepare('INSERT OR IGNORE INTO shard_tags (shard_id, tag) VALUES (?, ?)');
+  return (input: ShardInput, now: number) => {
+    const { lastInsertRowid } = shard.run(input.content, input.source, input.createdAt ?? now, now);
+    for (const soulId of input.soulIds) soul.run(lastInsertRowid, soulId);
+    for (const t of input.tags ?? []) tag.run(lastInsertRowid, t);
+  };
+}
+
+function shardInputs(count: number, soulIds: number[], seed: number, now: number, spreadDays = 30): ShardInput[] {
+  const rng = makeRng(seed);
+  const texts = makeObservationCorpus(count, seed);
+  return texts.map((content, i) => ({
+    content,
+    source: SOURCES[Math.floor(rng() * SOURCES.length)],
+    soulIds: [soulIds[Math.floor(rng() * soulIds.length)]],
+    tags: i % 3 === 0 ? ['bench'] : [],
+    createdAt: now - Math.floor(rng() * spreadDays * DAY_MS),
+  }));
+}
+
+/** dropShard and dropShards beside raw inserts into the same tables, in the same run. */
+async function writeThroughput(dir: string): Promise<BenchRow[]> {
+  const clock = manualClock(START + 60 * DAY_MS);
+  const db = openSoulsDb({ path: tempPath(dir, 'writes.db'), clock });
+  const soulIds = await seedSouls(db, 200);
+  const rawDb = new DatabaseSync(tempPath(dir, 'raw.db'));
+  rawDb.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON');
+  initSoulsTables(rawDb);
+  for (const id of soulIds) rawDb.prepare('INSERT INTO souls (id, name, essence, created_at, updated_at) VALUES (?, ?, ?, 0, 0)').run(id, `soul-${id}`, 'x');
+  const insert = rawInsert(rawDb);
+  const now = clock.now();
+
+  const singles = 3000;
+  const inputs = shardInputs(singles * 2, soulIds, 7, now);
+  const rows: BenchRow[] = [];
+  const rounds = 3;
+  const engineSingle: number[] = [];
+  const rawSingle: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const slice = inputs.slice((round * singles) / rounds, ((round + 1) * singles) / rounds);
+    rawSingle.push(
+      time(() => {
+        for (const input of slice) {
+          rawDb.exec('BEGIN IMMEDIATE');
+          insert(input, now);
+          rawDb.exec('COMMIT');
+        }
+      }) / slice.length,
+    );
+    engineSingle.push((await timeAsync(async () => {
+      for (const input of slice) await dropShard(db, input.content, input.source, input.soulIds, input);
+    })) / slice.length);
+  }
+  const dropPerSec = 1000 / median(engineSingle);
+  const rawPerSec = 1000 / median(rawSingle);
+  rows.push({ name: 'dropShard/s, autocommit (200 souls, up to ~30 pending each)', value: `${dropPerSec.toFixed(0)}` });
+  rows.push({ name: 'raw insert/s, autocommit, same tables', value: `${rawPerSec.toFixed(0)}` });
+  rows.push({ name: 'dropShard ÷ raw insert (target ≥ 0.8)', value: (dropPerSec / rawPerSec).toFixed(2) });
+
+  const batch = inputs.slice(singles, singles + 3000);
+  const batchSize = 1000;
+  const engineBatch: number[] = [];
+  const rawBatch: number[] = [];
+  for (let start = 0; start < batch.length; start += batchSize) {
+    const chunk = batch.slice(start, start + batchSize);
+    rawBatch.push(
+      time(() => {
+        rawDb.exec('BEGIN IMMEDIATE');
+        for (const input of chunk) insert(input, now);
+        rawDb.exec('COMMIT');
+      }) / chunk.length,
+    );
+    engineBatch.push((await timeAsync(() => dropShards(db, chunk))) / chunk.length);
+  }
+  const batchPerSec = 1000 / median(engineBatch);
+  const rawBatchPerSec = 1000 / median(rawBatch);
+  rows.push({ name: `dropShards/s, batches of ${batchSize}`, value: `${batchPerSec.toFixed(0)}` });
+  rows.push({ name: `raw insert/s, batches of ${batchSize}, same tables`, value: `${rawBatchPerSec.toFixed(0)}` });
+  rows.push({ name: 'dropShards ÷ raw insert (target ≥ 0.8)', value: (batchPerSec / rawBatchPerSec).toFixed(2) });
+  closeSoulsDb(db);
+  rawDb.close();
+  return rows;
+}
+
+/** A 50,000-shard database where one soul has 300 pending shards: the evidence report and the gate's query. */
+async function readLatency(dir: string): Promise<BenchRow[]> {
+  const clock = manualClock(START + 400 * DAY_MS);
+  const db = openSoulsDb({ path: tempPath(dir, 'reads.db'), clock });
+  const soulIds = await seedSouls(db, 200);
+  const now = clock.now();
+  const target = soulIds[0];
+  const others = soulIds.slice(1);
+  // A year of history: about two thirds of it is past the 120-day expiry cutoff.
+  const background = shardInputs(49_700, others, 11, now, 365);
+  for (let i = 0; i < background.length; i += 10_000) await dropShards(db, background.slice(i, i + 10_000));
+  const own = shardInputs(300, [target], 13, now);
+  await dropShards(db, own);
+  await fadeExhaustedShards(db);
+
+  const evidence: number[] = [];
+  for (let i = 0; i < 40; i++) evidence.push(await timeAsync(() => formatEvidence(db, target)));
+  const cutoff = expiryCutoff(db, now);
+  const gate: number[] = [];
+  for (let i = 0; i < 2000; i++) gate.push(time(() => db.store.gateStats([target], cutoff)));
+  const readiness: number[] = [];
+  for (let i = 0; i < 20; i++) readiness.push(await timeAsync(() => crystallizationReadiness(db)));
+  closeSoulsDb(db);
+  return [
+    { name: 'gate check, one soul with 300 pending (µs, median)', value: (median(gate) * 1000).toFixed(0) },
+    { name: 'formatEvidence, 300 pending / 50,000 total (ms, median; target ≤ 5)', value: median(evidence).toFixed(2) },
+    { name: 'crystallizationReadiness over 200 souls, 50,000 shards (ms, median)', value: median(readiness).toFixed(2) },
+  ];
+}
+
+export async function benchEngine(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'souls-bench-'));
+  try {
+    return [...(await writeThroughput(dir)), ...(await readLatency(dir))];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,19 @@
+// npm run bench: engine benchmarks, printed as a table with the machine noted.
+import { cpus, totalmem } from 'node:os';
+import { benchClustering } from './clustering.ts';
+import { benchEngine, type BenchRow } from './engine.ts';
+
+const sections: Array<[string, () => Promise<BenchRow[]>]> = [
+  ['Engine', benchEngine],
+  ['Clustering', benchClustering],
+];
+
+const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;
+console.log(`Souls benchmarks — ${machine}\n`);
+for (const [title, run] of sections) {
+  const rows = await run();
+  const width = Math.max(...rows.map((r) => r.name.length));
+  console.log(`## ${title}`);
+  for (const row of rows) console.log(`${row.name.padEnd(width)}  ${row.value}`);
+  console.log();
+}
