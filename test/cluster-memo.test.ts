@@ -31,7 +31,12 @@ describe('ClusterMemo', () => {
           loads += missing.length;
           return new Map(missing.map((id) => [id, pool[id - 1]]));
         });
-        expect(count).toBe(clusterTexts(ids.map((id) => pool[id - 1]), threshold).length);
+        const expected = clusterTexts(ids.map((id) => pool[id - 1]), threshold);
+        expect(count).toBe(expected.length);
+        if (step % 5 === 0) {
+          const partition = memo.partition(1, ids, () => new Map());
+          expect(partition).toEqual(expected.map((cluster) => cluster.map((i) => ids[i])));
+        }
         current = next;
       }
       expect(loads).toBeLessThanOrEqual(pool.length); // each text is loaded once, then remembered

@@ -29,11 +29,20 @@ export class ClusterMemo {
    * partition for this soul. `contents` supplies texts of shards not cached yet.
    */
   clusterCount(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number {
+    return this.sync(soulId, shardIds, contents).clusterCount();
+  }
+
+  /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */
+  partition(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number[][] {
+    return this.sync(soulId, shardIds, contents).clusterIds();
+  }
+
+  private sync(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
     const remembered = this.souls.get(soulId);
     if (!remembered && shardIds.length >= BULK_BUILD) {
       const partition = this.buildAll(shardIds, contents);
       this.souls.set(soulId, partition);
-      return partition.clusterCount();
+      return partition;
     }
     const partition = remembered ?? new Partition();
     const wanted = new Set(shardIds);
@@ -45,7 +54,7 @@ export class ClusterMemo {
     for (const id of added) partition.add(id, this.grams.get(id)!, (a, b) => this.similar(a, b));
     this.souls.set(soulId, partition);
     this.evict();
-    return partition.clusterCount();
+    return partition;
   }
 
   /** The shards among `ids` whose texts are not cached: load them in one go and hand them to `remember`. */
@@ -104,13 +113,18 @@ export class ClusterMemo {
   /** The text's trigram set (as trigramSet defines it) as sorted ids of this memo's dictionary. */
   private gramIds(text: string): Int32Array {
     const normalized = normalizeForSimilarity(text);
-    const codes = /[\uD800-\uDFFF]/.test(normalized) ? Array.from(normalized, (c) => c.codePointAt(0)!) : Array.from({ length: normalized.length }, (_, i) => normalized.charCodeAt(i));
-    if (codes.length < 3) return Int32Array.of(this.idOf(`short:${normalized}`));
-    const ids = new Int32Array(codes.length - 2);
+    const codes = /[\uD800-\uDFFF]/.test(normalized) ? Array.from(normalized, (c) => c.codePointAt(0)!) : null;
+    const length = codes ? codes.length : normalized.length;
+    if (length < 3) return Int32Array.of(this.idOf(`short:${normalized}`));
+    const ids = new Int32Array(length - 2);
+    let a = codes ? codes[0] : normalized.charCodeAt(0);
+    let b = codes ? codes[1] : normalized.charCodeAt(1);
     for (let i = 0; i < ids.length; i++) {
-      const [a, b, c] = [codes[i], codes[i + 1], codes[i + 2]];
+      const c = codes ? codes[i + 2] : normalized.charCodeAt(i + 2);
       // Three code points below 2^10 pack into one number; a Map of numbers is much faster than one of strings.
       ids[i] = a < 1024 && b < 1024 && c < 1024 ? this.idOf((a << 20) | (b << 10) | c) : this.idOf(String.fromCodePoint(a, b, c));
+      a = b;
+      b = c;
     }
     ids.sort();
     let unique = 0;
@@ -156,6 +170,10 @@ class Partition {
 
   clusterCount(): number {
     return this.clusters.size;
+  }
+
+  clusterIds(): number[][] {
+    return [...this.clusters.values()].map((members) => [...members.keys()].sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
   }
 
   /** Joins the new member with every cluster holding a member similar to it. */

@@ -1,5 +1,5 @@
 import { DAY_MS } from './clock.ts';
-import { assessCrystallization, getCrystallization, passesCheapGate, type Crystallization } from './crystallization.ts';
+import { getCrystallization, type Crystallization } from './crystallization.ts';
 import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { searchTerms } from './shards.ts';
@@ -20,8 +20,9 @@ export type EvidenceInput = {
   citations: readonly Citation[];
   /** The soul's attunement times. */
   attunedAt: readonly number[];
-  /** The soul's verdict; or, when the scope is all considered shards, a function of the scope's cluster count so clustering runs once. */
-  crystallization: Crystallization | ((clusterCount: number) => Crystallization);
+  crystallization: Crystallization;
+  /** The shards' single-linkage partition as lists of shard ids, when the caller already has it; computed otherwise. */
+  partition?: readonly (readonly number[])[];
   /** Names of souls that may appear in sharedWith, for the markdown. */
   soulNames: ReadonlyMap<number, string>;
   knobs: Knobs;
@@ -115,7 +116,7 @@ export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
     soulId: soul.id,
     generatedAt: now,
     shardCount: shards.length,
-    crystallization: typeof input.crystallization === 'function' ? input.crystallization(clusters.length) : input.crystallization,
+    crystallization: input.crystallization,
     clusters,
     traits: signals,
     consolidationCandidates,
@@ -138,10 +139,13 @@ function rankKey(value: number): number {
 
 function buildClusters(ctx: Context): ShardCluster[] {
   const { shards, input } = ctx;
-  const partition = clusterTexts(
-    shards.map((s) => s.content),
-    input.knobs.clusteringThreshold,
-  );
+  const position = new Map(shards.map((s, i) => [s.id, i]));
+  const partition = input.partition
+    ? input.partition.map((ids) => ids.map((id) => position.get(id)!).sort((a, b) => a - b))
+    : clusterTexts(
+        shards.map((s) => s.content),
+        input.knobs.clusteringThreshold,
+      );
   const citedBy = new Map<number, number[]>();
   const activeIds = new Set(ctx.traits.map((t) => t.id));
   for (const c of input.citations) {
@@ -530,9 +534,10 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   const shards = db.store.consideredShards([soulId], cutoff, { tags, terms: query === null ? undefined : searchTerms(query) });
   const activeTraits = db.store.listTraits([soulId], { statuses: ['active'] });
   const citations = db.store.citationsOfTraits(activeTraits.map((t) => t.id));
-  const gate = db.store.gateStats([soulId], cutoff).get(soulId)!;
-  const cheapPasses = passesCheapGate(gate, 'after', db.settings);
-  const verdict = (clusterCount: number | null) => assessCrystallization(soulId, gate.after, gate, clusterCount, db.settings, now);
+  const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
+  // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
+  const texts = new Map(shards.map((s) => [s.id, s.content]));
+  const partition = scoped ? undefined : db.clusters.partition(soulId, [...texts.keys()].sort((a, b) => a - b), (ids) => new Map(ids.map((id) => [id, texts.get(id)!])));
   const otherSouls = [...new Set(shards.flatMap((s) => s.soulIds))].filter((id) => id !== soulId);
   const soulNames = new Map([...db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
   return buildEvidenceReport({
@@ -541,7 +546,8 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
     activeTraits,
     citations,
     attunedAt: db.store.attunements([soulId]).get(soulId) ?? [],
-    crystallization: !cheapPasses ? verdict(null) : scoped ? (await getCrystallization(db, [soulId])).get(soulId)! : (clusterCount) => verdict(clusterCount),
+    crystallization,
+    partition,
     soulNames,
     knobs: db.settings,
     now,
