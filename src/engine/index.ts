@@ -55,6 +55,7 @@ export {
   searchShards,
   shardCountsBySource,
   shardCountsByTag,
+  shardCountsByTagOfSouls,
   shardCountsPerSoul,
   type ListShardsOptions,
   type ShardHit,
@@ -63,6 +64,7 @@ export {
 export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
 export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
+export { expiryCutoff } from './souls-db.ts';
 export { similarity } from './similarity.ts';
 export type { TraitSignals } from './signals.ts';
 export {

@@ -65,4 +65,5 @@ export type Citation = { shardId: number; traitId: number; createdAt: number };
 export type SourceCount = { source: string; count: number };
 export type TagCount = { tag: string; count: number };
 
-export type Page<T> = { items: T[]; totalCount: number; hasNextPage: boolean; endCursor: string | null };
+/** One page of a list; `cursors[i]` is the opaque cursor of `items[i]`, to pass as `after`. */
+export type Page<T> = { items: T[]; cursors: string[]; totalCount: number; hasNextPage: boolean; endCursor: string | null };

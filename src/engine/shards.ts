@@ -48,16 +48,21 @@ export async function dropShard(db: SoulsDb, content: string, source: string, so
   return { shardId: write.shardIds[0], readySoulIds: readyEdges(db, write.gate, write.shardIds, new Map([[write.shardIds[0], shard.content]])) };
 }
 
-/** Deposits a batch in one transaction: the whole batch is validated first (fail fast, nothing written), then one crystallization pass. */
-export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[]): Promise<DropShardsResult> {
-  if (!Array.isArray(inputs)) throw new ValidationError('shards', 'must be a list');
-  if (inputs.length > db.settings.maxBatchSize) throw new ValidationError('shards', `at most ${db.settings.maxBatchSize} shards per batch`);
+/**
+ * Deposits a batch in one transaction: the whole batch is validated first
+ * (fail fast, nothing written; errors name the item, `shards[2].content`, or
+ * under `options.field`), then one crystallization pass.
+ */
+export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], options: { field?: string } = {}): Promise<DropShardsResult> {
+  const field = options.field ?? 'shards';
+  if (!Array.isArray(inputs)) throw new ValidationError(field, 'must be a list');
+  if (inputs.length > db.settings.maxBatchSize) throw new ValidationError(field, `at most ${db.settings.maxBatchSize} shards per batch`);
   const now = db.clock.now();
   const shards = inputs.map((input, i) => {
     try {
       return validShard(db, input, now);
     } catch (error) {
-      throw error instanceof ValidationError ? error.within(`shards[${i}]`) : error;
+      throw error instanceof ValidationError ? error.within(`${field}[${i}]`) : error;
     }
   });
   if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
@@ -166,6 +171,10 @@ export async function shardCountsPerSoul(db: SoulsDb): Promise<Array<{ soulId: n
 
 export async function shardCountsByTag(db: SoulsDb, soulId: number | null = null): Promise<TagCount[]> {
   return db.store.countsByTag(soulId, expiryCutoff(db, db.clock.now()));
+}
+
+export async function shardCountsByTagOfSouls(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, TagCount[]>> {
+  return db.store.countsByTagPerSoul(soulIds, expiryCutoff(db, db.clock.now()));
 }
 
 export async function shardCountsBySource(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, SourceCount[]>> {

@@ -194,6 +194,7 @@ export class SqliteStore implements SoulsStore {
   readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private inTransaction = false;
+  private executed = 0;
 
   constructor(db: DatabaseSync) {
     this.db = db;
@@ -209,14 +210,17 @@ export class SqliteStore implements SoulsStore {
   }
 
   private all(sql: string, params: Params = {}): Row[] {
+    this.executed++;
     return this.stmt(sql).all(params) as Row[];
   }
 
   private get(sql: string, params: Params = {}): Row | undefined {
+    this.executed++;
     return this.stmt(sql).get(params) as Row | undefined;
   }
 
   private run(sql: string, params: Params = {}): { changes: number; lastInsertRowid: number } {
+    this.executed++;
     const result = this.stmt(sql).run(params);
     return { changes: Number(result.changes), lastInsertRowid: Number(result.lastInsertRowid) };
   }
@@ -731,8 +735,8 @@ export class SqliteStore implements SoulsStore {
       });
       const hasNextPage = rows.length > page.first;
       const items = this.hydrateShards(rows.slice(0, page.first));
-      const last = items.at(-1);
-      return { items, totalCount, hasNextPage, endCursor: last ? encodeCursor(last.createdAt, last.id) : null };
+      const cursors = items.map((s) => encodeCursor(s.createdAt, s.id));
+      return { items, cursors, totalCount, hasNextPage, endCursor: cursors.at(-1) ?? null };
     });
   }
 
@@ -790,6 +794,21 @@ export class SqliteStore implements SoulsStore {
       { soulIds: json(soulIds), cutoff },
     );
     for (const r of rows) result.get(Number(r.soul_id))!.push({ source: String(r.source), count: Number(r.n) });
+    return result;
+  }
+
+  statementsExecuted(): number {
+    return this.executed;
+  }
+
+  countsByTagPerSoul(soulIds: readonly number[], cutoff: number): Map<number, TagCount[]> {
+    const result = new Map<number, TagCount[]>(soulIds.map((id) => [id, []]));
+    const rows = this.all(
+      `SELECT ss.soul_id, t.tag, COUNT(*) AS n FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id JOIN shard_tags t ON t.shard_id = s.id
+       WHERE ss.soul_id IN ${inList('soulIds')} AND ${considered('s')} GROUP BY ss.soul_id, t.tag ORDER BY ss.soul_id, n DESC, t.tag`,
+      { soulIds: json(soulIds), cutoff },
+    );
+    for (const r of rows) result.get(Number(r.soul_id))!.push({ tag: String(r.tag), count: Number(r.n) });
     return result;
   }
 

@@ -57,10 +57,13 @@ export interface SoulsStore {
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats>;
   countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]>;
   countsByTag(soulId: number | null, cutoff: number): TagCount[];
+  countsByTagPerSoul(soulIds: readonly number[], cutoff: number): Map<number, TagCount[]>;
   /** Pending counts for the given souls, or every non-dormant soul. */
   pendingCounts(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, number>;
 
-  // Maintenance
+  // Maintenance and diagnostics
+  /** How many SQL statements this store has executed: lets tests prove a query's cost does not grow with its size. */
+  statementsExecuted(): number;
   optimize(): void;
   backup(path: string): void;
   explainQueryPlans(): Record<string, string[]>;

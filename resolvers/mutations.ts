@@ -1,0 +1,227 @@
+import {
+  ConflictError,
+  ValidationError,
+  addTrait,
+  awakenSoul,
+  citeShard,
+  createSoul,
+  dropShard,
+  dropShards,
+  fadeExhaustedShards,
+  getCrystallization,
+  getSouls,
+  getShards,
+  levelUp,
+  reactivateTrait,
+  retireSoul,
+  revealShards,
+  reviseTrait,
+  revertLevelUp,
+  revertTrait,
+  stampAttuned,
+  updateSoul,
+  type Shard as ShardRecord,
+  type Soul as SoulRecord,
+  type Trait as TraitRecord,
+} from '../src/engine/index.ts';
+import type { Context } from '../src/context.ts';
+import type { SoulChangeKind } from '../src/pubsub.ts';
+import { builder } from '../schema/builder.ts';
+import { existingId, rowId, rowIds } from '../schema/ids.ts';
+import { AddTraitInput, CreateSoulInput, LevelUpPlanInput, ReviseTraitInput, UpdateSoulInput } from '../schema/inputs.ts';
+import {
+  CiteShardResult,
+  DropShardResult,
+  DropShardsResult,
+  FadePayload,
+  LevelUpResult,
+  RevealShardsResult,
+  RevertLevelUpResult,
+  SoulResult,
+  TraitResult,
+} from '../schema/results.ts';
+import { DropShardInput } from '../schema/shard.ts';
+import { levelUpPlan } from './plans.ts';
+
+/** Validation and conflict errors about an input object name the field under the argument, e.g. input.name. */
+async function underArgument<T>(argument: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ValidationError) throw error.within(argument);
+    if (error instanceof ConflictError) throw new ConflictError(`${argument}.${error.field}`, error.message);
+    throw error;
+  }
+}
+
+function soulChanged(ctx: Context, soulId: number, kind: SoulChangeKind): void {
+  ctx.pubsub.publish('soulChanged', { soulId, kind, at: ctx.db.clock.now() });
+}
+
+function soulPayload(ctx: Context, soul: SoulRecord, kind: SoulChangeKind) {
+  soulChanged(ctx, soul.id, kind);
+  return { __typename: 'SoulPayload' as const, soul };
+}
+
+async function traitPayload(ctx: Context, trait: TraitRecord, kind: SoulChangeKind) {
+  soulChanged(ctx, trait.soulId, kind);
+  const soul = (await getSouls(ctx.db, [trait.soulId])).get(trait.soulId)!;
+  return { __typename: 'TraitPayload' as const, trait, soul };
+}
+
+/** Announces new shards and every soul the write made ready (once per soul per crossing). */
+async function shardsWritten(ctx: Context, shards: readonly ShardRecord[], readySoulIds: readonly number[], announceShards: boolean): Promise<SoulRecord[]> {
+  const at = ctx.db.clock.now();
+  if (announceShards) for (const shard of shards) ctx.pubsub.publish('shardDropped', { shardId: shard.id, soulIds: shard.soulIds, at });
+  if (readySoulIds.length === 0) return [];
+  const verdicts = await getCrystallization(ctx.db, readySoulIds);
+  for (const soulId of readySoulIds) ctx.pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
+  const souls = await getSouls(ctx.db, readySoulIds);
+  return readySoulIds.map((id) => souls.get(id)!);
+}
+
+type ShardArgs = { content: string; source: string; soulIds: readonly (string | number)[]; tags?: readonly string[] | null; sealed?: boolean | null; createdAt?: number | null };
+
+function shardInput(field: string, input: ShardArgs) {
+  return { ...input, soulIds: rowIds(`${field}.soulIds`, input.soulIds) };
+}
+
+builder.mutationType({
+  fields: (t) => ({
+    createSoul: t.field({
+      type: SoulResult,
+      args: { input: t.arg({ type: CreateSoulInput, required: true }) },
+      resolve: async (_, { input }, ctx) => soulPayload(ctx, await underArgument('input', () => createSoul(ctx.db, input)), 'CREATED'),
+    }),
+    updateSoul: t.field({
+      type: SoulResult,
+      description: 'administrative escape hatch: overwrites fields directly, bypassing evolution',
+      args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateSoulInput, required: true }) },
+      resolve: async (_, args, ctx) => {
+        const id = rowId('id', args.id);
+        return soulPayload(ctx, await underArgument('input', () => updateSoul(ctx.db, id, args.input)), 'UPDATED');
+      },
+    }),
+    retireSoul: t.field({
+      type: SoulResult,
+      args: { id: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => soulPayload(ctx, await retireSoul(ctx.db, rowId('id', args.id)), 'RETIRED'),
+    }),
+    awakenSoul: t.field({
+      type: SoulResult,
+      args: { id: t.arg.id({ required: true }), name: t.arg.string({ description: 'a new name, when the old one is taken' }) },
+      resolve: async (_, args, ctx) => soulPayload(ctx, await awakenSoul(ctx.db, rowId('id', args.id), { rename: args.name }), 'AWAKENED'),
+    }),
+    addTrait: t.field({
+      type: TraitResult,
+      args: { soulId: t.arg.id({ required: true }), input: t.arg({ type: AddTraitInput, required: true }) },
+      resolve: async (_, args, ctx) => {
+        const soulId = rowId('soulId', args.soulId);
+        const trait = await underArgument('input', async () =>
+          addTrait(ctx.db, soulId, { ...args.input, citeShardIds: rowIds('citeShardIds', args.input.citeShardIds ?? []) }),
+        );
+        return traitPayload(ctx, trait, 'TRAIT_ADDED');
+      },
+    }),
+    reviseTrait: t.field({
+      type: TraitResult,
+      args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReviseTraitInput, required: true }) },
+      resolve: async (_, args, ctx) => {
+        const id = rowId('id', args.id);
+        return traitPayload(ctx, await underArgument('input', () => reviseTrait(ctx.db, id, args.input)), 'TRAIT_REVISED');
+      },
+    }),
+    revertTrait: t.field({
+      type: TraitResult,
+      args: { id: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => traitPayload(ctx, await revertTrait(ctx.db, rowId('id', args.id)), 'TRAIT_REVERTED'),
+    }),
+    reactivateTrait: t.field({
+      type: TraitResult,
+      args: { id: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => traitPayload(ctx, await reactivateTrait(ctx.db, rowId('id', args.id)), 'TRAIT_REACTIVATED'),
+    }),
+    levelUp: t.field({
+      type: LevelUpResult,
+      args: { soulId: t.arg.id({ required: true }), plan: t.arg({ type: LevelUpPlanInput, required: true }) },
+      resolve: async (_, args, ctx) => {
+        const soulId = existingId('Soul', args.soulId);
+        const plan = levelUpPlan(args.plan);
+        if (plan instanceof Error) throw plan;
+        const { soul, event, warnings } = await levelUp(ctx.db, soulId, plan);
+        soulChanged(ctx, soulId, 'LEVEL_UP');
+        ctx.pubsub.publish('levelChanged', { soulId, eventId: event.id, kind: 'LEVEL_UP', at: ctx.db.clock.now() });
+        return { __typename: 'LevelUpPayload' as const, soul, event, warnings };
+      },
+    }),
+    revertLevelUp: t.field({
+      type: RevertLevelUpResult,
+      description: 'undoes the latest level-up exactly; never blocked by the trait limit',
+      args: { soulId: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => {
+        const soulId = existingId('Soul', args.soulId);
+        const { soul, event } = await revertLevelUp(ctx.db, soulId);
+        soulChanged(ctx, soulId, 'LEVEL_UP_REVERTED');
+        ctx.pubsub.publish('levelChanged', { soulId, eventId: event.id, kind: 'REVERT', at: ctx.db.clock.now() });
+        return { __typename: 'RevertLevelUpPayload' as const, soul, event };
+      },
+    }),
+    dropShard: t.field({
+      type: DropShardResult,
+      args: { input: t.arg({ type: DropShardInput, required: true }) },
+      resolve: async (_, { input }, ctx) => {
+        const shardArgs = await underArgument('input', async () => shardInput('', input));
+        const { shardId, readySoulIds } = await underArgument('input', () =>
+          dropShard(ctx.db, shardArgs.content, shardArgs.source, shardArgs.soulIds, shardArgs),
+        );
+        const shard = (await getShards(ctx.db, [shardId])).get(shardId)!;
+        const readySouls = await shardsWritten(ctx, [shard], readySoulIds, true);
+        return { __typename: 'DropShardPayload' as const, shard, readySouls };
+      },
+    }),
+    dropShards: t.field({
+      type: DropShardsResult,
+      description: 'validation errors name the failing item as field, e.g. inputs[3].content',
+      args: { inputs: t.arg({ type: [DropShardInput], required: true }) },
+      resolve: async (_, { inputs }, ctx) => {
+        const shardArgs = inputs.map((input, i) => shardInput(`inputs[${i}]`, input));
+        const { shardIds, readySoulIds } = await dropShards(ctx.db, shardArgs, { field: 'inputs' });
+        const found = await getShards(ctx.db, shardIds);
+        const shards = shardIds.map((id) => found.get(id)!);
+        const readySouls = await shardsWritten(ctx, shards, readySoulIds, true);
+        return { __typename: 'DropShardsPayload' as const, shards, readySouls };
+      },
+    }),
+    citeShard: t.field({
+      type: CiteShardResult,
+      args: { shardId: t.arg.id({ required: true }), traitId: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => {
+        const { shard, trait } = await citeShard(ctx.db, existingId('Shard', args.shardId), existingId('Trait', args.traitId));
+        soulChanged(ctx, trait.soulId, 'SHARD_CITED');
+        return { __typename: 'CiteShardPayload' as const, shard, trait };
+      },
+    }),
+    revealShards: t.field({
+      type: RevealShardsResult,
+      args: { ids: t.arg.idList({ required: true }) },
+      resolve: async (_, args, ctx) => {
+        const { shardIds, readySoulIds } = await revealShards(ctx.db, args.ids.map((id) => existingId('Shard', id)));
+        const found = await getShards(ctx.db, shardIds);
+        const shards = shardIds.map((id) => found.get(id)!);
+        const readySouls = await shardsWritten(ctx, shards, readySoulIds, false);
+        return { __typename: 'RevealShardsPayload' as const, shards, readySouls };
+      },
+    }),
+    stampAttuned: t.field({
+      type: SoulResult,
+      description: 'marks a refinement cycle done: the soul waits for new evidence before it is ready again',
+      args: { soulId: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => soulPayload(ctx, await stampAttuned(ctx.db, rowId('soulId', args.soulId)), 'ATTUNED'),
+    }),
+    fadeExhaustedShards: t.field({
+      type: FadePayload,
+      description: 'maintenance: shards cited by shardFadeCitations distinct traits fade',
+      resolve: async (_, __, ctx) => ({ fadedCount: await fadeExhaustedShards(ctx.db) }),
+    }),
+  }),
+});

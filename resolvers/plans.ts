@@ -1,0 +1,27 @@
+import { LevelUpPlanError, type LevelUpPlan } from '../src/engine/index.ts';
+
+type PlanArgs = {
+  newEssence: string;
+  consolidations: ReadonlyArray<{ sourceTraitIds: readonly (string | number)[]; mergedPrinciple: string; mergedProvenance: string }>;
+  promotedTraitIds: readonly (string | number)[];
+  carriedTraitIds: readonly (string | number)[];
+};
+
+/** The plan with row ids, or a LevelUpPlanError naming every id that cannot be a trait's. */
+export function levelUpPlan(plan: PlanArgs): LevelUpPlan | LevelUpPlanError {
+  const problems: { field: string; message: string }[] = [];
+  const ids = (field: string, values: readonly (string | number)[]) =>
+    values.map((value, i) => {
+      const id = typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value;
+      if (typeof id === 'number' && Number.isSafeInteger(id) && id > 0) return id;
+      problems.push({ field: `plan.${field}[${i}]`, message: `${JSON.stringify(value)} is not a trait id` });
+      return 0;
+    });
+  const result: LevelUpPlan = {
+    newEssence: plan.newEssence,
+    consolidations: plan.consolidations.map((c, i) => ({ ...c, sourceTraitIds: ids(`consolidations[${i}].sourceTraitIds`, c.sourceTraitIds) })),
+    promotedTraitIds: ids('promotedTraitIds', plan.promotedTraitIds),
+    carriedTraitIds: ids('carriedTraitIds', plan.carriedTraitIds),
+  };
+  return problems.length > 0 ? new LevelUpPlanError({ missing: [], duplicated: [], notActive: [], problems }) : result;
+}

@@ -1,0 +1,149 @@
+import {
+  LevelUpPlanError,
+  crystallizationReadiness,
+  getSoulByName,
+  listDormantSouls,
+  listShards,
+  listSoulsOrdered,
+  previewLevelUp,
+  previewTraitChanges,
+  searchShards,
+  shardCountsByTag,
+  shardCountsPerSoul,
+} from '../src/engine/index.ts';
+import { builder } from '../schema/builder.ts';
+import { lookupId, rowId, rowIds } from '../schema/ids.ts';
+import { AddTraitInput, LevelUpPlanInput, TraitRevisionInput } from '../schema/inputs.ts';
+import { LevelUpPreview, RenderPreview } from '../schema/level.ts';
+import { Settings } from '../schema/settings.ts';
+import { Shard, ShardConnection, ShardHit, ShardStatus } from '../schema/shard.ts';
+import { ReadySoul, Soul, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
+import { Trait } from '../schema/trait.ts';
+import { levelUpPlan } from './plans.ts';
+
+builder.queryType({
+  fields: (t) => ({
+    soul: t.field({
+      type: Soul,
+      nullable: true,
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_, args, ctx) => {
+        const id = lookupId(args.id);
+        return id === null ? null : ctx.loaders.soul.load(id);
+      },
+    }),
+    soulByName: t.field({
+      type: Soul,
+      nullable: true,
+      description: 'the awake soul with this name, else the most recently retired one',
+      args: { name: t.arg.string({ required: true }) },
+      resolve: (_, args, ctx) => getSoulByName(ctx.db, args.name),
+    }),
+    souls: t.field({
+      type: [Soul],
+      description: 'non-dormant souls',
+      args: { orderBy: t.arg({ type: SoulOrder, defaultValue: 'READINESS' }) },
+      resolve: (_, args, ctx) => listSoulsOrdered(ctx.db, args.orderBy ?? 'READINESS'),
+    }),
+    dormantSouls: t.field({ type: [Soul], resolve: (_, __, ctx) => listDormantSouls(ctx.db) }),
+    trait: t.field({
+      type: Trait,
+      nullable: true,
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_, args, ctx) => {
+        const id = lookupId(args.id);
+        return id === null ? null : ctx.loaders.trait.load(id);
+      },
+    }),
+    shard: t.field({
+      type: Shard,
+      nullable: true,
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_, args, ctx) => {
+        const id = lookupId(args.id);
+        return id === null ? null : ctx.loaders.shard.load(id);
+      },
+    }),
+    shards: t.field({
+      type: ShardConnection,
+      args: {
+        soulId: t.arg.id(),
+        source: t.arg.string(),
+        tags: t.arg.stringList({ description: 'shards carrying any of these tags' }),
+        status: t.arg({ type: ShardStatus, defaultValue: 'pending' }),
+        sealed: t.arg.boolean({ description: 'true: only sealed, false: only unsealed, null: both' }),
+        includeExpired: t.arg.boolean({ defaultValue: false, description: 'also pending shards past shardExpiryDays' }),
+        first: t.arg.int({ defaultValue: 50 }),
+        after: t.arg.string(),
+      },
+      resolve: (_, args, ctx) =>
+        listShards(ctx.db, {
+          soulId: args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId),
+          source: args.source,
+          tags: args.tags,
+          status: args.status,
+          sealed: args.sealed,
+          includeExpired: args.includeExpired ?? false,
+          first: args.first ?? 50,
+          after: args.after,
+        }),
+    }),
+    searchShards: t.field({
+      type: [ShardHit],
+      description: 'full-text search (bm25) over pending, unsealed, unexpired shards; any string is safe',
+      args: { query: t.arg.string({ required: true }), soulId: t.arg.id(), first: t.arg.int({ defaultValue: 20 }) },
+      resolve: (_, args, ctx) =>
+        searchShards(ctx.db, args.query, {
+          soulId: args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId),
+          first: args.first ?? 20,
+        }),
+    }),
+    crystallizationReadiness: t.field({
+      type: [ReadySoul],
+      description: 'souls ready for refinement, most urgent first',
+      resolve: (_, __, ctx) => crystallizationReadiness(ctx.db),
+    }),
+    shardCountsPerSoul: t.field({ type: [SoulShardCount], resolve: (_, __, ctx) => shardCountsPerSoul(ctx.db) }),
+    shardCountsByTag: t.field({
+      type: [TagCount],
+      args: { soulId: t.arg.id() },
+      resolve: (_, args, ctx) => shardCountsByTag(ctx.db, args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId)),
+    }),
+    settings: t.field({ type: Settings, resolve: (_, __, ctx) => ctx.db.settings }),
+    previewTraitChanges: t.field({
+      type: RenderPreview,
+      description: 'before/after of the rendered block for proposed trait changes; writes nothing',
+      args: {
+        soulId: t.arg.id({ required: true }),
+        add: t.arg({ type: [AddTraitInput] }),
+        revise: t.arg({ type: [TraitRevisionInput] }),
+        revert: t.arg.idList(),
+        includeProvenance: t.arg.boolean({ defaultValue: false }),
+      },
+      resolve: (_, args, ctx) =>
+        previewTraitChanges(
+          ctx.db,
+          rowId('soulId', args.soulId),
+          {
+            add: (args.add ?? []).map((a, i) => ({ ...a, citeShardIds: rowIds(`add[${i}].citeShardIds`, a.citeShardIds ?? []) })),
+            revise: (args.revise ?? []).map((r, i) => ({ ...r, traitId: rowId(`revise[${i}].traitId`, r.traitId) })),
+            revert: rowIds('revert', args.revert ?? []),
+          },
+          { includeProvenance: args.includeProvenance ?? false },
+        ),
+    }),
+    previewLevelUp: t.field({
+      type: LevelUpPreview,
+      description: 'validation, warnings and before/after of a level-up plan; writes nothing',
+      args: { soulId: t.arg.id({ required: true }), plan: t.arg({ type: LevelUpPlanInput, required: true }), includeProvenance: t.arg.boolean({ defaultValue: false }) },
+      resolve: async (_, args, ctx) => {
+        const soulId = rowId('soulId', args.soulId);
+        const plan = levelUpPlan(args.plan);
+        const options = { includeProvenance: args.includeProvenance ?? false };
+        if (!(plan instanceof LevelUpPlanError)) return previewLevelUp(ctx.db, soulId, plan, options);
+        const { before } = await previewTraitChanges(ctx.db, soulId, {}, options);
+        return { valid: false, error: plan, warnings: [], before, after: null };
+      },
+    }),
+  }),
+});

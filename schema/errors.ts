@@ -1,0 +1,60 @@
+import {
+  CapacityError,
+  ConflictError,
+  InvalidStateError,
+  LevelUpPlanError,
+  NotFoundError,
+  ValidationError,
+} from '../src/engine/index.ts';
+import { builder } from './builder.ts';
+
+/** Domain errors are data: every error type implements Error. */
+export const ErrorInterface = builder.interfaceRef<Error>('Error').implement({
+  fields: (t) => ({ message: t.exposeString('message') }),
+});
+
+builder.objectType(NotFoundError, {
+  name: 'NotFoundError',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({ entity: t.exposeString('entity'), id: t.exposeID('id') }),
+});
+
+builder.objectType(ValidationError, {
+  name: 'ValidationError',
+  description: 'The input named by `field` (a path such as inputs[3].content) is not acceptable.',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({ field: t.exposeString('field') }),
+});
+
+builder.objectType(ConflictError, {
+  name: 'ConflictError',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({ field: t.exposeString('field') }),
+});
+
+builder.objectType(CapacityError, {
+  name: 'CapacityError',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({ limit: t.exposeInt('limit'), activeCount: t.exposeInt('activeCount') }),
+});
+
+builder.objectType(InvalidStateError, {
+  name: 'InvalidStateError',
+  interfaces: [ErrorInterface],
+});
+
+builder.objectType(LevelUpPlanError, {
+  name: 'LevelUpPlanError',
+  description: 'The plan does not account for every active trait exactly once, or has empty texts; nothing was written.',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({
+    missing: t.idList({ description: 'active traits the plan leaves out', resolve: (e) => e.missing }),
+    duplicated: t.idList({ description: 'traits listed more than once', resolve: (e) => e.duplicated }),
+    notActive: t.idList({ description: "unknown ids, another soul's traits, or traits that are not active", resolve: (e) => e.notActive }),
+    problems: t.field({
+      type: [ValidationError],
+      description: 'other problems (empty texts, empty groups) as field + message',
+      resolve: (e) => e.problems.map((p) => new ValidationError(p.field, p.message)),
+    }),
+  }),
+});

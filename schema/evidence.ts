@@ -1,0 +1,121 @@
+import type {
+  EvidenceReport as EvidenceReportRecord,
+  ShardCluster as ShardClusterRecord,
+  SuggestedAction as SuggestedActionRecord,
+  TraitPair as TraitPairRecord,
+  Trend as TrendRecord,
+} from '../src/engine/index.ts';
+import { loadPresent } from '../resolvers/loaders.ts';
+import { builder } from './builder.ts';
+import { Shard } from './shard.ts';
+import { Crystallization, Soul } from './soul.ts';
+import { Trait } from './trait.ts';
+
+type ClusterAlignmentRecord = ShardClusterRecord['alignment'];
+type SharedSoulRecord = ShardClusterRecord['sharedWith'][number];
+
+const AlignmentKind = builder.enumType('AlignmentKind', { values: ['REINFORCING', 'NOVEL'] as const });
+
+const SuggestedActionKind = builder.enumType('SuggestedActionKind', {
+  values: [
+    'READY_FOR_REFINEMENT',
+    'AT_CAPACITY',
+    'STALE_TRAITS',
+    'ESSENCE_REDUNDANT',
+    'NOVEL_CLUSTER',
+    'CONSOLIDATION_CANDIDATES',
+    'TENSION',
+    'PROMOTION_CANDIDATES',
+  ] as const,
+});
+
+const ClusterAlignment = builder.objectRef<ClusterAlignmentRecord>('ClusterAlignment').implement({
+  description: 'REINFORCING an existing trait (a member is cited by it, or the representative resembles its principle), else NOVEL.',
+  fields: (t) => ({
+    kind: t.field({ type: AlignmentKind, resolve: (a) => a.kind }),
+    trait: t.field({ type: Trait, nullable: true, resolve: (a, _, ctx) => (a.traitId === null ? null : ctx.loaders.trait.load(a.traitId)) }),
+    similarity: t.exposeFloat('similarity'),
+  }),
+});
+
+const SharedSoul = builder.objectRef<SharedSoulRecord>('SharedSoul').implement({
+  description: 'Another soul the cluster’s shards are also attributed to.',
+  fields: (t) => ({
+    soul: t.field({ type: Soul, resolve: async (s, _, ctx) => (await ctx.loaders.soul.load(s.soulId))! }),
+    sharedCount: t.exposeInt('sharedCount'),
+    fraction: t.exposeFloat('fraction'),
+  }),
+});
+
+const ShardCluster = builder.objectRef<ShardClusterRecord>('ShardCluster').implement({
+  description: 'Shards grouped by lexical similarity; weight = memberCount × sourceDiversity × freshness.',
+  fields: (t) => ({
+    representative: t.field({ type: Shard, resolve: async (c, _, ctx) => (await ctx.loaders.shard.load(c.representativeId))! }),
+    members: t.field({ type: [Shard], resolve: (c, _, ctx) => loadPresent(ctx.loaders.shard, c.memberIds) }),
+    memberCount: t.exposeInt('memberCount'),
+    sources: t.exposeStringList('sources'),
+    sourceDiversity: t.exposeFloat('sourceDiversity'),
+    ageSpanDays: t.exposeFloat('ageSpanDays'),
+    freshness: t.exposeFloat('freshness'),
+    weight: t.exposeFloat('weight'),
+    alignment: t.field({ type: ClusterAlignment, resolve: (c) => c.alignment }),
+    sharedWith: t.field({ type: [SharedSoul], resolve: (c) => c.sharedWith }),
+  }),
+});
+
+const TraitPair = builder.objectRef<TraitPairRecord>('TraitPair').implement({
+  fields: (t) => ({
+    a: t.field({ type: Trait, resolve: async (p, _, ctx) => (await ctx.loaders.trait.load(p.a))! }),
+    b: t.field({ type: Trait, resolve: async (p, _, ctx) => (await ctx.loaders.trait.load(p.b))! }),
+    similarity: t.exposeFloat('similarity'),
+  }),
+});
+
+const PromotionCandidate = builder.objectRef<{ traitId: number; score: number }>('PromotionCandidate').implement({
+  fields: (t) => ({
+    trait: t.field({ type: Trait, resolve: async (p, _, ctx) => (await ctx.loaders.trait.load(p.traitId))! }),
+    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy' }),
+  }),
+});
+
+const SourceTrend = builder.objectRef<TrendRecord['sources'][number]>('SourceTrend').implement({
+  fields: (t) => ({ source: t.exposeString('source'), recent: t.exposeInt('recent'), previous: t.exposeInt('previous') }),
+});
+
+const Trend = builder.objectRef<TrendRecord>('Trend').implement({
+  description: 'Shards in the last 14 days against the 14 before.',
+  fields: (t) => ({
+    recentCount: t.exposeInt('recentCount'),
+    previousCount: t.exposeInt('previousCount'),
+    velocity: t.exposeInt('velocity'),
+    newSources: t.exposeStringList('newSources'),
+    sources: t.field({ type: [SourceTrend], resolve: (tr) => tr.sources }),
+  }),
+});
+
+const SuggestedAction = builder.objectRef<SuggestedActionRecord>('SuggestedAction').implement({
+  fields: (t) => ({
+    kind: t.field({ type: SuggestedActionKind, resolve: (a) => a.kind }),
+    message: t.exposeString('message'),
+    count: t.exposeInt('count'),
+    traits: t.field({ type: [Trait], resolve: (a, _, ctx) => loadPresent(ctx.loaders.trait, a.traitIds) }),
+  }),
+});
+
+export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceReport').implement({
+  description: 'The soul’s considered shards, pre-digested for whoever decides: a person, a script or an LLM.',
+  fields: (t) => ({
+    soul: t.field({ type: Soul, resolve: async (r, _, ctx) => (await ctx.loaders.soul.load(r.soulId))! }),
+    generatedAt: t.field({ type: 'DateTime', resolve: (r) => r.generatedAt }),
+    shardCount: t.exposeInt('shardCount'),
+    crystallization: t.field({ type: Crystallization, resolve: (r) => r.crystallization }),
+    clusters: t.field({ type: [ShardCluster], description: 'highest weight first', resolve: (r) => r.clusters }),
+    traits: t.field({ type: [Trait], description: 'the active traits the report covers', resolve: (r, _, ctx) => loadPresent(ctx.loaders.trait, r.traits.map((s) => s.traitId)) }),
+    consolidationCandidates: t.field({ type: [TraitPair], resolve: (r) => r.consolidationCandidates }),
+    tensions: t.field({ type: [TraitPair], resolve: (r) => r.tensions }),
+    promotionCandidates: t.field({ type: [PromotionCandidate], resolve: (r) => r.promotionCandidates }),
+    trend: t.field({ type: Trend, resolve: (r) => r.trend }),
+    suggestedActions: t.field({ type: [SuggestedAction], resolve: (r) => r.suggestedActions }),
+    markdown: t.exposeString('markdown', { description: 'the whole report, compact, for an LLM prompt' }),
+  }),
+});

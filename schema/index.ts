@@ -1,0 +1,22 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.ts';
+import './scalars.ts';
+import './errors.ts';
+import './soul.ts';
+import './trait.ts';
+import './shard.ts';
+import './level.ts';
+import './evidence.ts';
+import './settings.ts';
+import './events.ts';
+import './results.ts';
+import '../resolvers/queries.ts';
+import '../resolvers/mutations.ts';
+import '../resolvers/subscriptions.ts';
+
+export const schema = builder.toSchema();
+
+/** The SDL as committed in schema/schema.graphql: sorted, so diffs show real changes only. */
+export function printSoulsSchema(): string {
+  return printSchema(lexicographicSortSchema(schema)) + '\n';
+}

@@ -1,0 +1,81 @@
+import {
+  CapacityError,
+  ConflictError,
+  InvalidStateError,
+  LevelUpPlanError,
+  NotFoundError,
+  ValidationError,
+  type LevelEvent as LevelEventRecord,
+  type LevelUpWarning as LevelUpWarningRecord,
+  type Shard as ShardRecord,
+  type Soul as SoulRecord,
+  type Trait as TraitRecord,
+} from '../src/engine/index.ts';
+import { builder } from './builder.ts';
+import { LevelEvent, LevelUpWarning } from './level.ts';
+import { Shard } from './shard.ts';
+import { Soul } from './soul.ts';
+import { Trait } from './trait.ts';
+
+/** Payloads carry their GraphQL type name, which is how the result unions tell them from errors. */
+type Named<N extends string, T> = T & { __typename: N };
+
+export const SoulPayload = builder.objectRef<Named<'SoulPayload', { soul: SoulRecord }>>('SoulPayload').implement({
+  fields: (t) => ({ soul: t.field({ type: Soul, resolve: (p) => p.soul }) }),
+});
+
+export const TraitPayload = builder.objectRef<Named<'TraitPayload', { trait: TraitRecord; soul: SoulRecord }>>('TraitPayload').implement({
+  fields: (t) => ({ trait: t.field({ type: Trait, resolve: (p) => p.trait }), soul: t.field({ type: Soul, resolve: (p) => p.soul }) }),
+});
+
+export const LevelUpPayload = builder
+  .objectRef<Named<'LevelUpPayload', { soul: SoulRecord; event: LevelEventRecord; warnings: LevelUpWarningRecord[] }>>('LevelUpPayload')
+  .implement({
+    fields: (t) => ({
+      soul: t.field({ type: Soul, resolve: (p) => p.soul }),
+      event: t.field({ type: LevelEvent, resolve: (p) => p.event }),
+      warnings: t.field({ type: [LevelUpWarning], resolve: (p) => p.warnings }),
+    }),
+  });
+
+export const RevertLevelUpPayload = builder.objectRef<Named<'RevertLevelUpPayload', { soul: SoulRecord; event: LevelEventRecord }>>('RevertLevelUpPayload').implement({
+  fields: (t) => ({ soul: t.field({ type: Soul, resolve: (p) => p.soul }), event: t.field({ type: LevelEvent, resolve: (p) => p.event }) }),
+});
+
+export const DropShardPayload = builder.objectRef<Named<'DropShardPayload', { shard: ShardRecord; readySouls: SoulRecord[] }>>('DropShardPayload').implement({
+  fields: (t) => ({
+    shard: t.field({ type: Shard, resolve: (p) => p.shard }),
+    readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+  }),
+});
+
+export const DropShardsPayload = builder.objectRef<Named<'DropShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('DropShardsPayload').implement({
+  fields: (t) => ({
+    shards: t.field({ type: [Shard], resolve: (p) => p.shards }),
+    readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+  }),
+});
+
+export const CiteShardPayload = builder.objectRef<Named<'CiteShardPayload', { shard: ShardRecord; trait: TraitRecord }>>('CiteShardPayload').implement({
+  fields: (t) => ({ shard: t.field({ type: Shard, resolve: (p) => p.shard }), trait: t.field({ type: Trait, resolve: (p) => p.trait }) }),
+});
+
+export const RevealShardsPayload = builder.objectRef<Named<'RevealShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('RevealShardsPayload').implement({
+  fields: (t) => ({
+    shards: t.field({ type: [Shard], resolve: (p) => p.shards }),
+    readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+  }),
+});
+
+export const FadePayload = builder.objectRef<{ fadedCount: number }>('FadePayload').implement({
+  fields: (t) => ({ fadedCount: t.exposeInt('fadedCount') }),
+});
+
+export const SoulResult = builder.errorUnion('SoulResult', { types: [SoulPayload, NotFoundError, ValidationError, ConflictError, InvalidStateError] });
+export const TraitResult = builder.errorUnion('TraitResult', { types: [TraitPayload, NotFoundError, ValidationError, CapacityError, InvalidStateError] });
+export const LevelUpResult = builder.errorUnion('LevelUpResult', { types: [LevelUpPayload, NotFoundError, LevelUpPlanError, InvalidStateError] });
+export const RevertLevelUpResult = builder.errorUnion('RevertLevelUpResult', { types: [RevertLevelUpPayload, NotFoundError, InvalidStateError] });
+export const DropShardResult = builder.errorUnion('DropShardResult', { types: [DropShardPayload, NotFoundError, ValidationError] });
+export const DropShardsResult = builder.errorUnion('DropShardsResult', { types: [DropShardsPayload, NotFoundError, ValidationError] });
+export const CiteShardResult = builder.errorUnion('CiteShardResult', { types: [CiteShardPayload, NotFoundError, InvalidStateError] });
+export const RevealShardsResult = builder.errorUnion('RevealShardsResult', { types: [RevealShardsPayload, NotFoundError] });

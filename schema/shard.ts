@@ -1,0 +1,78 @@
+import type { Page, Shard as ShardRecord } from '../src/engine/index.ts';
+import { loadPresent } from '../resolvers/loaders.ts';
+import { builder } from './builder.ts';
+import { Soul } from './soul.ts';
+import { Trait } from './trait.ts';
+
+export const ShardStatus = builder.enumType('ShardStatus', {
+  values: { PENDING: { value: 'pending' }, FADED: { value: 'faded' } } as const,
+});
+
+export const Shard = builder.objectRef<ShardRecord>('Shard');
+
+Shard.implement({
+  description: 'One behavioural observation, attributed to one or more souls.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    content: t.exposeString('content'),
+    source: t.exposeString('source', { description: 'the evidence channel it came through' }),
+    status: t.field({ type: ShardStatus, resolve: (shard) => shard.status }),
+    sealed: t.exposeBoolean('sealed', { description: 'hidden from crystallization and reports until revealed' }),
+    tags: t.exposeStringList('tags'),
+    createdAt: t.field({ type: 'DateTime', resolve: (shard) => shard.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (shard) => shard.updatedAt }),
+    souls: t.field({ type: [Soul], resolve: (shard, _, ctx) => loadPresent(ctx.loaders.soul, shard.soulIds) }),
+    citedBy: t.field({
+      type: [Trait],
+      description: 'traits that cite this shard as evidence',
+      resolve: async (shard, _, ctx) => {
+        const citations = await ctx.loaders.citationsByShard.load(shard.id);
+        return loadPresent(ctx.loaders.trait, citations.map((c) => c.traitId));
+      },
+    }),
+  }),
+});
+
+export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+  }),
+});
+
+const ShardEdge = builder.objectRef<{ cursor: string; node: ShardRecord }>('ShardEdge').implement({
+  fields: (t) => ({
+    cursor: t.exposeString('cursor'),
+    node: t.field({ type: Shard, resolve: (edge) => edge.node }),
+  }),
+});
+
+export const ShardConnection = builder.objectRef<Page<ShardRecord>>('ShardConnection').implement({
+  description: 'Shards newest first; pass pageInfo.endCursor as `after` for the next page.',
+  fields: (t) => ({
+    edges: t.field({
+      type: [ShardEdge],
+      resolve: (page) => page.items.map((node, i) => ({ node, cursor: page.cursors[i] })),
+    }),
+    pageInfo: t.field({ type: PageInfo, resolve: (page) => ({ hasNextPage: page.hasNextPage, endCursor: page.endCursor }) }),
+    totalCount: t.exposeInt('totalCount'),
+  }),
+});
+
+export const ShardHit = builder.objectRef<{ shard: ShardRecord; score: number }>('ShardHit').implement({
+  fields: (t) => ({
+    shard: t.field({ type: Shard, resolve: (hit) => hit.shard }),
+    score: t.exposeFloat('score', { description: 'relevance (negated bm25): higher is better' }),
+  }),
+});
+
+export const DropShardInput = builder.inputType('DropShardInput', {
+  fields: (t) => ({
+    content: t.string({ required: true }),
+    source: t.string({ required: true, description: 'the evidence channel, e.g. delegation, manual_review, reader_feedback' }),
+    soulIds: t.idList({ required: true }),
+    tags: t.stringList(),
+    sealed: t.boolean({ defaultValue: false }),
+    createdAt: t.field({ type: 'DateTime', description: 'historical import; may not be in the future' }),
+  }),
+});

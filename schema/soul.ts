@@ -1,0 +1,132 @@
+import { listShards, formatEvidence, type Crystallization as CrystallizationRecord, type Soul as SoulRecord } from '../src/engine/index.ts';
+import { builder } from './builder.ts';
+import { EvidenceReport } from './evidence.ts';
+import { LevelEvent } from './level.ts';
+import { ShardConnection, ShardStatus } from './shard.ts';
+import { TraitStatus, Trait } from './trait.ts';
+
+export const SoulOrder = builder.enumType('SoulOrder', {
+  values: ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const,
+});
+
+export const CrystallizationCondition = builder.enumType('CrystallizationCondition', {
+  values: ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const,
+});
+
+export const Crystallization = builder.objectRef<CrystallizationRecord>('Crystallization').implement({
+  description: 'Whether the soul has enough diverse evidence to be refined, and why not.',
+  fields: (t) => ({
+    ready: t.exposeBoolean('ready'),
+    priority: t.exposeFloat('priority', { description: 'pendingCount × distinctSources × ageSpreadDays × 1/max(1, days since attuned)' }),
+    pendingCount: t.exposeInt('pendingCount'),
+    distinctSources: t.exposeInt('distinctSources'),
+    ageSpreadDays: t.exposeFloat('ageSpreadDays'),
+    newSinceAttuned: t.exposeBoolean('newSinceAttuned'),
+    clusterCount: t.exposeInt('clusterCount', { nullable: true, description: 'null when the cheap pre-check failed and clustering was skipped' }),
+    unmet: t.field({ type: [CrystallizationCondition], resolve: (c) => c.unmet }),
+  }),
+});
+
+export const SourceCount = builder.objectRef<{ source: string; count: number }>('SourceCount').implement({
+  fields: (t) => ({ source: t.exposeString('source'), count: t.exposeInt('count') }),
+});
+
+export const TagCount = builder.objectRef<{ tag: string; count: number }>('TagCount').implement({
+  fields: (t) => ({ tag: t.exposeString('tag'), count: t.exposeInt('count') }),
+});
+
+export const Soul = builder.objectRef<SoulRecord>('Soul');
+
+Soul.implement({
+  description: 'One cognitive identity: a narrative essence plus evidence-backed traits.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    slug: t.exposeString('slug', { nullable: true }),
+    essence: t.exposeString('essence'),
+    description: t.exposeString('description'),
+    level: t.exposeInt('level'),
+    createdAt: t.field({ type: 'DateTime', resolve: (soul) => soul.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (soul) => soul.updatedAt }),
+    deletedAt: t.field({ type: 'DateTime', nullable: true, resolve: (soul) => soul.deletedAt }),
+    lastAttunedAt: t.field({ type: 'DateTime', nullable: true, resolve: (soul) => soul.lastAttunedAt }),
+    dormant: t.boolean({ resolve: (soul) => soul.deletedAt !== null }),
+    rendered: t.string({
+      description: 'The identity block for a system prompt; with provenance for people.',
+      args: { includeProvenance: t.arg.boolean({ defaultValue: false }) },
+      resolve: (soul, args, ctx) => (args.includeProvenance ? ctx.loaders.renderedFull : ctx.loaders.renderedLean).load(soul.id),
+    }),
+    traits: t.field({
+      type: [Trait],
+      args: {
+        status: t.arg({ type: [TraitStatus], defaultValue: ['active'], description: 'null or [] for every status' }),
+        generation: t.arg.int(),
+      },
+      resolve: (soul, args, ctx) =>
+        ctx.loaders.traits.load({
+          soulId: soul.id,
+          statuses: args.status && args.status.length > 0 ? args.status : null,
+          generation: args.generation ?? null,
+        }),
+    }),
+    activeTraitCount: t.int({ resolve: (soul, _, ctx) => ctx.loaders.activeTraitCount.load(soul.id) }),
+    traitLimit: t.int({ resolve: (_, __, ctx) => ctx.db.settings.traitLimit }),
+    atCapacity: t.boolean({ resolve: async (soul, _, ctx) => (await ctx.loaders.activeTraitCount.load(soul.id)) >= ctx.db.settings.traitLimit }),
+    pendingShardCount: t.int({
+      description: 'pending, unsealed, unexpired shards attributed to the soul',
+      resolve: (soul, _, ctx) => ctx.loaders.pendingShardCount.load(soul.id),
+    }),
+    shardCountsBySource: t.field({ type: [SourceCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsBySource.load(soul.id) }),
+    shardCountsByTag: t.field({ type: [TagCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsByTag.load(soul.id) }),
+    crystallization: t.field({ type: Crystallization, resolve: async (soul, _, ctx) => (await ctx.loaders.crystallization.load(soul.id))! }),
+    health: t.float({
+      description: '(1 − stale fraction) × (1 − active/limit) × min(1, pending/threshold), 0..1',
+      resolve: (soul, _, ctx) => ctx.loaders.health.load(soul.id),
+    }),
+    levelHistory: t.field({ type: [LevelEvent], resolve: (soul, _, ctx) => ctx.loaders.levelHistory.load(soul.id) }),
+    shards: t.field({
+      type: ShardConnection,
+      args: {
+        source: t.arg.string(),
+        tags: t.arg.stringList({ description: 'shards carrying any of these tags' }),
+        status: t.arg({ type: ShardStatus, defaultValue: 'pending' }),
+        sealed: t.arg.boolean({ description: 'true: only sealed, false: only unsealed, null: both' }),
+        includeExpired: t.arg.boolean({ defaultValue: false, description: 'also pending shards past shardExpiryDays' }),
+        first: t.arg.int({ defaultValue: 50 }),
+        after: t.arg.string(),
+      },
+      resolve: (soul, args, ctx) =>
+        listShards(ctx.db, {
+          soulId: soul.id,
+          source: args.source,
+          tags: args.tags,
+          status: args.status,
+          sealed: args.sealed,
+          includeExpired: args.includeExpired ?? false,
+          first: args.first ?? 50,
+          after: args.after,
+        }),
+    }),
+    evidence: t.field({
+      type: EvidenceReport,
+      description: 'The pre-digested evidence report, optionally scoped to tags and/or a full-text query.',
+      args: { tags: t.arg.stringList(), query: t.arg.string() },
+      resolve: (soul, args, ctx) => formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query }),
+    }),
+  }),
+});
+
+export const SoulShardCount = builder.objectRef<{ soulId: number; pending: number }>('SoulShardCount').implement({
+  fields: (t) => ({
+    soul: t.field({ type: Soul, resolve: async (row, _, ctx) => (await ctx.loaders.soul.load(row.soulId))! }),
+    pending: t.exposeInt('pending'),
+  }),
+});
+
+export const ReadySoul = builder.objectRef<{ soulId: number; priority: number }>('ReadySoul').implement({
+  fields: (t) => ({
+    soul: t.field({ type: Soul, resolve: async (row, _, ctx) => (await ctx.loaders.soul.load(row.soulId))! }),
+    priority: t.exposeFloat('priority'),
+  }),
+});
+

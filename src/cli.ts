@@ -1,0 +1,80 @@
+// souls serve | render | backup — the command line around the engine and the API.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { buildApp } from './app.ts';
+import { loadConfig, usage } from './config.ts';
+import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from './engine/index.ts';
+
+function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings']) {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  return openSoulsDb({ path, settings });
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const config = loadConfig(argv, process.env);
+  const db = openDb(config.db, config.settings);
+  const app = buildApp({ db });
+  const { url } = await app.start(config.port, config.host);
+  console.log(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
+  console.log(`Database: ${config.db}`);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: closing connections and checkpointing the database…`);
+    app.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+async function render(argv: string[]): Promise<void> {
+  const full = argv.includes('--full');
+  const rest = argv.filter((a) => a !== '--full');
+  const [target, ...options] = rest;
+  if (!target) throw new SoulsError('render needs a soul id or name');
+  const config = loadConfig(options, process.env);
+  const db = openDb(config.db, config.settings);
+  try {
+    const soul = /^\d+$/.test(target) ? await getSoul(db, Number(target)) : await getSoulByName(db, target);
+    if (!soul) throw new SoulsError(`no soul ${target}`);
+    process.stdout.write(await renderSoul(db, soul.id, { includeProvenance: full }));
+  } finally {
+    closeSoulsDb(db);
+  }
+}
+
+async function backup(argv: string[]): Promise<void> {
+  const [target, ...options] = argv;
+  if (!target) throw new SoulsError('backup needs a target file');
+  const config = loadConfig(options, process.env);
+  const db = openDb(config.db, config.settings);
+  try {
+    db.store.backup(target);
+    console.log(`Backed up ${config.db} to ${target}`);
+  } finally {
+    closeSoulsDb(db);
+  }
+}
+
+const [command, ...args] = process.argv.slice(2);
+const commands: Record<string, (argv: string[]) => Promise<void>> = { serve, render, backup };
+const run = command === undefined || command.startsWith('--') ? () => serve(process.argv.slice(2)) : commands[command];
+
+if (command === 'help' || command === '--help' || command === '-h') {
+  console.log(usage());
+} else if (!run) {
+  console.error(`Unknown command "${command}".\n\n${usage()}`);
+  process.exit(2);
+} else {
+  run(args).catch((error: unknown) => {
+    console.error(error instanceof SoulsError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? `souls: ${(error as Error).message}` : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { resolveSettings, settingNames, ValidationError, type Settings } from './engine/index.ts';
+
+export type ServerConfig = {
+  host: string;
+  port: number;
+  /** SQLite file path, or ':memory:'. */
+  db: string;
+  settings: Settings;
+};
+
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db' };
+
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+function number(where: string, raw: unknown): number {
+  const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ValidationError(where, `must be a number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function port(where: string, raw: unknown): number {
+  const value = number(where, raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ValidationError(where, `must be a port number from 0 to 65535, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/**
+ * Server settings and knobs from, in rising precedence: defaults, a JSON
+ * config file (--config or SOULS_CONFIG), the environment (SOULS_PORT,
+ * SOULS_TRAIT_LIMIT, …) and flags (--port, --trait-limit, …). Every value is
+ * validated; a bad one throws a ValidationError naming where it came from.
+ */
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServerConfig {
+  const knobFlags = Object.fromEntries(settingNames.map((name) => [kebab(name), { type: 'string' as const }]));
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' }, config: { type: 'string' }, ...knobFlags },
+    strict: true,
+    allowPositionals: false,
+  });
+  const flags = values as Record<string, string | undefined>;
+  const configPath = flags.config ?? env.SOULS_CONFIG;
+  let file: Record<string, unknown> = {};
+  if (configPath) {
+    try {
+      file = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
+    }
+    if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
+    const known = new Set(['host', 'port', 'db', ...settingNames]);
+    const unknown = Object.keys(file).find((key) => !known.has(key));
+    if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
+  }
+
+  const pick = (name: string, flag: string, variable: string): { where: string; raw: unknown } | undefined => {
+    if (flags[flag] !== undefined) return { where: `--${flag}`, raw: flags[flag] };
+    if (env[variable] !== undefined && env[variable] !== '') return { where: variable, raw: env[variable] };
+    if (file[name] !== undefined) return { where: `${configPath} ${name}`, raw: file[name] };
+    return undefined;
+  };
+
+  const overrides: Record<string, unknown> = {};
+  for (const name of settingNames) {
+    const found = pick(name, kebab(name), envName(name));
+    if (!found) continue;
+    try {
+      overrides[name] = number(found.where, found.raw);
+      resolveSettings({ [name]: overrides[name] });
+    } catch (error) {
+      if (error instanceof ValidationError) throw new ValidationError(found.where, error.message.replace(/^[^:]+: /, ''));
+      throw error;
+    }
+  }
+  const hostPick = pick('host', 'host', 'SOULS_HOST');
+  const portPick = pick('port', 'port', 'SOULS_PORT');
+  const dbPick = pick('db', 'db', 'SOULS_DB');
+  return {
+    host: hostPick ? String(hostPick.raw) : defaults.host,
+    port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
+    db: dbPick ? String(dbPick.raw) : defaults.db,
+    settings: resolveSettings(overrides),
+  };
+}
+
+export function usage(): string {
+  const knobs = settingNames.map((name) => `  --${kebab(name)} N`.padEnd(34) + envName(name)).join('\n');
+  return `Usage: souls [serve] [options]       serve the GraphQL API (GraphiQL at /graphql)
+       souls render <soul id or name> [--full] [--db path]
+       souls backup <file> [--db path]   copy the database with VACUUM INTO
+
+Options (flag, then environment variable):
+  --host HOST                     SOULS_HOST     (default ${defaults.host})
+  --port PORT                     SOULS_PORT     (default ${defaults.port}; 0 picks a free port)
+  --db PATH                       SOULS_DB       (default ${defaults.db}; ':memory:' for none)
+  --config FILE                   SOULS_CONFIG   (JSON object of the settings below)
+${knobs}`;
+}

@@ -1,0 +1,36 @@
+import { createPubSub } from 'graphql-yoga';
+
+export const soulChangeKinds = [
+  'CREATED',
+  'UPDATED',
+  'RETIRED',
+  'AWAKENED',
+  'TRAIT_ADDED',
+  'TRAIT_REVISED',
+  'TRAIT_REVERTED',
+  'TRAIT_REACTIVATED',
+  'SHARD_CITED',
+  'LEVEL_UP',
+  'LEVEL_UP_REVERTED',
+  'ATTUNED',
+] as const;
+export type SoulChangeKind = (typeof soulChangeKinds)[number];
+
+export type CrystallizationReadyPayload = { soulId: number; priority: number; at: number };
+export type LevelChangedPayload = { soulId: number; eventId: number; kind: 'LEVEL_UP' | 'REVERT'; at: number };
+export type SoulChangedPayload = { soulId: number; kind: SoulChangeKind; at: number };
+export type ShardDroppedPayload = { shardId: number; soulIds: number[]; at: number };
+
+export type SoulsEvents = {
+  crystallizationReady: [CrystallizationReadyPayload];
+  levelChanged: [LevelChangedPayload];
+  soulChanged: [SoulChangedPayload];
+  shardDropped: [ShardDroppedPayload];
+};
+
+/** The typed event bus the mutations publish to and the subscriptions read from; in-process, behind an EventTarget. */
+export function createSoulsPubSub() {
+  return createPubSub<SoulsEvents>();
+}
+
+export type SoulsPubSub = ReturnType<typeof createSoulsPubSub>;
