@@ -7,6 +7,7 @@ import { schema } from '../schema/index.ts';
 import { createContext, type Context } from './context.ts';
 import { closeSoulsDb, type SoulsDb } from './engine/index.ts';
 import { isExpected, maskError } from './errors-graphql.ts';
+import { renderLocalGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -49,6 +50,7 @@ export function buildApp(options: AppOptions): App {
     context: () => createContext(db, pubsub),
     maskedErrors: { maskError },
     graphiql: options.graphiql === false ? false : { title: 'Souls', defaultQuery: rosterQuery, subscriptionsProtocol: 'WS' },
+    renderGraphiQL: renderLocalGraphiQL,
     landingPage: false,
     logging: {
       debug: () => {},
@@ -60,7 +62,16 @@ export function buildApp(options: AppOptions): App {
     },
   });
 
-  const server = createServer(yoga);
+  const server = createServer((req, res) => {
+    serveGraphiQLAsset(req, res).then(
+      (served) => {
+        if (!served) void yoga(req, res);
+      },
+      () => {
+        res.writeHead(500).end();
+      },
+    );
+  });
   const wsServer = new WebSocketServer({ server, path: GRAPHQL_PATH });
   const wsDisposable = useServer(
     {

@@ -1,0 +1,36 @@
+import { buildApp, type App } from '../../src/app.ts';
+import { manualClock, openSoulsDb, type Settings } from '../../src/engine/index.ts';
+
+export type LiveServer = {
+  app: App;
+  url: string;
+  wsUrl: string;
+  clock: ReturnType<typeof manualClock>;
+  /** POSTs one GraphQL operation; returns the parsed JSON body and the HTTP status. */
+  request(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  stop(): Promise<void>;
+};
+
+/** A real server on a free loopback port over an in-memory database with a hand-moved clock. */
+export async function startServer(options: { settings?: Partial<Settings>; start?: number } = {}): Promise<LiveServer> {
+  const clock = manualClock(options.start ?? Date.UTC(2026, 0, 1));
+  const db = openSoulsDb({ clock, settings: options.settings });
+  const app = buildApp({ db });
+  const { url } = await app.start(0, '127.0.0.1');
+  return {
+    app,
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    clock,
+    async request(query, variables, headers) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+        body: JSON.stringify({ query, variables }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : null };
+    },
+    stop: () => app.stop(),
+  };
+}
