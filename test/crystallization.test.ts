@@ -19,6 +19,7 @@ import {
   type Crystallization,
   type SoulsDb,
 } from '../src/engine/index.ts';
+import { freshDb } from './support/engine.ts';
 
 const HOUR_MS = 3_600_000;
 const NOW = Date.UTC(2026, 2, 1);
@@ -40,11 +41,7 @@ const nearDuplicates = [
   'Reviewed the pull request thoroughly before merging it',
 ];
 
-function fresh(settings: Record<string, unknown> = {}) {
-  const clock = manualClock(NOW);
-  const db = openSoulsDb({ clock, settings });
-  return { clock, db };
-}
+const fresh = (settings: Record<string, unknown> = {}) => freshDb(NOW, settings);
 
 let soulCounter = 0;
 async function soul(db: SoulsDb, name = `Soul ${++soulCounter}`): Promise<number> {

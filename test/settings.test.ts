@@ -19,6 +19,7 @@ import {
   settingNames,
   updateSoul,
 } from '../src/engine/index.ts';
+import { rejection } from './support/engine.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -31,16 +32,6 @@ function thrown(work: () => unknown): unknown {
   throw new Error('expected a throw, but the call succeeded');
 }
 
-async function rejection<E extends Error>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected a ${type.name}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(type);
-  return error as E;
-}
 
 describe('runtime', () => {
   it('runs on Node 24 or newer (the npm scripts rely on native TypeScript and node:sqlite)', () => {

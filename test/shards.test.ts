@@ -25,14 +25,11 @@ import {
   type Shard,
   type SoulsDb,
 } from '../src/engine/index.ts';
+import { freshDb } from './support/engine.ts';
 
 const NOW = Date.UTC(2026, 2, 1);
 
-function fresh(settings: Record<string, unknown> = {}) {
-  const clock = manualClock(NOW);
-  const db = openSoulsDb({ clock, settings });
-  return { clock, db };
-}
+const fresh = (settings: Record<string, unknown> = {}) => freshDb(NOW, settings);
 
 let soulCounter = 0;
 async function soul(db: SoulsDb, name = `Soul ${++soulCounter}`): Promise<number> {

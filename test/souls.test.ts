@@ -29,27 +29,14 @@ import {
   type SoulOrder,
   type SoulsDb,
 } from '../src/engine/index.ts';
+import { freshDb, rejection } from './support/engine.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const HOUR_MS = 3_600_000;
 
-function setup(settings: Record<string, unknown> = {}) {
-  const clock = manualClock(T0);
-  const db = openSoulsDb({ clock, settings });
-  return { clock, db };
-}
+const setup = (settings: Record<string, unknown> = {}) => freshDb(T0, settings);
 
 /** Awaits a promise that must reject with `type`; returns the error for field assertions. */
-async function rejection<E extends Error>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected a ${type.name}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(type);
-  return error as E;
-}
 
 /** Three dissimilar shards from three sources over three days: enough for a soul to crystallize. */
 async function dropReadyEvidence(db: SoulsDb, soulId: number, extra: string[] = []) {

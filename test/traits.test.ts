@@ -27,26 +27,13 @@ import {
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { similarity } from '../src/engine/similarity.ts';
+import { freshDb, rejection } from './support/engine.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const HOUR_MS = 3_600_000;
 
-function setup(settings: Record<string, unknown> = {}) {
-  const clock = manualClock(T0);
-  const db = openSoulsDb({ clock, settings });
-  return { clock, db };
-}
+const setup = (settings: Record<string, unknown> = {}) => freshDb(T0, settings);
 
-async function rejection<E extends Error>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected a ${type.name}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(type);
-  return error as E;
-}
 
 async function newSoul(db: SoulsDb, name = 'Ada', essence = 'A careful engineer who keeps commits small and focused.') {
   return createSoul(db, { name, essence });
