@@ -9,7 +9,6 @@ import {
   formatEvidence,
   getCrystallization,
   manualClock,
-  openSoulsDb,
   retireSoul,
   revealShards,
   similarity,

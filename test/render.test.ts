@@ -12,7 +12,6 @@ import {
   getSoul,
   listTraits,
   manualClock,
-  openSoulsDb,
   previewTraitChanges,
   renderSoul,
   renderSouls,

@@ -19,8 +19,6 @@ import {
   listSouls,
   listSoulsOrdered,
   listTraits,
-  manualClock,
-  openSoulsDb,
   renderSoul,
   retireSoul,
   revertTrait,

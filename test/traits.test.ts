@@ -16,8 +16,6 @@ import {
   getTraitSignals,
   levelUp,
   listTraits,
-  manualClock,
-  openSoulsDb,
   reactivateTrait,
   retireSoul,
   reviseTrait,
