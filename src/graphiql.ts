@@ -15,7 +15,9 @@ const assets = new Map<string, string>([
 ]);
 
 export function renderLocalGraphiQL(options: GraphiQLOptions): string {
-  return renderGraphiQL(options).replace(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g, GRAPHIQL_ASSETS);
+  // GraphiQL opens its first tab on `initialQuery`; Yoga only passes `defaultQuery`, which later GraphiQL uses for new tabs.
+  const withInitial = { ...options, initialQuery: options.defaultQuery } as GraphiQLOptions;
+  return renderGraphiQL(withInitial).replace(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g, GRAPHIQL_ASSETS);
 }
 
 /** Answers a request for one of the known asset files; false for anything else. */
