@@ -1,0 +1,10 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests resolve packages the way Node does at run time. Vite's default adds the
+// "development" condition, which loads graphql 17's __dev__ build for project
+// files while packages loaded natively (Pothos, Yoga) get the regular build: two
+// graphql instances, so `instanceof GraphQLError` and `execute(schema)` fail in
+// tests only (domain errors were masked as "Unexpected error.").
+export default defineConfig({
+  ssr: { resolve: { conditions: ['node', 'import', 'module-sync'] } },
+});
