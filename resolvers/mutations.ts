@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  LevelUpPlanError,
   ValidationError,
   addTrait,
   awakenSoul,
@@ -41,7 +42,7 @@ import {
   TraitResult,
 } from '../schema/results.ts';
 import { DropShardInput } from '../schema/shard.ts';
-import { levelUpPlan } from './plans.ts';
+import { levelUpPlan, underPlan } from './plans.ts';
 
 /** Validation and conflict errors about an input object name the field under the argument, e.g. input.name. */
 async function underArgument<T>(argument: string, work: () => Promise<T>): Promise<T> {
@@ -148,7 +149,9 @@ builder.mutationType({
         const soulId = existingId('Soul', args.soulId);
         const plan = levelUpPlan(args.plan);
         if (plan instanceof Error) throw plan;
-        const { soul, event, warnings } = await levelUp(ctx.db, soulId, plan);
+        const { soul, event, warnings } = await levelUp(ctx.db, soulId, plan).catch((error: unknown) => {
+          throw error instanceof LevelUpPlanError ? underPlan(error) : error;
+        });
         soulChanged(ctx, soulId, 'LEVEL_UP');
         ctx.pubsub.publish('levelChanged', { soulId, eventId: event.id, kind: 'LEVEL_UP', at: ctx.db.clock.now() });
         return { __typename: 'LevelUpPayload' as const, soul, event, warnings };
@@ -170,7 +173,7 @@ builder.mutationType({
       type: DropShardResult,
       args: { input: t.arg({ type: DropShardInput, required: true }) },
       resolve: async (_, { input }, ctx) => {
-        const shardArgs = await underArgument('input', async () => shardInput('', input));
+        const shardArgs = shardInput('input', input);
         const { shardId, readySoulIds } = await underArgument('input', () =>
           dropShard(ctx.db, shardArgs.content, shardArgs.source, shardArgs.soulIds, shardArgs),
         );

@@ -25,3 +25,9 @@ export function levelUpPlan(plan: PlanArgs): LevelUpPlan | LevelUpPlanError {
   };
   return problems.length > 0 ? new LevelUpPlanError({ missing: [], duplicated: [], notActive: [], problems }) : result;
 }
+
+/** The engine names plan problems relative to the plan; the API names them under the argument, as for ids: plan.newEssence. */
+export function underPlan(error: LevelUpPlanError): LevelUpPlanError {
+  const problems = error.problems.map((p) => ({ field: `plan.${p.field}`, message: p.message }));
+  return new LevelUpPlanError({ missing: error.missing, duplicated: error.duplicated, notActive: error.notActive, problems });
+}

@@ -19,7 +19,7 @@ import { Settings } from '../schema/settings.ts';
 import { Shard, ShardConnection, ShardHit, ShardStatus } from '../schema/shard.ts';
 import { ReadySoul, Soul, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
 import { Trait } from '../schema/trait.ts';
-import { levelUpPlan } from './plans.ts';
+import { levelUpPlan, underPlan } from './plans.ts';
 
 builder.queryType({
   fields: (t) => ({
@@ -140,7 +140,10 @@ builder.queryType({
         const soulId = rowId('soulId', args.soulId);
         const plan = levelUpPlan(args.plan);
         const options = { includeProvenance: args.includeProvenance ?? false };
-        if (!(plan instanceof LevelUpPlanError)) return previewLevelUp(ctx.db, soulId, plan, options);
+        if (!(plan instanceof LevelUpPlanError)) {
+          const preview = await previewLevelUp(ctx.db, soulId, plan, options);
+          return preview.error === null ? preview : { ...preview, error: underPlan(preview.error) };
+        }
         const { before } = await previewTraitChanges(ctx.db, soulId, {}, options);
         return { valid: false, error: plan, warnings: [], before, after: null };
       },

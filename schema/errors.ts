@@ -8,6 +8,14 @@ import {
 } from '../src/engine/index.ts';
 import { builder } from './builder.ts';
 
+/**
+ * graphql-js takes an Error returned as a field's value for a thrown one, so an
+ * error object served by a plain (non-union) field goes out as a copy of its data.
+ */
+export function errorAsData<E extends Error>(error: E): E {
+  return { ...error, message: error.message } as E;
+}
+
 /** Domain errors are data: every error type implements Error. */
 export const ErrorInterface = builder.interfaceRef<Error>('Error').implement({
   fields: (t) => ({ message: t.exposeString('message') }),
@@ -54,7 +62,7 @@ builder.objectType(LevelUpPlanError, {
     problems: t.field({
       type: [ValidationError],
       description: 'other problems (empty texts, empty groups) as field + message',
-      resolve: (e) => e.problems.map((p) => new ValidationError(p.field, p.message)),
+      resolve: (e) => e.problems.map((p) => errorAsData(new ValidationError(p.field, p.message))),
     }),
   }),
 });

@@ -2,6 +2,7 @@ import type { LevelEvent as LevelEventRecord, LevelUpPlanError, LevelUpWarning a
 import { LevelUpPlanError as LevelUpPlanErrorClass } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
 import { builder } from './builder.ts';
+import { errorAsData } from './errors.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
 
@@ -19,7 +20,8 @@ export const LevelEvent = builder.objectRef<LevelEventRecord>('LevelEvent').impl
     merged: t.field({
       type: [Trait],
       description: 'traits created by consolidation; empty once reverted (they are deleted)',
-      resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.merged),
+      // Once reverted, the merged rows are deleted and their ids may be reused by a later trait: never load them.
+      resolve: (event, _, ctx) => (event.revertedAt === null ? loadPresent(ctx.loaders.trait, event.merged) : []),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (event) => event.createdAt }),
     revertedAt: t.field({ type: 'DateTime', nullable: true, resolve: (event) => event.revertedAt }),
@@ -44,7 +46,7 @@ export const LevelUpPreview = builder
   .implement({
     fields: (t) => ({
       valid: t.exposeBoolean('valid'),
-      error: t.field({ type: LevelUpPlanErrorClass, nullable: true, resolve: (p) => p.error }),
+      error: t.field({ type: LevelUpPlanErrorClass, nullable: true, resolve: (p) => (p.error === null ? null : errorAsData(p.error)) }),
       warnings: t.field({ type: [LevelUpWarning], resolve: (p) => p.warnings }),
       before: t.exposeString('before'),
       after: t.exposeString('after', { nullable: true, description: 'the rendered block after the plan, or null when the plan is invalid' }),

@@ -1,7 +1,6 @@
 // souls serve | render | backup — the command line around the engine and the API.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { buildApp } from './app.ts';
 import { loadConfig, usage } from './config.ts';
 import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from './engine/index.ts';
 
@@ -13,6 +12,8 @@ function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings'
 async function serve(argv: string[]): Promise<void> {
   const config = loadConfig(argv, process.env);
   const db = openDb(config.db, config.settings);
+  // Loaded here so that render and backup start without the whole server.
+  const { buildApp } = await import('./app.ts');
   const app = buildApp({ db });
   const { url } = await app.start(config.port, config.host);
   console.log(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
@@ -53,6 +54,8 @@ async function render(argv: string[]): Promise<void> {
 async function backup(argv: string[]): Promise<void> {
   const [target, ...options] = argv;
   if (!target) throw new SoulsError('backup needs a target file');
+  // VACUUM INTO refuses an existing file; say so plainly instead of dumping the SQLite error.
+  if (existsSync(target)) throw new SoulsError(`backup target ${target} already exists: choose a new file`);
   const config = loadConfig(options, process.env);
   const db = openDb(config.db, config.settings);
   try {
@@ -74,7 +77,8 @@ if (command === 'help' || command === '--help' || command === '-h') {
   process.exit(2);
 } else {
   run(args).catch((error: unknown) => {
-    console.error(error instanceof SoulsError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? `souls: ${(error as Error).message}` : error);
+    // A message for people; the whole error with SOULS_DEBUG=1.
+    console.error(process.env.SOULS_DEBUG ? error : `souls: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   });
 }

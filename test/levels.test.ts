@@ -601,6 +601,15 @@ describe('reverting a level-up', () => {
     for (const id of [a.id, b.id, p.id]) expect((await getTrait(db, id))!).toMatchObject({ status: 'active', mergedInto: null });
   });
 
+  it('never gives a deleted merged trait id to a later trait', async () => {
+    const { db, soul, mergedId } = await leveledFixture();
+    await revertLevelUp(db, soul.id);
+    const next = await trait(db, soul.id, 'Writes runbooks for every service');
+    expect(next.id).toBeGreaterThan(mergedId);
+    expect((await getLevelHistory(db, soul.id))[0].merged).toEqual([mergedId]);
+    expect(await getTrait(db, mergedId)).toBeNull();
+  });
+
   it('restores consolidated traits that were reactivated and reverted meanwhile', async () => {
     const { db, soul, a, before } = await leveledFixture();
     await reactivateTrait(db, a.id);

@@ -19,8 +19,9 @@ export const migrations: readonly string[] = [
   CREATE UNIQUE INDEX idx_souls_name_awake ON souls(name) WHERE deleted_at IS NULL;
   CREATE UNIQUE INDEX idx_souls_slug_awake ON souls(slug) WHERE deleted_at IS NULL AND slug IS NOT NULL;
 
+  -- AUTOINCREMENT: reverting a level-up deletes its merged traits, and their ids must never name a later trait.
   CREATE TABLE soul_traits (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     soul_id INTEGER NOT NULL REFERENCES souls(id),
     principle TEXT NOT NULL,
     provenance TEXT NOT NULL,

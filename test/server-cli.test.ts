@@ -1,0 +1,275 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addTrait, closeSoulsDb, createSoul, listSouls, openSoulsDb, renderSoul } from '../src/engine/index.ts';
+
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const PROJECT = fileURLToPath(new URL('..', import.meta.url));
+/** Bounds for waiting on a child: generous, since they only fail the test when something hangs. */
+const START_MS = 15_000;
+const EXIT_MS = 10_000;
+
+type Child = { process: ChildProcess; output: () => { stdout: string; stderr: string } };
+
+let children: Child[] = [];
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'souls-cli-'));
+});
+
+afterEach(() => {
+  for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+  children = [];
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The environment of a child: this one's, minus any SOULS_* setting (so each test states its own) and NODE_OPTIONS. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SOULS_') && key !== 'NODE_OPTIONS') env[key] = value;
+  return { ...env, ...extra };
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Child {
+  const proc = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const child = { process: proc, output: () => ({ stdout, stderr }) };
+  children.push(child);
+  return child;
+}
+
+function exited(child: Child, ms = EXIT_MS): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const { process: proc } = child;
+  const done = () => ({ code: proc.exitCode, signal: proc.signalCode, ...child.output() });
+  if (proc.exitCode !== null || proc.signalCode !== null) return new Promise((resolve) => setImmediate(() => resolve(done())));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the CLI did not exit within ${ms} ms; output so far: ${JSON.stringify(child.output())}`)), ms);
+    proc.once('close', () => {
+      clearTimeout(timer);
+      resolve(done());
+    });
+  });
+}
+
+/** Waits for the "Souls API on http://…" and "Database: …" lines; fails with the child's output if it exits or hangs first. */
+function listening(child: Child): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = /Souls API on (http:\/\/\S+).*\nDatabase: .*\n/s.exec(child.output().stdout);
+      if (match) {
+        cleanup();
+        resolve(match[1]);
+      }
+    };
+    const onExit = () => {
+      cleanup();
+      reject(new Error(`the server exited before listening: ${JSON.stringify(child.output())}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`the server did not listen within ${START_MS} ms: ${JSON.stringify(child.output())}`));
+    }, START_MS);
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.process.stdout!.off('data', check);
+      child.process.off('exit', onExit);
+    };
+    child.process.stdout!.on('data', check);
+    child.process.once('exit', onExit);
+    check();
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function graphql(url: string, query: string): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body: JSON.stringify({ query }) });
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+function expectNoStack(text: string): void {
+  expect(text).not.toMatch(/^\s+at .+/m);
+  expect(text).not.toMatch(/\.ts:\d+/);
+}
+
+const walOf = (db: string) => `${db}-wal`;
+
+async function soulNamesIn(path: string): Promise<string[]> {
+  const db = openSoulsDb({ path });
+  try {
+    return (await listSouls(db)).map((s) => s.name);
+  } finally {
+    closeSoulsDb(db);
+  }
+}
+
+describe('souls serve', { timeout: 30_000 }, () => {
+  it('serves GraphQL on the address it prints, over the database it names', async () => {
+    const db = join(dir, 'serve.db');
+    const child = cli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db]);
+    const url = await listening(child);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/graphql$/);
+    expect(child.output().stdout).toContain(`Database: ${db}`);
+
+    const created = await graphql(url, 'mutation { createSoul(input: { name: "Ada", essence: "Calm." }) { __typename ... on SoulPayload { soul { id } } } }');
+    expect(created).toEqual({ data: { createSoul: { __typename: 'SoulPayload', soul: { id: '1' } } } });
+    expect(await graphql(url, '{ souls { name } settings { traitLimit } }')).toEqual({ data: { souls: [{ name: 'Ada' }], settings: { traitLimit: 10 } } });
+    child.process.kill('SIGTERM');
+    expect((await exited(child)).code).toBe(0);
+  });
+
+  it('takes the port and database from SOULS_PORT and SOULS_DB, and flags win over them', async () => {
+    const [envPort, flagPort] = [await freePort(), await freePort()];
+    const envDb = join(dir, 'env.db');
+    const flagDb = join(dir, 'flag.db');
+
+    const fromEnv = cli(['serve', '--host', '127.0.0.1'], { SOULS_PORT: String(envPort), SOULS_DB: envDb, SOULS_TRAIT_LIMIT: '7' });
+    expect(await listening(fromEnv)).toBe(`http://127.0.0.1:${envPort}/graphql`);
+    expect(fromEnv.output().stdout).toContain(`Database: ${envDb}`);
+    expect(await graphql(`http://127.0.0.1:${envPort}/graphql`, '{ settings { traitLimit } }')).toEqual({ data: { settings: { traitLimit: 7 } } });
+    fromEnv.process.kill('SIGTERM');
+    expect((await exited(fromEnv)).code).toBe(0);
+    expect(existsSync(envDb)).toBe(true);
+
+    const flagsWin = cli(['serve', '--host', '127.0.0.1', '--port', String(flagPort), '--db', flagDb, '--trait-limit', '12'], {
+      SOULS_PORT: String(envPort),
+      SOULS_DB: envDb,
+      SOULS_TRAIT_LIMIT: '7',
+    });
+    const url = await listening(flagsWin);
+    expect(url).toBe(`http://127.0.0.1:${flagPort}/graphql`);
+    expect(flagsWin.output().stdout).toContain(`Database: ${flagDb}`);
+    expect(await graphql(url, '{ settings { traitLimit } }')).toEqual({ data: { settings: { traitLimit: 12 } } });
+    flagsWin.process.kill('SIGTERM');
+    expect((await exited(flagsWin)).code).toBe(0);
+    expect(existsSync(flagDb)).toBe(true);
+  });
+
+  it('exposes a knob set by flag through settings', async () => {
+    const child = cli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', join(dir, 'knob.db'), '--trait-limit', '12', '--stale-days', '30']);
+    const url = await listening(child);
+    expect(await graphql(url, '{ settings { traitLimit staleDays crystallizationThreshold } }')).toEqual({
+      data: { settings: { traitLimit: 12, staleDays: 30, crystallizationThreshold: 3 } },
+    });
+  });
+
+  it('refuses a bad knob: exits non-zero naming the flag or variable, without a stack trace, before listening', async () => {
+    const cases: Array<{ args: string[]; env?: Record<string, string>; names: string }> = [
+      { args: ['--trait-limit', '0'], names: '--trait-limit' },
+      { args: ['--clustering-threshold', '2'], names: '--clustering-threshold' },
+      { args: ['--staleDays', '3'], names: 'staleDays' },
+      { args: [], env: { SOULS_TRAIT_LIMIT: 'many' }, names: 'SOULS_TRAIT_LIMIT' },
+      { args: [], env: { SOULS_PORT: '70000' }, names: 'SOULS_PORT' },
+    ];
+    const runs = cases.map(({ args, env }) => {
+      const port = env?.SOULS_PORT === undefined ? ['--port', '0'] : [];
+      return exited(cli(['serve', '--host', '127.0.0.1', ...port, '--db', join(dir, 'bad.db'), ...args], env));
+    });
+    const results = await Promise.all(runs);
+    results.forEach((result, i) => {
+      const { names } = cases[i];
+      expect(result.code, names).not.toBe(0);
+      expect(result.code, names).not.toBeNull();
+      expect(result.stderr, names).toContain(names);
+      expect(result.stderr, names).toMatch(/^souls: /);
+      expectNoStack(result.stderr);
+      expect(result.stdout, names).not.toContain('Souls API on');
+    });
+    expect(results[0].stderr).toBe('souls: --trait-limit: must be >= 1 and <= 1000, got 0\n');
+    expect(results[1].stderr).toBe('souls: --clustering-threshold: must be > 0 and <= 1, got 2\n');
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`exits 0 on ${signal}, checkpointing the WAL, with the data intact`, async () => {
+      const db = join(dir, `${signal}.db`);
+      const child = cli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db]);
+      const url = await listening(child);
+      for (const name of ['Ada', 'Bram', 'Cyra']) {
+        const { data } = await graphql(url, `mutation { createSoul(input: { name: "${name}", essence: "Steady." }) { __typename } }`);
+        expect(data.createSoul.__typename).toBe('SoulPayload');
+      }
+      // The writes sit in the WAL while the server runs: the shutdown has something to checkpoint.
+      expect(statSync(walOf(db)).size).toBeGreaterThan(0);
+
+      child.process.kill(signal);
+      const result = await exited(child);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.signal).toBeNull();
+      expect(result.stdout).toContain(`${signal}: closing connections and checkpointing the database`);
+      expect(!existsSync(walOf(db)) || statSync(walOf(db)).size === 0).toBe(true);
+      expect(await soulNamesIn(db)).toEqual(['Ada', 'Bram', 'Cyra']);
+    });
+  }
+});
+
+describe('souls render and backup', { timeout: 30_000 }, () => {
+  async function seed(path: string): Promise<void> {
+    const db = openSoulsDb({ path });
+    try {
+      const ada = await createSoul(db, { name: 'Ada', essence: 'Calm under pressure.', description: 'Careful engineer' });
+      await addTrait(db, ada.id, { principle: 'Runs the tests before pushing', provenance: 'Seen in three reviews' });
+      await createSoul(db, { name: 'Bram', essence: 'Curious.' });
+    } finally {
+      closeSoulsDb(db);
+    }
+  }
+
+  it('render prints the rendered block of a soul by name or id, with provenance on --full', async () => {
+    const db = join(dir, 'render.db');
+    await seed(db);
+    const lean = await exited(cli(['render', 'Ada', '--db', db]));
+    expect(lean.code, lean.stderr).toBe(0);
+    expect(lean.stdout).toBe('# Ada\n\n*Careful engineer*\n\nCalm under pressure.\n\n## Traits\n- Runs the tests before pushing\n');
+
+    const full = await exited(cli(['render', '1', '--full', '--db', db]));
+    expect(full.code, full.stderr).toBe(0);
+    expect(full.stdout).toBe('# Ada\n\n*Careful engineer*\n\nCalm under pressure.\n\n## Traits\n- **Runs the tests before pushing** — Seen in three reviews\n');
+
+    const check = openSoulsDb({ path: db });
+    try {
+      expect(lean.stdout).toBe(await renderSoul(check, 1));
+    } finally {
+      closeSoulsDb(check);
+    }
+
+    const missing = await exited(cli(['render', 'Nobody', '--db', db]));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('souls: no soul Nobody\n');
+  });
+
+  it('backup writes a copy that opens with the same souls', async () => {
+    const db = join(dir, 'source.db');
+    const copy = join(dir, 'copy.db');
+    await seed(db);
+    const result = await exited(cli(['backup', copy, '--db', db]));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`Backed up ${db} to ${copy}`);
+    expect(existsSync(copy)).toBe(true);
+    expect(await soulNamesIn(copy)).toEqual(['Ada', 'Bram']);
+    expect(await soulNamesIn(copy)).toEqual(await soulNamesIn(db));
+
+    const again = await exited(cli(['backup', copy, '--db', db]));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`souls: backup target ${copy} already exists: choose a new file\n`);
+    expect(await soulNamesIn(copy)).toEqual(['Ada', 'Bram']);
+  });
+});
