@@ -20,7 +20,6 @@ export const LevelEvent = builder.objectRef<LevelEventRecord>('LevelEvent').impl
     merged: t.field({
       type: [Trait],
       description: 'traits created by consolidation; empty once reverted (they are deleted)',
-      // Once reverted, the merged rows are deleted and their ids may be reused by a later trait: never load them.
       resolve: (event, _, ctx) => (event.revertedAt === null ? loadPresent(ctx.loaders.trait, event.merged) : []),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (event) => event.createdAt }),
