@@ -1,11 +1,13 @@
 // npm run bench: engine benchmarks, printed as a table with the machine noted.
 import { cpus, totalmem } from 'node:os';
+import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Engine', benchEngine],
   ['Clustering', benchClustering],
+  ['API', benchApi],
 ];
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;

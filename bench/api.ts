@@ -1,0 +1,402 @@
+/**
+ * API benchmarks: the GraphQL server (buildApp over a file database in a temp
+ * dir) hosted in this process, with the load coming from separate processes
+ * (bench/load-client.ts) over 127.0.0.1:
+ *
+ * 1. the dashboard query over 100 souls: the first request after the server
+ *    starts, then the median of 30 warm ones;
+ * 2. soul(id) { rendered } requests/s over 16 keep-alive connections, beside a
+ *    bare Yoga server ({ hello }) measured in alternating rounds with the same
+ *    client;
+ * 3. dropShard mutations/s, one connection sequentially and 8 concurrent;
+ * 4. crystallizationReady delivered to 1,000 graphql-ws subscribers: the
+ *    delay from the crossing mutation's return to each subscriber's receipt,
+ *    and this process's RSS before and after they connect.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createSchema, createYoga } from 'graphql-yoga';
+import { buildApp, type App } from '../src/app.ts';
+import { DAY_MS, addTrait, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
+import { makeObservationCorpus, makeRng } from './corpus.ts';
+import type { BenchRow } from './engine.ts';
+import type { HttpConfig, HttpReport, WsCommand } from './load-client.ts';
+
+const LOAD_CLIENT = fileURLToPath(new URL('./load-client.ts', import.meta.url));
+const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];
+const PRINCIPLES = [
+  'Verifies results before reporting them',
+  'Asks before discarding shared context',
+  'Prefers small reversible steps over large rewrites',
+  'Keeps promises made to strangers',
+  'Escalates early when the budget runs low',
+  'Summarizes long threads for the next shift',
+  'Haggles hard but never cheats',
+  'Reuses cached answers only when they are fresh',
+];
+
+const DASHBOARD = `query Dashboard { souls { id name level activeTraitCount traitLimit pendingShardCount health rendered
+  crystallization { ready priority unmet } traits { principle signals { citationCount citationDensity stale } } } }`;
+const RENDERED = 'query Rendered($id: ID!) { soul(id: $id) { rendered } }';
+const DROP = `mutation Drop($input: DropShardInput!) { dropShard(input: $input) { __typename
+  ... on DropShardPayload { shard { id } readySouls { id } } ... on Error { message } } }`;
+const STAMP = 'mutation Stamp($id: ID!) { stampAttuned(soulId: $id) { __typename ... on Error { message } } }';
+const READY_SUBSCRIPTION = 'subscription Ready($ids: [ID!]) { crystallizationReady(soulIds: $ids) { soul { id name } priority at } }';
+
+const SOULS = 100;
+const TRAITS_PER_SOUL = 5;
+const DASHBOARD_RUNS = 30;
+const RENDER_ROUNDS = 3;
+const RENDER_ROUND_MS = 2000;
+const DROP_MS = 3000;
+const SUBSCRIBERS = 1000;
+const CROSSINGS = 5;
+
+const wallClock = () => performance.timeOrigin + performance.now();
+
+/** A full garbage collection before reading memory, so the figures compare live data rather than uncollected garbage. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+function memory(): NodeJS.MemoryUsage {
+  collectGarbage();
+  return process.memoryUsage();
+}
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+const kib = (bytes: number) => `${bytes < 0 ? '' : '+'}${(bytes / 1024).toFixed(1)} KiB`;
+
+/** Every child this module started; killed on the way out, whatever happens. */
+const children = new Set<ChildProcess>();
+const killChildren = () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+};
+
+/** One load-client process: its stdout as a queue of JSON lines, its stdin for commands. */
+class LoadClient {
+  readonly child: ChildProcess;
+  private readonly lines: unknown[] = [];
+  private wake: (() => void) | null = null;
+  private readonly exited: Promise<number | null>;
+  private stderr = '';
+
+  constructor(mode: 'http' | 'ws', config: unknown) {
+    this.child = spawn(process.execPath, [LOAD_CLIENT, mode, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    children.add(this.child);
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      if (!line.trim()) return;
+      this.lines.push(JSON.parse(line));
+      this.wake?.();
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-2000);
+    });
+    this.child.stdin!.on('error', () => {});
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code) => {
+        children.delete(this.child);
+        this.wake?.();
+        resolve(code);
+      }),
+    );
+  }
+
+  /** The next JSON line, or an error naming the child's stderr if it exits or the timeout passes first. */
+  async next<T>(timeoutMs: number, what: string): Promise<T> {
+    const deadline = performance.now() + timeoutMs;
+    while (this.lines.length === 0) {
+      const exited = this.child.exitCode !== null || this.child.signalCode !== null;
+      const left = deadline - performance.now();
+      if (exited || left <= 0) {
+        this.kill();
+        throw new Error(`load client ${exited ? `exited (${this.child.exitCode ?? this.child.signalCode})` : 'timed out'} waiting for ${what}: ${this.stderr.trim() || 'no stderr'}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+    return this.lines.shift() as T;
+  }
+
+  async command<T>(command: WsCommand, timeoutMs: number): Promise<T> {
+    this.child.stdin!.write(`${JSON.stringify(command)}\n`);
+    return this.next<T>(timeoutMs, command.cmd);
+  }
+
+  /** Waits for the exit (up to timeoutMs), then kills it if still there. */
+  async finish(timeoutMs: number): Promise<void> {
+    this.child.stdin!.end();
+    await Promise.race([this.exited, sleep(timeoutMs)]);
+    this.kill();
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/** One http-mode run in its own process; throws on errors so no figure is reported over failed requests. */
+async function httpRun(config: HttpConfig, what: string): Promise<HttpReport> {
+  const client = new LoadClient('http', config);
+  try {
+    const report = await client.next<HttpReport>((config.warmupMs ?? 0) + config.durationMs + 20_000, what);
+    if (report.errors > 0) throw new Error(`${what}: ${report.errors} of ${report.requests} requests failed, first: ${report.firstError}`);
+    if (report.requests === 0) throw new Error(`${what}: no request completed`);
+    return report;
+  } finally {
+    await client.finish(2000);
+  }
+}
+
+const body = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
+
+/** 100 souls, each with 5 traits citing some of its shards; every third soul has diverse, spread-out shards and is ready. */
+async function seed(db: SoulsDb): Promise<{ soulIds: number[]; shards: number; ready: number }> {
+  const now = db.clock.now();
+  const rng = makeRng(42);
+  const texts = makeObservationCorpus(SOULS * 16, 42);
+  const soulIds: number[] = [];
+  let shards = 0;
+  for (let i = 0; i < SOULS; i++) {
+    const soul = await createSoul(db, { name: `soul-${i}`, essence: `Soul ${i} is a ${i % 2 ? 'game character' : 'coding agent'} that learns from what it is seen to do.` });
+    soulIds.push(soul.id);
+    const diverse = i % 3 === 0;
+    const count = 6 + (i % 10);
+    const inputs = texts.slice(i * 16, i * 16 + count).map((content) => ({
+      content,
+      source: diverse ? SOURCES[Math.floor(rng() * SOURCES.length)] : `channel-${i}`,
+      soulIds: [soul.id],
+      createdAt: now - Math.floor(rng() * (diverse ? 20 : 0.5) * DAY_MS) - 60_000,
+    }));
+    const { shardIds } = await dropShards(db, inputs);
+    shards += shardIds.length;
+    for (let t = 0; t < TRAITS_PER_SOUL; t++) {
+      const cite = shardIds.filter((_, k) => k % TRAITS_PER_SOUL === t).slice(0, 1 + (t % 3));
+      await addTrait(db, soul.id, {
+        principle: `${PRINCIPLES[(i + t) % PRINCIPLES.length]} (${t + 1})`,
+        provenance: `Seen across ${cite.length} observations of soul ${i}.`,
+        citeShardIds: cite,
+      });
+    }
+  }
+  return { soulIds, shards, ready: (await crystallizationReadiness(db)).length };
+}
+
+/** The bare baseline: a one-field schema on Yoga over node:http, plus /ping outside Yoga for warming the client. */
+function bareYoga(): Server {
+  const yoga = createYoga({
+    schema: createSchema({ typeDefs: 'type Query { hello: String! }', resolvers: { Query: { hello: () => 'world' } } }),
+    logging: false,
+  });
+  return createServer((req, res) => {
+    if (req.url === '/ping') res.end('ok');
+    else void yoga(req, res);
+  });
+}
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('no address');
+  return address.port;
+}
+
+async function dashboard(url: string, pingUrl: string): Promise<BenchRow[]> {
+  const report = await httpRun(
+    { url, bodies: [body(DASHBOARD)], concurrency: 1, durationMs: 60_000, maxRequests: DASHBOARD_RUNS + 1, expect: '"crystallization"', pingUrl, samples: true },
+    'dashboard query',
+  );
+  const [cold, ...warm] = report.samples!;
+  return [
+    { name: `dashboard query, ${SOULS} souls, first request after start (cold, ms)`, value: cold.toFixed(1) },
+    { name: `dashboard query, ${SOULS} souls (ms, median of ${warm.length} warm; target ≤ 25)`, value: median(warm).toFixed(1) },
+  ];
+}
+
+async function renderedVsBare(url: string, bareUrl: string, soulIds: number[]): Promise<BenchRow[]> {
+  const rendered = soulIds.map((id) => body(RENDERED, { id: String(id) }));
+  const hello = [body('{ hello }')];
+  const souls: HttpReport[] = [];
+  const bare: HttpReport[] = [];
+  for (let round = 0; round < RENDER_ROUNDS; round++) {
+    bare.push(await httpRun({ url: bareUrl, bodies: hello, concurrency: 16, warmupMs: 500, durationMs: RENDER_ROUND_MS, expect: '"hello":"world"' }, 'bare Yoga'));
+    souls.push(await httpRun({ url, bodies: rendered, concurrency: 16, warmupMs: 500, durationMs: RENDER_ROUND_MS, expect: '"rendered":"' }, 'soul rendered'));
+  }
+  const soulsRps = median(souls.map((r) => r.perSecond));
+  const bareRps = median(bare.map((r) => r.perSecond));
+  const rounds = `median of ${RENDER_ROUNDS} × ${RENDER_ROUND_MS / 1000} s`;
+  return [
+    { name: `soul(id) { rendered }, 16 keep-alive connections (req/s, ${rounds})`, value: soulsRps.toFixed(0) },
+    { name: `soul(id) { rendered }, latency p50 / p99 (ms)`, value: `${median(souls.map((r) => r.p50)).toFixed(2)} / ${median(souls.map((r) => r.p99)).toFixed(2)}` },
+    { name: `bare Yoga { hello }, same client (req/s, ${rounds})`, value: bareRps.toFixed(0) },
+    { name: 'soul(id) { rendered } ÷ bare Yoga (target ≥ 0.60)', value: (soulsRps / bareRps).toFixed(2) },
+  ];
+}
+
+async function dropShardRate(url: string, dir: string, soulIds: number[]): Promise<BenchRow[]> {
+  const rng = makeRng(7);
+  const write = (name: string, count: number, seed: number) => {
+    const bodies = makeObservationCorpus(count, seed).map((content, i) =>
+      body(DROP, { input: { content, source: SOURCES[Math.floor(rng() * SOURCES.length)], soulIds: [String(soulIds[Math.floor(rng() * soulIds.length)])], tags: i % 3 ? [] : ['bench'] } }),
+    );
+    const file = join(dir, name);
+    writeFileSync(file, JSON.stringify(bodies));
+    return file;
+  };
+  const rows: BenchRow[] = [];
+  for (const [concurrency, label] of [
+    [1, 'sequential, one connection'],
+    [8, '8 concurrent connections'],
+  ] as const) {
+    const bodiesFile = write(`drop-${concurrency}.json`, 12_000, 100 + concurrency);
+    const report = await httpRun({ url, bodiesFile, concurrency, warmupMs: 300, durationMs: DROP_MS, maxRequests: 11_000, expect: '"DropShardPayload"' }, `dropShard ×${concurrency}`);
+    rows.push({ name: `dropShard mutations/s, ${label} (${report.requests} in ${(report.elapsedMs / 1000).toFixed(1)} s)`, value: report.perSecond.toFixed(0) });
+    rows.push({ name: `dropShard, ${label}, latency p50 / p99 (ms)`, value: `${report.p50.toFixed(2)} / ${report.p99.toFixed(2)}` });
+  }
+  return rows;
+}
+
+async function post(url: string, query: string, variables: Record<string, unknown>): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: body(query, variables) });
+  const json = await response.json();
+  if (response.status !== 200 || json.errors) throw new Error(`HTTP ${response.status}: ${JSON.stringify(json).slice(0, 300)}`);
+  return json.data;
+}
+
+async function subscriptions(app: App, url: string, wsUrl: string): Promise<BenchRow[]> {
+  // A soul made ready by three shards (three sources, over two days, at least
+  // two clusters). stampAttuned makes it not ready (no shard newer than the
+  // attunement); the next dropShard crosses again: a repeatable crossing.
+  const db = app.db;
+  const now = db.clock.now();
+  const soul = await createSoul(db, { name: 'subscribed-soul', essence: 'The soul every subscriber watches.' });
+  const corpus = makeObservationCorpus(200, 99);
+  await dropShards(db, [
+    { content: corpus[0], source: 'delegation', soulIds: [soul.id], createdAt: now - 3 * DAY_MS },
+    { content: corpus[1], source: 'manual_review', soulIds: [soul.id], createdAt: now - 2 * DAY_MS },
+    { content: corpus[2], source: 'distillation', soulIds: [soul.id], createdAt: now - DAY_MS },
+  ]);
+  let text = 3;
+  const id = String(soul.id);
+  const cross = async (): Promise<{ sent: number; returned: number }> => {
+    await post(url, STAMP, { id });
+    await sleep(5); // the next shard must be created strictly after the attunement
+    const sent = wallClock();
+    const data = await post(url, DROP, { input: { content: corpus[text++ % corpus.length], source: 'reader_feedback', soulIds: [id] } });
+    const returned = wallClock();
+    const result = data.dropShard;
+    if (result.__typename !== 'DropShardPayload' || !result.readySouls.some((s: { id: string }) => s.id === id)) throw new Error(`the crossing did not happen: ${JSON.stringify(result)}`);
+    return { sent, returned };
+  };
+  await cross(); // warms this process's fetch and the mutation path
+
+  const before = memory();
+  const client = new LoadClient('ws', { url: wsUrl, clients: SUBSCRIBERS, query: READY_SUBSCRIPTION, variables: { ids: [id] } });
+  try {
+    const ready = await client.next<{ connected: number; connectMs: number; firstError?: string }>(60_000, 'subscribers to connect');
+    if (ready.connected === 0) throw new Error(`no subscriber connected: ${ready.firstError}`);
+    // Subscribing has no acknowledgement in graphql-ws: probe crossings until every subscriber has seen one.
+    let seen = 0;
+    for (let probe = 0; probe < 10 && seen < ready.connected; probe++) {
+      await cross();
+      seen = (await client.command<{ times: number[] }>({ cmd: 'collect', timeoutMs: 2000 }, 10_000)).times.length;
+    }
+    const subscribed = memory();
+    const afterReturn: number[] = [];
+    const afterSend: number[] = [];
+    const roundTrips: number[] = [];
+    let missing = 0;
+    for (let round = 0; round < CROSSINGS; round++) {
+      await client.command({ cmd: 'reset' }, 5000);
+      const { sent, returned } = await cross();
+      roundTrips.push(returned - sent);
+      const collected = await client.command<{ times: number[]; missing: number }>({ cmd: 'collect', timeoutMs: 5000 }, 15_000);
+      missing += collected.missing;
+      for (const t of collected.times) {
+        afterReturn.push(t - returned);
+        afterSend.push(t - sent);
+      }
+    }
+    const subscribers = `${ready.connected} graphql-ws subscribers`;
+    const rows: BenchRow[] = [];
+    if (ready.connected < SUBSCRIBERS) rows.push({ name: `graphql-ws subscribers that failed to connect (of ${SUBSCRIBERS})`, value: `${SUBSCRIBERS - ready.connected}: ${ready.firstError ?? ''}` });
+    rows.push(
+      { name: `crystallizationReady to ${subscribers}: time to connect all (ms)`, value: ready.connectMs.toFixed(0) },
+      { name: `crystallizationReady to ${subscribers}: p50 after the mutation returned (ms, ${CROSSINGS} crossings; < 0: before)`, value: percentile(afterReturn, 50).toFixed(1) },
+      { name: `crystallizationReady to ${subscribers}: p99 after the mutation returned (ms; target ≤ 200)`, value: percentile(afterReturn, 99).toFixed(1) },
+      { name: `crystallizationReady to ${subscribers}: p50 / p99 after the mutation was sent (ms)`, value: `${percentile(afterSend, 50).toFixed(1)} / ${percentile(afterSend, 99).toFixed(1)}` },
+      { name: `the crossing dropShard with ${subscribers}: round trip (ms, median)`, value: median(roundTrips).toFixed(1) },
+      { name: `crystallizationReady deliveries missing (of ${CROSSINGS} × ${ready.connected}; ${seen} saw a probe)`, value: String(missing) },
+      { name: 'server RSS / JS heap used before the subscribers connect (after a full GC)', value: `${mib(before.rss)} / ${mib(before.heapUsed)}` },
+      {
+        name: `server RSS / JS heap used with ${subscribers}`,
+        value: `${mib(subscribed.rss)} / ${mib(subscribed.heapUsed)} (${kib((subscribed.rss - before.rss) / ready.connected)} / ${kib((subscribed.heapUsed - before.heapUsed) / ready.connected)} each)`,
+      },
+    );
+    await client.command({ cmd: 'close' }, 20_000);
+    return rows;
+  } finally {
+    await client.finish(3000);
+  }
+}
+
+export async function benchApi(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'souls-bench-api-'));
+  process.on('exit', killChildren);
+  let app: App | null = null;
+  const bare = bareYoga();
+  try {
+    const db = openSoulsDb({ path: join(dir, 'api.db') });
+    app = buildApp({ db, graphiql: false });
+    const seeded = await seed(db);
+    const { url } = await app.start(0, '127.0.0.1');
+    const barePort = await listen(bare);
+    const bareUrl = `http://127.0.0.1:${barePort}/graphql`;
+    const rows: BenchRow[] = [
+      { name: 'data: souls / traits / shards / ready souls', value: `${seeded.soulIds.length} / ${seeded.soulIds.length * TRAITS_PER_SOUL} / ${seeded.shards} / ${seeded.ready}` },
+    ];
+    rows.push(...(await dashboard(url, `http://127.0.0.1:${barePort}/ping`)));
+    rows.push(...(await renderedVsBare(url, bareUrl, seeded.soulIds)));
+    rows.push(...(await dropShardRate(url, dir, seeded.soulIds)));
+    rows.push(...(await subscriptions(app, url, url.replace(/^http/, 'ws'))));
+    return rows;
+  } finally {
+    killChildren();
+    process.off('exit', killChildren);
+    await app?.stop();
+    await new Promise<void>((resolve) => {
+      bare.closeAllConnections();
+      bare.close(() => resolve());
+    });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
