@@ -2,15 +2,15 @@ import DataLoader from 'dataloader';
 import {
   getCrystallization,
   getShards,
-  getSoulHealth,
   getSouls,
   getTraits,
-  getTraitSignals,
   listTraitsOfSouls,
-  pendingShardCounts,
-  renderSouls,
+  renderBlock,
   shardCountsBySource,
   shardCountsByTagOfSouls,
+  soulHealth,
+  traitSignals,
+  type Citation,
   type Crystallization,
   type LevelEvent,
   type Shard,
@@ -31,71 +31,104 @@ function mapLoader<K, V>(load: (keys: readonly K[]) => Promise<Map<K, V>>, fallb
   });
 }
 
+/** A loader of lists: one statement for all keys, rows grouped by `keyOf`. */
+function groupLoader<V>(load: (keys: readonly number[]) => V[] | Promise<V[]>, keyOf: (row: V) => number): DataLoader<number, V[]> {
+  return new DataLoader<number, V[]>(async (keys) => {
+    const groups = Map.groupBy(await load(keys), keyOf);
+    return keys.map((k) => groups.get(k) ?? []);
+  });
+}
+
 export type TraitQuery = { soulId: number; statuses: readonly TraitStatus[] | null; generation: number | null };
 
-/**
- * Every derived field is read through one of these, batched by key, so a
- * query over N souls costs the same number of statements for any N.
- */
-export function createLoaders(db: SoulsDb) {
-  const citationsByTrait = new DataLoader<number, Array<{ shardId: number }>>(async (traitIds) => {
-    const citations = db.store.citationsOfTraits(traitIds);
-    const byTrait = Map.groupBy(citations, (c) => c.traitId);
-    return traitIds.map((id) => byTrait.get(id) ?? []);
-  });
-  const citationsByShard = new DataLoader<number, Array<{ traitId: number }>>(async (shardIds) => {
-    const citations = db.store.citationsOfShards(shardIds);
-    const byShard = Map.groupBy(citations, (c) => c.shardId);
-    return shardIds.map((id) => byShard.get(id) ?? []);
-  });
-  return {
-    soul: mapLoader<number, Soul | null>((ids) => getSouls(db, ids), null),
-    trait: mapLoader<number, Trait | null>((ids) => getTraits(db, ids), null),
-    shard: mapLoader<number, Shard | null>((ids) => getShards(db, ids), null),
-    levelEvent: mapLoader<number, LevelEvent | null>(async (ids) => db.store.getLevelEvents(ids), null),
-    renderedLean: mapLoader<number, string>((ids) => renderSouls(db, ids), ''),
-    renderedFull: mapLoader<number, string>((ids) => renderSouls(db, ids, { includeProvenance: true }), ''),
-    /** Traits of a soul for one filter; souls asked with the same filter share one statement. */
-    traits: new DataLoader<TraitQuery, Trait[], string>(
-      async (queries) => {
-        const groups = Map.groupBy(queries, (q) => JSON.stringify([q.statuses, q.generation]));
-        const results = new Map<string, Trait[]>();
-        for (const group of groups.values()) {
-          const { statuses, generation } = group[0];
-          const traits = await listTraitsOfSouls(db, group.map((q) => q.soulId), { status: statuses, generation });
-          const bySoul = Map.groupBy(traits, (t) => t.soulId);
-          for (const q of group) results.set(traitQueryKey(q), bySoul.get(q.soulId) ?? []);
-        }
-        return queries.map((q) => results.get(traitQueryKey(q))!);
-      },
-      { cacheKeyFn: traitQueryKey },
-    ),
-    activeTraitCount: mapLoader<number, number>(async (ids) => db.store.countActiveTraits(ids), 0),
-    pendingShardCount: mapLoader<number, number>((ids) => pendingShardCounts(db, ids), 0),
-    shardCountsBySource: mapLoader<number, SourceCount[]>((ids) => shardCountsBySource(db, ids), []),
-    shardCountsByTag: mapLoader<number, TagCount[]>((ids) => shardCountsByTagOfSouls(db, ids), []),
-    crystallization: mapLoader<number, Crystallization | null>((ids) => getCrystallization(db, ids), null),
-    health: mapLoader<number, number>((ids) => getSoulHealth(db, ids), 0),
-    levelHistory: new DataLoader<number, LevelEvent[]>(async (soulIds) => {
-      const events = db.store.levelHistory(soulIds);
-      const bySoul = Map.groupBy(events, (e) => e.soulId);
-      return soulIds.map((id) => bySoul.get(id) ?? []);
-    }),
-    traitSignals: mapLoader<number, TraitSignals | null>((ids) => getTraitSignals(db, ids), null),
-    citationsByTrait,
-    citationsByShard,
-  };
-}
+const activeQuery = (soulId: number): TraitQuery => ({ soulId, statuses: ['active'], generation: null });
 
 function traitQueryKey(q: TraitQuery): string {
   return JSON.stringify([q.soulId, q.statuses, q.generation]);
 }
 
-export type Loaders = ReturnType<typeof createLoaders>;
+/**
+ * Every derived field is read through these, batched by key and sharing rows,
+ * so a query over N souls costs the same number of statements for any N.
+ */
+export function createLoaders(db: SoulsDb) {
+  const soul = mapLoader<number, Soul | null>((ids) => getSouls(db, ids), null);
+  const trait = mapLoader<number, Trait | null>((ids) => getTraits(db, ids), null);
+  const citationsByTrait = groupLoader<Citation>((ids) => db.store.citationsOfTraits(ids), (c) => c.traitId);
+  const attunements = new DataLoader<number, number[]>(async (soulIds) => {
+    const times = db.store.attunements(soulIds);
+    return soulIds.map((id) => times.get(id) ?? []);
+  });
+  const traits = new DataLoader<TraitQuery, Trait[], string>(
+    async (queries) => {
+      const groups = Map.groupBy(queries, (q) => JSON.stringify([q.statuses, q.generation]));
+      const results = new Map<string, Trait[]>();
+      for (const group of groups.values()) {
+        const { statuses, generation } = group[0];
+        const rows = await listTraitsOfSouls(db, group.map((q) => q.soulId), { status: statuses, generation });
+        for (const row of rows) trait.prime(row.id, row);
+        const bySoul = Map.groupBy(rows, (t) => t.soulId);
+        for (const q of group) results.set(traitQueryKey(q), bySoul.get(q.soulId) ?? []);
+      }
+      return queries.map((q) => results.get(traitQueryKey(q))!);
+    },
+    { cacheKeyFn: traitQueryKey },
+  );
+  const now = db.clock.now();
+  const signals = new DataLoader<number, TraitSignals | null>(async (traitIds) => {
+    const rows = await trait.loadMany(traitIds);
+    return Promise.all(
+      rows.map(async (row) => {
+        if (row === null || row instanceof Error) return null;
+        const [owner, citations, attunedAt] = await Promise.all([soul.load(row.soulId), citationsByTrait.load(row.id), attunements.load(row.soulId)]);
+        return owner ? traitSignals(row, { soul: owner, citations, attunedAt }, db.settings, now) : null;
+      }),
+    );
+  });
+  return {
+    soul,
+    trait,
+    shard: mapLoader<number, Shard | null>((ids) => getShards(db, ids), null),
+    levelEvent: mapLoader<number, LevelEvent | null>(async (ids) => db.store.getLevelEvents(ids), null),
+    /** Traits of a soul for one filter; souls asked with the same filter share one statement. */
+    traits,
+    citationsByTrait,
+    citationsByShard: groupLoader<Citation>((ids) => db.store.citationsOfShards(ids), (c) => c.shardId),
+    attunements,
+    traitSignals: signals,
+    crystallization: mapLoader<number, Crystallization | null>((ids) => getCrystallization(db, ids), null),
+    shardCountsBySource: mapLoader<number, SourceCount[]>((ids) => shardCountsBySource(db, ids), []),
+    shardCountsByTag: mapLoader<number, TagCount[]>((ids) => shardCountsByTagOfSouls(db, ids), []),
+    levelHistory: groupLoader<LevelEvent>((ids) => db.store.levelHistory(ids), (e) => e.soulId),
+  };
+}
 
+export type Loaders = ReturnType<typeof createLoaders>;
 
 /** The rows for `ids` that exist, in the order asked. */
 export async function loadPresent<V>(loader: DataLoader<number, V | null>, ids: readonly number[]): Promise<V[]> {
   const values = await loader.loadMany(ids);
   return values.filter((v): v is V => v !== null && !(v instanceof Error));
+}
+
+export function activeTraits(loaders: Loaders, soulId: number): Promise<Trait[]> {
+  return loaders.traits.load(activeQuery(soulId));
+}
+
+/** The identity block from rows the loaders share with the rest of the query. */
+export async function renderedOf(loaders: Loaders, soul: Soul, includeProvenance: boolean): Promise<string> {
+  const traits = await activeTraits(loaders, soul.id);
+  const citations = await loaders.citationsByTrait.loadMany(traits.map((t) => t.id));
+  const counts = new Map(traits.map((t, i) => [t.id, (citations[i] as Citation[]).length]));
+  return renderBlock(soul, traits, counts, { includeProvenance });
+}
+
+export async function pendingOf(loaders: Loaders, soulId: number): Promise<number> {
+  return (await loaders.crystallization.load(soulId))?.pendingCount ?? 0;
+}
+
+export async function healthOf(loaders: Loaders, soulId: number, knobs: SoulsDb['settings']): Promise<number> {
+  const traits = await activeTraits(loaders, soulId);
+  const signals = await loadPresent(loaders.traitSignals, traits.map((t) => t.id));
+  return soulHealth(signals, await pendingOf(loaders, soulId), knobs);
 }

@@ -4,7 +4,8 @@ import {
   getSoulByName,
   listDormantSouls,
   listShards,
-  listSoulsOrdered,
+  listSouls,
+  sortSouls,
   previewLevelUp,
   previewTraitChanges,
   searchShards,
@@ -19,6 +20,7 @@ import { Settings } from '../schema/settings.ts';
 import { Shard, ShardConnection, ShardHit, ShardStatus } from '../schema/shard.ts';
 import { ReadySoul, Soul, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
 import { Trait } from '../schema/trait.ts';
+import { loadPresent } from './loaders.ts';
 import { levelUpPlan, underPlan } from './plans.ts';
 
 builder.queryType({
@@ -43,7 +45,14 @@ builder.queryType({
       type: [Soul],
       description: 'non-dormant souls',
       args: { orderBy: t.arg({ type: SoulOrder, defaultValue: 'READINESS' }) },
-      resolve: (_, args, ctx) => listSoulsOrdered(ctx.db, args.orderBy ?? 'READINESS'),
+      resolve: async (_, args, ctx) => {
+        const orderBy = args.orderBy ?? 'READINESS';
+        const souls = await listSouls(ctx.db);
+        for (const soul of souls) ctx.loaders.soul.prime(soul.id, soul);
+        // The verdicts come through the loader, so the souls' crystallization fields reuse them.
+        const verdicts = orderBy === 'READINESS' ? await loadPresent(ctx.loaders.crystallization, souls.map((s) => s.id)) : [];
+        return sortSouls(souls, orderBy, new Map(verdicts.map((v) => [v.soulId, v])));
+      },
     }),
     dormantSouls: t.field({ type: [Soul], resolve: (_, __, ctx) => listDormantSouls(ctx.db) }),
     trait: t.field({

@@ -1,12 +1,12 @@
 import { filter, pipe } from 'graphql-yoga';
-import { refreshLoaders } from '../src/context.ts';
+import { useEventLoaders, type Context } from '../src/context.ts';
 import { builder } from '../schema/builder.ts';
 import { CrystallizationReadyEvent, LevelChangedEvent, ShardDroppedEvent, SoulChangedEvent } from '../schema/events.ts';
 import { rowId, rowIds } from '../schema/ids.ts';
 
-/** Each event resolves with fresh loaders: the subscription's context lives as long as the subscription. */
-function fresh<E>(event: E, ctx: Parameters<typeof refreshLoaders>[0]): E {
-  refreshLoaders(ctx);
+/** Each event resolves with loaders of its own (see useEventLoaders): fresh data, read once for all subscribers. */
+function fresh<E extends object>(event: E, ctx: Context): E {
+  useEventLoaders(ctx, event);
   return event;
 }
 

@@ -1,4 +1,5 @@
 import { listShards, formatEvidence, type Crystallization as CrystallizationRecord, type Soul as SoulRecord } from '../src/engine/index.ts';
+import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
 import { builder } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
 import { LevelEvent } from './level.ts';
@@ -54,7 +55,7 @@ Soul.implement({
     rendered: t.string({
       description: 'The identity block for a system prompt; with provenance for people.',
       args: { includeProvenance: t.arg.boolean({ defaultValue: false }) },
-      resolve: (soul, args, ctx) => (args.includeProvenance ? ctx.loaders.renderedFull : ctx.loaders.renderedLean).load(soul.id),
+      resolve: (soul, args, ctx) => renderedOf(ctx.loaders, soul, args.includeProvenance ?? false),
     }),
     traits: t.field({
       type: [Trait],
@@ -69,19 +70,19 @@ Soul.implement({
           generation: args.generation ?? null,
         }),
     }),
-    activeTraitCount: t.int({ resolve: (soul, _, ctx) => ctx.loaders.activeTraitCount.load(soul.id) }),
+    activeTraitCount: t.int({ resolve: async (soul, _, ctx) => (await activeTraits(ctx.loaders, soul.id)).length }),
     traitLimit: t.int({ resolve: (_, __, ctx) => ctx.db.settings.traitLimit }),
-    atCapacity: t.boolean({ resolve: async (soul, _, ctx) => (await ctx.loaders.activeTraitCount.load(soul.id)) >= ctx.db.settings.traitLimit }),
+    atCapacity: t.boolean({ resolve: async (soul, _, ctx) => (await activeTraits(ctx.loaders, soul.id)).length >= ctx.db.settings.traitLimit }),
     pendingShardCount: t.int({
       description: 'pending, unsealed, unexpired shards attributed to the soul',
-      resolve: (soul, _, ctx) => ctx.loaders.pendingShardCount.load(soul.id),
+      resolve: (soul, _, ctx) => pendingOf(ctx.loaders, soul.id),
     }),
     shardCountsBySource: t.field({ type: [SourceCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsBySource.load(soul.id) }),
     shardCountsByTag: t.field({ type: [TagCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsByTag.load(soul.id) }),
     crystallization: t.field({ type: Crystallization, resolve: async (soul, _, ctx) => (await ctx.loaders.crystallization.load(soul.id))! }),
     health: t.float({
       description: '(1 − stale fraction) × (1 − active/limit) × min(1, pending/threshold), 0..1',
-      resolve: (soul, _, ctx) => ctx.loaders.health.load(soul.id),
+      resolve: (soul, _, ctx) => healthOf(ctx.loaders, soul.id, ctx.db.settings),
     }),
     levelHistory: t.field({ type: [LevelEvent], resolve: (soul, _, ctx) => ctx.loaders.levelHistory.load(soul.id) }),
     shards: t.field({

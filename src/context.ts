@@ -13,7 +13,18 @@ export function createContext(db: SoulsDb, pubsub: SoulsPubSub): Context {
   return { db, pubsub, loaders: createLoaders(db) };
 }
 
-/** A subscription keeps one context for its life: each event gets new loaders so it never sees cached rows. */
-export function refreshLoaders(context: Context): void {
-  context.loaders = createLoaders(context.db);
+const eventLoaders = new WeakMap<object, Loaders>();
+
+/**
+ * A subscription keeps one context for its life, so each event gets loaders
+ * of its own and never sees rows cached for an earlier one. Every subscriber
+ * of the same event shares them: a thousand subscribers, one read.
+ */
+export function useEventLoaders(context: Context, event: object): void {
+  let loaders = eventLoaders.get(event);
+  if (!loaders) {
+    loaders = createLoaders(context.db);
+    eventLoaders.set(event, loaders);
+  }
+  context.loaders = loaders;
 }

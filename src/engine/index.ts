@@ -15,6 +15,7 @@ export {
   listDormantSouls,
   listSouls,
   listSoulsOrdered,
+  sortSouls,
   retireSoul,
   soulOrders,
   stampAttuned,
@@ -66,7 +67,8 @@ export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPl
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
 export { expiryCutoff } from './souls-db.ts';
 export { similarity } from './similarity.ts';
-export type { TraitSignals } from './signals.ts';
+export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
+export { renderBlock } from './render.ts';
 export {
   buildEvidenceReport,
   formatEvidence,

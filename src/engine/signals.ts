@@ -39,7 +39,10 @@ export function traitSignals(trait: Trait, inputs: SignalInputs, knobs: Pick<Kno
     stale: now - Math.max(trait.createdAt, trait.updatedAt) > staleWindow && !citedRecently,
     citationCount: ownCitations.length,
     citationDensity: citationDensity(ownCitations.length, trait.createdAt, now),
-    essenceRedundancy: similarity(trait.principle, inputs.soul.essence),
+    // The one costly signal: computed when read, so lists that never ask for it never pay.
+    get essenceRedundancy() {
+      return similarity(trait.principle, inputs.soul.essence);
+    },
     survivalCount: inputs.attunedAt.filter((t) => t > trait.createdAt).length,
   };
 }

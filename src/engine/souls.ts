@@ -1,8 +1,8 @@
-import { NotFoundError, ValidationError } from './errors.ts';
+import { InvalidStateError, NotFoundError, ValidationError } from './errors.ts';
 import type { Soul } from './model.ts';
 import { optionalText, requireText, stripControl } from './normalize.ts';
 import type { SoulsDb } from './souls-db.ts';
-import { getCrystallization } from './crystallization.ts';
+import { getCrystallization, type Crystallization } from './crystallization.ts';
 import { pendingShardCounts } from './shards.ts';
 import { soulHealth } from './signals.ts';
 import { getTraitSignals } from './traits.ts';
@@ -97,27 +97,35 @@ export const soulOrders = ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const;
 export type SoulOrder = (typeof soulOrders)[number];
 
 /**
- * Non-dormant souls in the requested order. READINESS: ready souls first, then
- * by crystallization priority, then name; LEVEL and UPDATED: highest or newest first.
+ * Souls in the requested order. READINESS: ready souls first, then by
+ * crystallization priority, then name (it needs every soul's verdict);
+ * LEVEL and UPDATED: highest or newest first.
  */
-export async function listSoulsOrdered(db: SoulsDb, orderBy: SoulOrder = 'READINESS'): Promise<Soul[]> {
-  const souls = db.store.listSouls({ dormant: false });
+export function sortSouls(souls: readonly Soul[], orderBy: SoulOrder, verdicts?: ReadonlyMap<number, Pick<Crystallization, 'ready' | 'priority'>>): Soul[] {
   const byName = (a: Soul, b: Soul) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id);
+  const sorted = [...souls];
   switch (orderBy) {
     case 'NAME':
-      return souls.sort(byName);
+      return sorted.sort(byName);
     case 'LEVEL':
-      return souls.sort((a, b) => b.level - a.level || byName(a, b));
+      return sorted.sort((a, b) => b.level - a.level || byName(a, b));
     case 'UPDATED':
-      return souls.sort((a, b) => b.updatedAt - a.updatedAt || a.id - b.id);
+      return sorted.sort((a, b) => b.updatedAt - a.updatedAt || a.id - b.id);
     case 'READINESS': {
-      const verdicts = await getCrystallization(db, souls.map((s) => s.id));
+      if (!verdicts) throw new InvalidStateError('ordering by readiness needs the crystallization verdicts');
       const rank = (s: Soul) => verdicts.get(s.id)!;
-      return souls.sort((a, b) => Number(rank(b).ready) - Number(rank(a).ready) || rank(b).priority - rank(a).priority || byName(a, b));
+      return sorted.sort((a, b) => Number(rank(b).ready) - Number(rank(a).ready) || rank(b).priority - rank(a).priority || byName(a, b));
     }
     default:
       throw new ValidationError('orderBy', `unknown order "${String(orderBy)}"`);
   }
+}
+
+/** Non-dormant souls in the requested order (see sortSouls). */
+export async function listSoulsOrdered(db: SoulsDb, orderBy: SoulOrder = 'READINESS'): Promise<Soul[]> {
+  const souls = db.store.listSouls({ dormant: false });
+  const verdicts = orderBy === 'READINESS' ? await getCrystallization(db, souls.map((s) => s.id)) : undefined;
+  return sortSouls(souls, orderBy, verdicts);
 }
 
 /** Health (SPEC §8) of each soul, in a constant number of statements. */
