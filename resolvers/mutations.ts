@@ -90,11 +90,13 @@ function shardInput(field: string, input: ShardArgs) {
 builder.mutationType({
   fields: (t) => ({
     createSoul: t.field({
+      authScopes: { admin: true },
       type: SoulResult,
       args: { input: t.arg({ type: CreateSoulInput, required: true }) },
       resolve: async (_, { input }, ctx) => soulPayload(ctx, await underArgument('input', () => createSoul(ctx.db, input)), 'CREATED'),
     }),
     updateSoul: t.field({
+      authScopes: { admin: true },
       type: SoulResult,
       description: 'administrative escape hatch: overwrites fields directly, bypassing evolution',
       args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateSoulInput, required: true }) },
@@ -104,16 +106,19 @@ builder.mutationType({
       },
     }),
     retireSoul: t.field({
+      authScopes: { admin: true },
       type: SoulResult,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => soulPayload(ctx, await retireSoul(ctx.db, rowId('id', args.id)), 'RETIRED'),
     }),
     awakenSoul: t.field({
+      authScopes: { admin: true },
       type: SoulResult,
       args: { id: t.arg.id({ required: true }), name: t.arg.string({ description: 'a new name, when the old one is taken' }) },
       resolve: async (_, args, ctx) => soulPayload(ctx, await awakenSoul(ctx.db, rowId('id', args.id), { rename: args.name }), 'AWAKENED'),
     }),
     addTrait: t.field({
+      authScopes: { refine: true },
       type: TraitResult,
       args: { soulId: t.arg.id({ required: true }), input: t.arg({ type: AddTraitInput, required: true }) },
       resolve: async (_, args, ctx) => {
@@ -125,6 +130,7 @@ builder.mutationType({
       },
     }),
     reviseTrait: t.field({
+      authScopes: { refine: true },
       type: TraitResult,
       args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReviseTraitInput, required: true }) },
       resolve: async (_, args, ctx) => {
@@ -133,16 +139,19 @@ builder.mutationType({
       },
     }),
     revertTrait: t.field({
+      authScopes: { refine: true },
       type: TraitResult,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => traitPayload(ctx, await revertTrait(ctx.db, rowId('id', args.id)), 'TRAIT_REVERTED'),
     }),
     reactivateTrait: t.field({
+      authScopes: { refine: true },
       type: TraitResult,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => traitPayload(ctx, await reactivateTrait(ctx.db, rowId('id', args.id)), 'TRAIT_REACTIVATED'),
     }),
     levelUp: t.field({
+      authScopes: { refine: true },
       type: LevelUpResult,
       args: { soulId: t.arg.id({ required: true }), plan: t.arg({ type: LevelUpPlanInput, required: true }) },
       resolve: async (_, args, ctx) => {
@@ -158,6 +167,7 @@ builder.mutationType({
       },
     }),
     revertLevelUp: t.field({
+      authScopes: { refine: true },
       type: RevertLevelUpResult,
       description: 'undoes the latest level-up exactly; never blocked by the trait limit',
       args: { soulId: t.arg.id({ required: true }) },
@@ -170,6 +180,7 @@ builder.mutationType({
       },
     }),
     dropShard: t.field({
+      authScopes: { observe: true },
       type: DropShardResult,
       args: { input: t.arg({ type: DropShardInput, required: true }) },
       resolve: async (_, { input }, ctx) => {
@@ -183,6 +194,7 @@ builder.mutationType({
       },
     }),
     dropShards: t.field({
+      authScopes: { observe: true },
       type: DropShardsResult,
       description: 'validation errors name the failing item as field, e.g. inputs[3].content',
       args: { inputs: t.arg({ type: [DropShardInput], required: true }) },
@@ -196,6 +208,7 @@ builder.mutationType({
       },
     }),
     citeShard: t.field({
+      authScopes: { refine: true },
       type: CiteShardResult,
       args: { shardId: t.arg.id({ required: true }), traitId: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => {
@@ -205,6 +218,7 @@ builder.mutationType({
       },
     }),
     revealShards: t.field({
+      authScopes: { observe: true },
       type: RevealShardsResult,
       args: { ids: t.arg.idList({ required: true }) },
       resolve: async (_, args, ctx) => {
@@ -216,12 +230,14 @@ builder.mutationType({
       },
     }),
     stampAttuned: t.field({
+      authScopes: { refine: true },
       type: SoulResult,
       description: 'marks a refinement cycle done: the soul waits for new evidence before it is ready again',
       args: { soulId: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => soulPayload(ctx, await stampAttuned(ctx.db, rowId('soulId', args.soulId)), 'ATTUNED'),
     }),
     fadeExhaustedShards: t.field({
+      authScopes: { refine: true },
       type: FadePayload,
       description: 'maintenance: shards cited by shardFadeCitations distinct traits fade',
       resolve: async (_, __, ctx) => ({ fadedCount: await fadeExhaustedShards(ctx.db) }),

@@ -24,6 +24,7 @@ import { loadPresent } from './loaders.ts';
 import { levelUpPlan, underPlan } from './plans.ts';
 
 builder.queryType({
+  authScopes: { read: true },
   fields: (t) => ({
     soul: t.field({
       type: Soul,

@@ -13,6 +13,7 @@ function fresh<E extends object>(event: E, ctx: Context): E {
 const optionalId = (field: string, value: string | number | null | undefined) => (value === null || value === undefined ? null : rowId(field, value));
 
 builder.subscriptionType({
+  authScopes: { read: true },
   fields: (t) => ({
     crystallizationReady: t.field({
       type: CrystallizationReadyEvent,

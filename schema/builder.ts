@@ -1,16 +1,30 @@
 import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { GraphQLError } from 'graphql';
 import type { Context } from '../src/context.ts';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
+  AuthScopes: { read: boolean; observe: boolean; refine: boolean; admin: boolean };
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: number; Output: number };
     ID: { Input: string; Output: string | number };
   };
 }>({
-  plugins: [ErrorsPlugin],
+  plugins: [ScopeAuthPlugin, ErrorsPlugin],
   defaultFieldNullability: false,
   errors: { defaultTypes: [] },
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (context) => ({
+      read: context.caller.scopes.has('read'),
+      observe: context.caller.scopes.has('observe'),
+      refine: context.caller.scopes.has('refine'),
+      admin: context.caller.scopes.has('admin'),
+    }),
+    unauthorizedError: (_parent, context, info) =>
+      new GraphQLError(`the token "${context.caller.name}" may not use ${info.parentType.name}.${info.fieldName}`, { extensions: { code: 'FORBIDDEN' } }),
+  },
 });

@@ -1,10 +1,15 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { schema } from '../schema/index.ts';
+import { authenticate, localCaller, type Caller, type TokenEntry } from './auth.ts';
 import { createContext, type Context } from './context.ts';
+import { defaultLimits, type Limits } from './limits.ts';
 import { closeSoulsDb, type SoulsDb } from './engine/index.ts';
 import { isExpected, maskError } from './errors-graphql.ts';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
@@ -27,7 +32,36 @@ query Roster {
 }
 `;
 
-export type AppOptions = { db: SoulsDb; graphiql?: boolean };
+export type AppOptions = {
+  db: SoulsDb;
+  graphiql?: boolean;
+  /** Bearer tokens and their scopes; null or absent: no tokens, every caller has every scope (loopback only). */
+  tokens?: readonly TokenEntry[] | null;
+  limits?: Partial<Limits>;
+  /** false hides introspection and "did you mean" field suggestions. */
+  introspection?: boolean;
+};
+
+/** Header names a request can carry to show it is not a cross-site form post (see useCSRFPrevention). */
+export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'authorization'];
+
+/**
+ * Bodies must declare their length and stay under the limit: answered here,
+ * with a GraphQL-shaped error, before anything reads them.
+ */
+function refuseOversizedBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return false;
+  const declared = req.headers['content-length'];
+  const chunked = declared === undefined && req.headers['transfer-encoding'] !== undefined;
+  if (!chunked && (declared === undefined || Number(declared) <= maxBytes)) return false;
+  const [status, code, message] = chunked
+    ? [411, 'LENGTH_REQUIRED', 'request bodies must declare their Content-Length']
+    : [413, 'PAYLOAD_TOO_LARGE', `request body over the limit of ${maxBytes} bytes`];
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+  req.resume();
+  return true;
+}
 
 export type App = {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
@@ -43,11 +77,39 @@ export type App = {
 /** HTTP (queries, mutations, SSE subscriptions, GraphiQL) and graphql-ws on one port and one path. */
 export function buildApp(options: AppOptions): App {
   const { db } = options;
+  const tokens = options.tokens && options.tokens.length > 0 ? options.tokens : null;
+  const limits: Limits = { ...defaultLimits, ...options.limits };
+  const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
+
+  /** The caller a credential names; without tokens, the local caller; with tokens and no valid one, null. */
+  const callerOf = (authorization: unknown): Caller | null =>
+    tokens === null ? localCaller : authenticate(typeof authorization === 'string' ? authorization : null, tokens);
+
+  const plugins: Plugin[] = [
+    useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
+    EnvelopArmorPlugin({
+      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
+      maxAliases: { n: limits.maxAliases },
+      maxTokens: { n: limits.maxTokens },
+      maxDirectives: { n: limits.maxDirectives },
+      costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+      blockFieldSuggestion: { enabled: !introspection },
+    }) as Plugin,
+  ];
+  if (!introspection) plugins.push(useDisableIntrospection());
+
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
-    context: () => createContext(db, pubsub),
+    plugins,
+    multipart: false,
+    context: (initial) => {
+      // WebSocket callers were authenticated once, at connection_init.
+      const caller = (initial as { caller?: Caller }).caller ?? callerOf((initial as { request?: Request }).request?.headers.get('authorization'));
+      if (!caller) throw createGraphQLError('a valid bearer token is required (Authorization: Bearer <token>)', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
+      return createContext(db, pubsub, caller);
+    },
     maskedErrors: { maskError },
     graphiql: options.graphiql === false ? false : { title: 'Souls', defaultQuery: rosterQuery, subscriptionsProtocol: 'WS' },
     renderGraphiQL: renderLocalGraphiQL,
@@ -63,6 +125,7 @@ export function buildApp(options: AppOptions): App {
   });
 
   const server = createServer((req, res) => {
+    if (refuseOversizedBody(req, res, limits.maxBodyBytes)) return;
     serveGraphiQLAsset(req, res).then(
       (served) => {
         if (!served) void yoga(req, res);
@@ -73,12 +136,21 @@ export function buildApp(options: AppOptions): App {
     );
   });
   const wsServer = new WebSocketServer({ server, path: GRAPHQL_PATH });
+  const wsCallers = new WeakMap<object, Caller>();
   const wsDisposable = useServer(
     {
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => args.rootValue.subscribe(args),
+      // Refused here, the socket closes with 4403 Forbidden.
+      onConnect: (ctx) => {
+        const caller = callerOf(ctx.connectionParams?.authorization);
+        if (!caller) return false;
+        wsCallers.set(ctx.extra.socket, caller);
+        return true;
+      },
       onSubscribe: async (ctx, _id, payload) => {
-        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload });
+        const caller = wsCallers.get(ctx.extra.socket)!;
+        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
         const document = enveloped.parse(payload.query);
         const errors = enveloped.validate(enveloped.schema, document);
         if (errors.length > 0) return errors;

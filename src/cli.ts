@@ -1,6 +1,7 @@
 // souls serve | render | backup — the command line around the engine and the API.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { isLoopback } from './auth.ts';
 import { loadConfig, usage } from './config.ts';
 import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from './engine/index.ts';
 
@@ -11,13 +12,25 @@ function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings'
 
 async function serve(argv: string[]): Promise<void> {
   const config = loadConfig(argv, process.env);
+  if (config.tokens === null && !isLoopback(config.host) && !config.insecure) {
+    throw new SoulsError(`refusing to listen on ${config.host} without tokens: give --tokens-file, listen on a loopback host, or pass --insecure`);
+  }
   const db = openDb(config.db, config.settings);
   // Loaded here so that render and backup start without the whole server.
   const { buildApp } = await import('./app.ts');
-  const app = buildApp({ db });
+  const app = buildApp({ db, tokens: config.tokens, limits: config.limits, introspection: config.introspection });
   const { url } = await app.start(config.port, config.host);
   console.log(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
   console.log(`Database: ${config.db}`);
+  if (config.tokens === null) {
+    console.log(
+      isLoopback(config.host)
+        ? 'No tokens file: every caller on this machine has every scope (read, observe, refine, admin).'
+        : `WARNING: --insecure: anyone who can reach ${config.host} has every scope. Give --tokens-file to require tokens.`,
+    );
+  } else {
+    console.log(`Tokens: ${config.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`).join('; ')}`);
+  }
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { loadTokens, type TokenEntry } from './auth.ts';
 import { resolveSettings, settingNames, ValidationError, type Settings } from './engine/index.ts';
+import { defaultLimits, limitNames, type Limits } from './limits.ts';
 
 export type ServerConfig = {
   host: string;
@@ -8,6 +10,12 @@ export type ServerConfig = {
   /** SQLite file path, or ':memory:'. */
   db: string;
   settings: Settings;
+  /** null: no tokens file, so loopback only and every caller has every scope. */
+  tokens: TokenEntry[] | null;
+  /** Listen beyond loopback without tokens (refused unless given). */
+  insecure: boolean;
+  introspection: boolean;
+  limits: Limits;
 };
 
 export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db' };
@@ -37,11 +45,23 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
   const knobFlags = Object.fromEntries(settingNames.map((name) => [kebab(name), { type: 'string' as const }]));
   const { values } = parseArgs({
     args: [...argv],
-    options: { host: { type: 'string' }, port: { type: 'string' }, db: { type: 'string' }, config: { type: 'string' }, ...knobFlags },
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      db: { type: 'string' },
+      config: { type: 'string' },
+      'tokens-file': { type: 'string' },
+      insecure: { type: 'boolean' },
+      introspection: { type: 'boolean' },
+      ...knobFlags,
+      ...Object.fromEntries(limitNames.map((name) => [kebab(name), { type: 'string' as const }])),
+    },
     strict: true,
     allowPositionals: false,
+    allowNegative: true,
   });
   const flags = values as Record<string, string | undefined>;
+  const switches = values as Record<string, boolean | undefined>;
   const configPath = flags.config ?? env.SOULS_CONFIG;
   let file: Record<string, unknown> = {};
   if (configPath) {
@@ -51,7 +71,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', ...settingNames]);
+    const known = new Set(['host', 'port', 'db', 'tokensFile', 'insecure', 'introspection', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -75,6 +95,27 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
       throw error;
     }
   }
+  const limits: Limits = { ...defaultLimits };
+  for (const name of limitNames) {
+    const found = pick(name, kebab(name), envName(name));
+    if (!found) continue;
+    const value = number(found.where, found.raw);
+    if (!Number.isInteger(value) || value < 1) throw new ValidationError(found.where, `must be a whole number of at least 1, got ${JSON.stringify(found.raw)}`);
+    limits[name] = value;
+  }
+  const flag = (name: string, variable: string): boolean | undefined => {
+    if (switches[name] !== undefined) return switches[name];
+    const raw = env[variable];
+    if (raw !== undefined && raw !== '') {
+      if (!/^(1|0|true|false)$/i.test(raw)) throw new ValidationError(variable, `must be true or false, got ${JSON.stringify(raw)}`);
+      return /^(1|true)$/i.test(raw);
+    }
+    const fromFile = file[name];
+    if (fromFile === undefined) return undefined;
+    if (typeof fromFile !== 'boolean') throw new ValidationError(`${configPath} ${name}`, 'must be true or false');
+    return fromFile;
+  };
+  const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
   const hostPick = pick('host', 'host', 'SOULS_HOST');
   const portPick = pick('port', 'port', 'SOULS_PORT');
   const dbPick = pick('db', 'db', 'SOULS_DB');
@@ -83,6 +124,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
     port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
     db: dbPick ? String(dbPick.raw) : defaults.db,
     settings: resolveSettings(overrides),
+    tokens: tokensPick ? loadTokens(String(tokensPick.raw)) : null,
+    insecure: flag('insecure', 'SOULS_INSECURE') ?? false,
+    introspection: flag('introspection', 'SOULS_INTROSPECTION') ?? true,
+    limits,
   };
 }
 
@@ -97,5 +142,9 @@ Options (flag, then environment variable):
   --port PORT                     SOULS_PORT     (default ${defaults.port}; 0 picks a free port)
   --db PATH                       SOULS_DB       (default ${defaults.db}; ':memory:' for none)
   --config FILE                   SOULS_CONFIG   (JSON object of the settings below)
+  --tokens-file FILE              SOULS_TOKENS_FILE  ([{ "name", "token", "scopes": ["read", "observe", "refine", "admin"] }])
+  --insecure                      SOULS_INSECURE     (listen beyond loopback without tokens)
+  --no-introspection              SOULS_INTROSPECTION=false  (hide the schema and field suggestions)
+${limitNames.map((name) => `  --${kebab(name)} N`.padEnd(34) + `${envName(name)}`.padEnd(24) + `(default ${defaultLimits[name]})`).join('\n')}
 ${knobs}`;
 }

@@ -1,16 +1,18 @@
+import { localCaller, type Caller } from './auth.ts';
 import type { SoulsDb } from './engine/index.ts';
 import type { SoulsPubSub } from './pubsub.ts';
 import { createLoaders, type Loaders } from '../resolvers/loaders.ts';
 
-/** Per operation (and, for subscriptions, per event): the engine handle, fresh loaders, the event bus. */
+/** Per operation (and, for subscriptions, per event): the engine handle, fresh loaders, the event bus, the caller. */
 export type Context = {
   db: SoulsDb;
   pubsub: SoulsPubSub;
   loaders: Loaders;
+  caller: Caller;
 };
 
-export function createContext(db: SoulsDb, pubsub: SoulsPubSub): Context {
-  return { db, pubsub, loaders: createLoaders(db) };
+export function createContext(db: SoulsDb, pubsub: SoulsPubSub, caller: Caller = localCaller): Context {
+  return { db, pubsub, caller, loaders: createLoaders(db) };
 }
 
 const eventLoaders = new WeakMap<object, Loaders>();

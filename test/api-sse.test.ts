@@ -188,7 +188,7 @@ async function sseGet(topic: Topic, label: string, query: string, variables?: Re
   streams.push(stream);
   const params = new URLSearchParams({ query });
   if (variables) params.set('variables', JSON.stringify(variables));
-  await stream.open(`${server.url}?${params}`, { method: 'GET', headers: { accept: 'text/event-stream' } });
+  await stream.open(`${server.url}?${params}`, { method: 'GET', headers: { accept: 'text/event-stream', 'x-graphql-yoga-csrf': '1' } });
   await listeners.until(topic, before + 1);
   return stream;
 }
