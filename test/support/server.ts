@@ -1,4 +1,4 @@
-import { buildApp, type App } from '../../src/app.ts';
+import { buildApp, type App, type AppOptions } from '../../src/app.ts';
 import { manualClock, openSoulsDb, type Settings } from '../../src/engine/index.ts';
 
 export type LiveServer = {
@@ -12,10 +12,10 @@ export type LiveServer = {
 };
 
 /** A real server on a free loopback port over an in-memory database with a hand-moved clock. */
-export async function startServer(options: { settings?: Partial<Settings>; start?: number } = {}): Promise<LiveServer> {
+export async function startServer(options: { settings?: Partial<Settings>; start?: number; app?: Omit<AppOptions, 'db'> } = {}): Promise<LiveServer> {
   const clock = manualClock(options.start ?? Date.UTC(2026, 0, 1));
   const db = openSoulsDb({ clock, settings: options.settings });
-  const app = buildApp({ db });
+  const app = buildApp({ ...options.app, db });
   const { url } = await app.start(0, '127.0.0.1');
   return {
     app,
