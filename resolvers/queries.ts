@@ -13,6 +13,7 @@ import {
   shardCountsPerSoul,
 } from '../src/engine/index.ts';
 import { builder } from '../schema/builder.ts';
+import { CallerType } from '../schema/caller.ts';
 import { lookupId, rowId, rowIds } from '../schema/ids.ts';
 import { AddTraitInput, LevelUpPlanInput, TraitRevisionInput } from '../schema/inputs.ts';
 import { LevelUpPreview, RenderPreview } from '../schema/level.ts';
@@ -26,6 +27,12 @@ import { levelUpPlan, underPlan } from './plans.ts';
 builder.queryType({
   authScopes: { read: true },
   fields: (t) => ({
+    caller: t.field({
+      type: CallerType,
+      description: 'who this request runs as and what it may do (any valid token may ask)',
+      skipTypeScopes: true,
+      resolve: (_, __, ctx) => ctx.caller,
+    }),
     soul: t.field({
       type: Soul,
       nullable: true,

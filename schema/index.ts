@@ -8,6 +8,7 @@ import './shard.ts';
 import './level.ts';
 import './evidence.ts';
 import './settings.ts';
+import './caller.ts';
 import './events.ts';
 import './results.ts';
 import '../resolvers/queries.ts';
