@@ -13,6 +13,7 @@ import { defaultLimits, type Limits } from './limits.ts';
 import { closeSoulsDb, type SoulsDb } from './engine/index.ts';
 import { isExpected, maskError } from './errors-graphql.ts';
 import { renderLocalGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
+import { serveWebApp } from './web.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -40,6 +41,8 @@ export type AppOptions = {
   limits?: Partial<Limits>;
   /** false hides introspection and "did you mean" field suggestions. */
   introspection?: boolean;
+  /** How long a WebSocket may stay open without connection_init before it is closed with 4408; default 3000 ms. */
+  wsInitTimeoutMs?: number;
 };
 
 /** Header names a request can carry to show it is not a cross-site form post (see useCSRFPrevention). */
@@ -61,6 +64,10 @@ function refuseOversizedBody(req: IncomingMessage, res: ServerResponse, maxBytes
   res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
   req.resume();
   return true;
+}
+
+async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  return (await serveGraphiQLAsset(req, res)) || (await serveWebApp(req, res));
 }
 
 export type App = {
@@ -126,7 +133,7 @@ export function buildApp(options: AppOptions): App {
 
   const server = createServer((req, res) => {
     if (refuseOversizedBody(req, res, limits.maxBodyBytes)) return;
-    serveGraphiQLAsset(req, res).then(
+    serveStatic(req, res).then(
       (served) => {
         if (!served) void yoga(req, res);
       },
@@ -139,6 +146,7 @@ export function buildApp(options: AppOptions): App {
   const wsCallers = new WeakMap<object, Caller>();
   const wsDisposable = useServer(
     {
+      connectionInitWaitTimeout: options.wsInitTimeoutMs ?? 3000,
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => args.rootValue.subscribe(args),
       // Refused here, the socket closes with 4403 Forbidden.
