@@ -108,8 +108,14 @@ describe('GraphQL over HTTP', () => {
     expect(JSON.parse(response.text).errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
-  it('serves only /graphql', async () => {
-    expect((await raw(server.url.replace(/\/graphql$/, '/'))).status).toBe(404);
+  it('serves GraphQL only at /graphql, the web app at /, and nothing else', async () => {
+    const base = server.url.replace(/\/graphql$/, '');
+    expect((await raw(`${base}/nothing-here`)).status).toBe(404);
+    expect((await raw(`${base}/assets/../../package.json`)).status).toBe(404);
+    const app = await raw(`${base}/`);
+    // 200 once `npm run build:web` has run (npm install does it), 503 with instructions before.
+    expect([200, 503]).toContain(app.status);
+    if (app.status === 200) expect(app.contentType).toContain('text/html');
   });
 });
 
