@@ -2,8 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { GraphQLError, type DocumentNode } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { schema } from '../schema/index.ts';
@@ -70,6 +71,40 @@ async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<b
   return (await serveGraphiQLAsset(req, res)) || (await serveWebApp(req, res));
 }
 
+/** Flags request errors (status 400) as the GraphQL-over-HTTP spec's: answered 200 under application/json. */
+function markRequestErrors(errors: readonly GraphQLError[] | undefined): void {
+  for (const error of errors ?? []) {
+    const http = error.extensions?.http as { status?: number; spec?: boolean } | undefined;
+    if (http?.status === 400) http.spec = true;
+  }
+}
+
+/**
+ * Without introspection, no answer may show the schema, whatever the transport:
+ * the introspection rule for every validation (useDisableIntrospection keys on
+ * the HTTP request, so graphql-ws operations escaped it), and no "Did you mean …?"
+ * in any error (graphql-armor's mask misses enum values and variable errors).
+ */
+function hidingTheSchema(): Plugin {
+  const hide = (errors: readonly unknown[] | undefined) => {
+    for (const error of errors ?? []) {
+      const e = error as { message?: unknown };
+      if (typeof e.message === 'string') e.message = e.message.replace(/\s*Did you mean [^?]*\?/g, ' [Suggestion hidden]');
+    }
+  };
+  const done = ({ result }: { result: unknown }) => {
+    if (result && typeof result === 'object' && 'errors' in result) hide((result as { errors?: readonly unknown[] }).errors);
+  };
+  return {
+    onValidate: ({ addValidationRule }) => {
+      addValidationRule(NoSchemaIntrospectionCustomRule);
+      return ({ result }) => hide(result);
+    },
+    onExecute: () => ({ onExecuteDone: done }),
+    onSubscribe: () => ({ onSubscribeResult: done }),
+  };
+}
+
 export type App = {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   server: Server;
@@ -103,8 +138,17 @@ export function buildApp(options: AppOptions): App {
       costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
       blockFieldSuggestion: { enabled: !introspection },
     }) as Plugin,
+    // Variable coercion failures (execute's early errors, no data) are request errors like validation errors:
+    // 200 under application/json, 400 under application/graphql-response+json (GraphQL over HTTP).
+    {
+      onExecute: () => ({
+        onExecuteDone: ({ result }) => {
+          if ('errors' in result && !('data' in result)) markRequestErrors(result.errors);
+        },
+      }),
+    },
   ];
-  if (!introspection) plugins.push(useDisableIntrospection());
+  if (!introspection) plugins.push(hidingTheSchema());
 
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
@@ -159,9 +203,16 @@ export function buildApp(options: AppOptions): App {
       onSubscribe: async (ctx, _id, payload) => {
         const caller = wsCallers.get(ctx.extra.socket)!;
         const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
-        const document = enveloped.parse(payload.query);
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length > 0) return errors;
+        let document: DocumentNode;
+        try {
+          document = enveloped.parse(payload.query);
+          const errors = enveloped.validate(enveloped.schema, document);
+          if (errors.length > 0) return errors;
+        } catch (error) {
+          // Syntax errors and the limits (depth, tokens…) are thrown: an error message for this operation, not a 4500 closing the socket.
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
         return {
           schema: enveloped.schema,
           operationName: payload.operationName,

@@ -22,7 +22,11 @@ export function loadTokens(path: string): TokenEntry[] {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new ValidationError('--tokens-file', `cannot read ${path}: ${(error as Error).message.replace(/ in JSON at.*$/, '')}`);
+    // JSON.parse quotes the text around a syntax error, which may be a token: say where, never what.
+    const message = (error as Error).message;
+    const where = /\(line \d+ column \d+\)/.exec(message)?.[0];
+    const reason = error instanceof SyntaxError ? `not valid JSON${where ? ` ${where}` : ''}` : message;
+    throw new ValidationError('--tokens-file', `cannot read ${path}: ${reason}`);
   }
   if (!Array.isArray(parsed) || parsed.length === 0) throw new ValidationError('--tokens-file', `${path} must hold a non-empty JSON array of tokens`);
   const seen = new Set<string>();

@@ -30,8 +30,9 @@ export function maskError(error: unknown, message: string): Error {
     if (original instanceof ValidationError || original instanceof ConflictError) extensions.field = original.field;
     return new GraphQLError(original.message, { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions });
   }
-  if (graphqlError && !graphqlError.originalError) return graphqlError;
-  if (original instanceof GraphQLError) return new GraphQLError(original.message, { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: original.extensions });
+  // GraphQL errors all the way down (syntax, validation, FORBIDDEN, variable coercion with its `Variable "$x"…` message
+  // and HTTP status) stand as they are; returned unchanged, Yoga does not log them as unexpected.
+  if (graphqlError && original instanceof GraphQLError) return graphqlError;
   return new GraphQLError(message, { nodes: graphqlError?.nodes, path: graphqlError?.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
