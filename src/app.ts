@@ -131,11 +131,13 @@ export function buildApp(options: AppOptions): App {
   const plugins: Plugin[] = [
     useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
     EnvelopArmorPlugin({
-      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true },
+      // Fields only: by default graphql-armor counts each fragment spread as two levels and each inline fragment as one
+      // (and multiplies the cost accordingly), so the same query written with fragments looked far deeper and costlier.
+      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
       maxAliases: { n: limits.maxAliases },
       maxTokens: { n: limits.maxTokens },
       maxDirectives: { n: limits.maxDirectives },
-      costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+      costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true, flattenFragments: true },
       blockFieldSuggestion: { enabled: !introspection },
     }) as Plugin,
     // Variable coercion failures (execute's early errors, no data) are request errors like validation errors:

@@ -1,0 +1,304 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate, isLoopback, loadTokens, scopes, type TokenEntry } from '../src/auth.ts';
+import { ValidationError } from '../src/engine/index.ts';
+
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const PROJECT = fileURLToPath(new URL('..', import.meta.url));
+/** Bounds on waiting for a child: generous, they only fail a test when something hangs. */
+const START_MS = 15_000;
+const EXIT_MS = 10_000;
+
+const READ_TOKEN = 'unit-read-token-2f8a61c0d9';
+const ADMIN_TOKEN = 'unit-admin-token-7be3904d15';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'souls-auth-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let written = 0;
+/** Writes a tokens file (raw text, or JSON of a value) and returns its path. */
+function tokensFile(content: unknown): string {
+  const path = join(dir, `tokens-${++written}.json`);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+/** The ValidationError loadTokens throws for this file; fails when it throws anything else or nothing. */
+function refusal(path: string): ValidationError {
+  try {
+    loadTokens(path);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return error as ValidationError;
+  }
+  throw new Error(`loadTokens(${path}) accepted the file`);
+}
+
+describe('loadTokens', () => {
+  it('reads a valid file: names, tokens and scopes, repeated scopes once', () => {
+    const path = tokensFile([
+      { name: 'dashboard', token: READ_TOKEN, scopes: ['read'] },
+      { name: 'ops', token: ADMIN_TOKEN, scopes: ['admin', 'read', 'observe', 'refine', 'admin'] },
+    ]);
+    expect(loadTokens(path)).toEqual<TokenEntry[]>([
+      { name: 'dashboard', token: READ_TOKEN, scopes: ['read'] },
+      { name: 'ops', token: ADMIN_TOKEN, scopes: ['admin', 'read', 'observe', 'refine'] },
+    ]);
+  });
+
+  it('accepts a token of exactly 16 characters', () => {
+    const token = 'a'.repeat(16);
+    expect(loadTokens(tokensFile([{ name: 'edge', token, scopes: ['read'] }]))[0].token).toBe(token);
+  });
+
+  const good = { name: 'dashboard', token: READ_TOKEN, scopes: ['read'] };
+  /** [what, file content, the field the error must name (after the path), the secret text it must not contain]. */
+  const invalid: Array<[string, unknown, string, string]> = [
+    ['not JSON', `[{ "name": "a", "token": ${ADMIN_TOKEN}, "scopes": ["read"] }]`, '', ADMIN_TOKEN],
+    ['not JSON, a bare token', ADMIN_TOKEN, '', ADMIN_TOKEN],
+    ['not an array', { name: 'a', token: ADMIN_TOKEN, scopes: ['read'] }, '', ADMIN_TOKEN],
+    ['an empty array', [], '', ADMIN_TOKEN],
+    ['an entry that is not an object', [good, ADMIN_TOKEN], '[1]', ADMIN_TOKEN],
+    ['a missing name', [good, { token: ADMIN_TOKEN, scopes: ['admin'] }], '[1].name', ADMIN_TOKEN],
+    ['a blank name', [good, { name: '  ', token: ADMIN_TOKEN, scopes: ['admin'] }], '[1].name', ADMIN_TOKEN],
+    ['a missing token', [good, { name: 'ops', scopes: ['admin'] }], '[1].token', ADMIN_TOKEN],
+    ['a token under 16 characters', [good, { name: 'ops', token: 'shortSecret15ch', scopes: ['admin'] }], '[1].token', 'shortSecret15ch'],
+    ['a token that is not a string', [good, { name: 'ops', token: 12345678901234567890, scopes: ['admin'] }], '[1].token', '1234567890'],
+    ['a duplicate token', [good, { name: 'copy', token: READ_TOKEN, scopes: ['admin'] }], '[1].token', READ_TOKEN],
+    ['an unknown scope', [{ name: 'ops', token: ADMIN_TOKEN, scopes: ['read', 'write'] }], '[0].scopes', ADMIN_TOKEN],
+    ['empty scopes', [{ name: 'ops', token: ADMIN_TOKEN, scopes: [] }], '[0].scopes', ADMIN_TOKEN],
+    ['scopes that are not a list', [{ name: 'ops', token: ADMIN_TOKEN, scopes: 'read' }], '[0].scopes', ADMIN_TOKEN],
+  ];
+
+  it.each(invalid)('refuses %s, naming the place and never the token', (_what, content, place, secret) => {
+    const path = tokensFile(content);
+    const error = refusal(path);
+    expect(error.field).toBe(place === '' ? '--tokens-file' : `${path}${place}`);
+    expect(error.message).toContain(place === '' ? path : `${path}${place}`);
+    // Neither the token nor any 8-character piece of it.
+    for (let i = 0; i + 8 <= secret.length; i++) expect(error.message, `the message shows "${secret.slice(i, i + 8)}"`).not.toContain(secret.slice(i, i + 8));
+    expect(error.message).not.toMatch(/^\s+at /m);
+  });
+
+  it('refuses a file that does not exist, naming it', () => {
+    const path = join(dir, 'no-such-tokens.json');
+    const error = refusal(path);
+    expect(error.field).toBe('--tokens-file');
+    expect(error.message).toContain(path);
+  });
+
+  it('names scopes from the fixed list only', () => {
+    expect([...scopes]).toEqual(['read', 'observe', 'refine', 'admin']);
+  });
+});
+
+describe('authenticate', () => {
+  const entries: TokenEntry[] = [
+    { name: 'dashboard', token: READ_TOKEN, scopes: ['read'] },
+    { name: 'ops', token: ADMIN_TOKEN, scopes: ['read', 'admin'] },
+  ];
+
+  it('finds the caller a bearer token names, with its scopes', () => {
+    const caller = authenticate(`Bearer ${ADMIN_TOKEN}`, entries);
+    expect(caller?.name).toBe('ops');
+    expect([...caller!.scopes].sort()).toEqual(['admin', 'read']);
+    expect(authenticate(`Bearer ${READ_TOKEN}`, entries)?.name).toBe('dashboard');
+  });
+
+  it.each([`bearer ${READ_TOKEN}`, `BEARER ${READ_TOKEN}`, `BeArEr ${READ_TOKEN}`, `Bearer    ${READ_TOKEN}`, `Bearer ${READ_TOKEN}   `, `Bearer\t${READ_TOKEN}`])(
+    'takes the scheme in any case and extra spaces: %j',
+    (header) => {
+      expect(authenticate(header, entries)?.name).toBe('dashboard');
+    },
+  );
+
+  it.each([
+    ['a missing header', undefined],
+    ['null', null],
+    ['an empty header', ''],
+    ['the scheme alone', 'Bearer'],
+    ['the scheme and a space', 'Bearer '],
+    ['a token without the scheme', READ_TOKEN],
+    ['another scheme', `Basic ${READ_TOKEN}`],
+    ['no space after the scheme', `Bearer${READ_TOKEN}`],
+    ['a wrong token', 'Bearer unit-wrong-token-00000000'],
+    ['a prefix of a token', `Bearer ${READ_TOKEN.slice(0, -1)}`],
+    ['a token with a suffix', `Bearer ${READ_TOKEN}0`],
+    ['a token in another case', `Bearer ${READ_TOKEN.toUpperCase()}`],
+    ['two tokens', `Bearer ${READ_TOKEN} ${ADMIN_TOKEN}`],
+  ])('refuses %s', (_what, header) => {
+    expect(authenticate(header, entries)).toBeNull();
+  });
+
+  it('finds nobody when there are no tokens', () => {
+    expect(authenticate(`Bearer ${READ_TOKEN}`, [])).toBeNull();
+  });
+});
+
+describe('isLoopback', () => {
+  it.each(['127.0.0.1', '127.5.6.7', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1'])('%s is loopback', (host) => {
+    expect(isLoopback(host)).toBe(true);
+  });
+  it.each(['0.0.0.0', '192.168.1.2', '::', '[::]', 'example.com', '', '128.0.0.1', '::ffff:192.168.1.2', '127.0.0.1.example.com'])('%j is not loopback', (host) => {
+    expect(isLoopback(host)).toBe(false);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The CLI's policy: beyond loopback, tokens or an explicit --insecure.
+
+type Child = { process: ChildProcess; output: () => { stdout: string; stderr: string } };
+let children: Child[] = [];
+
+afterEach(() => {
+  for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+  children = [];
+});
+
+/** This process' environment without SOULS_* settings or NODE_OPTIONS, so each test states its own. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SOULS_') && key !== 'NODE_OPTIONS') env[key] = value;
+  return env;
+}
+
+function cli(args: string[]): Child {
+  const proc = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const child = { process: proc, output: () => ({ stdout, stderr }) };
+  children.push(child);
+  return child;
+}
+
+function exited(child: Child): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { process: proc } = child;
+  const done = () => ({ code: proc.exitCode, ...child.output() });
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(done());
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the CLI did not exit within ${EXIT_MS} ms: ${JSON.stringify(child.output())}`)), EXIT_MS);
+    proc.once('close', () => {
+      clearTimeout(timer);
+      resolve(done());
+    });
+  });
+}
+
+/** Resolves with the port once the server prints where it listens (and what follows); fails if it exits or hangs. */
+function listening(child: Child, last: RegExp): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const { stdout } = child.output();
+      const match = /Souls API on http:\/\/\S+:(\d+)\/graphql/.exec(stdout);
+      if (match && last.test(stdout)) {
+        cleanup();
+        resolve(Number(match[1]));
+      }
+    };
+    const onExit = () => {
+      cleanup();
+      reject(new Error(`the server exited before listening: ${JSON.stringify(child.output())}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`the server did not start within ${START_MS} ms: ${JSON.stringify(child.output())}`));
+    }, START_MS);
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.process.stdout!.off('data', check);
+      child.process.off('exit', onExit);
+    };
+    child.process.stdout!.on('data', check);
+    child.process.once('exit', onExit);
+    check();
+  });
+}
+
+async function stop(child: Child): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  child.process.kill('SIGTERM');
+  return exited(child);
+}
+
+const expectNoStack = (text: string) => {
+  expect(text).not.toMatch(/^\s+at .+/m);
+  expect(text).not.toMatch(/\.ts:\d+/);
+};
+
+describe('souls serve beyond loopback', { timeout: 30_000 }, () => {
+  it.each(['0.0.0.0', '::', '192.168.1.2'])('refuses --host %s without tokens, naming --tokens-file and --insecure', async (host) => {
+    const result = await exited(cli(['serve', '--host', host, '--port', '0', '--db', ':memory:']));
+    expect(result.code, JSON.stringify(result)).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('--tokens-file');
+    expect(result.stderr).toContain('--insecure');
+    expect(result.stdout).not.toContain('Souls API on');
+    expectNoStack(result.stderr);
+  });
+
+  it('starts with --insecure and warns about it', async () => {
+    const child = cli(['serve', '--host', '0.0.0.0', '--port', '0', '--db', ':memory:', '--insecure']);
+    await listening(child, /^WARNING: .*$/m);
+    expect(child.output().stdout).toMatch(/^WARNING: .*--insecure.*$/m);
+    const result = await stop(child);
+    expect(result.code).toBe(0);
+  });
+
+  it('starts with --tokens-file, printing the token names and never the tokens, and requires them', async () => {
+    const path = tokensFile([
+      { name: 'dashboard', token: READ_TOKEN, scopes: ['read'] },
+      { name: 'ops', token: ADMIN_TOKEN, scopes: ['admin', 'read'] },
+    ]);
+    const child = cli(['serve', '--host', '0.0.0.0', '--port', '0', '--db', ':memory:', '--tokens-file', path]);
+    const port = await listening(child, /^Tokens: .*$/m);
+    const { stdout, stderr } = child.output();
+    expect(stdout).toContain('dashboard');
+    expect(stdout).toContain('ops');
+    expect(stdout).not.toMatch(/^WARNING/m);
+
+    const url = `http://127.0.0.1:${port}/graphql`;
+    const ask = (authorization?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ query: '{ caller { name } }' }),
+      });
+    const anonymous = await ask();
+    expect(anonymous.status).toBe(401);
+    expect((await anonymous.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const ops = await ask(`Bearer ${ADMIN_TOKEN}`);
+    expect(await ops.json()).toEqual({ data: { caller: { name: 'ops' } } });
+
+    const result = await stop(child);
+    expect(result.code).toBe(0);
+    for (const text of [stdout, stderr, result.stdout, result.stderr]) {
+      expect(text).not.toContain(READ_TOKEN);
+      expect(text).not.toContain(ADMIN_TOKEN);
+    }
+  });
+
+  it.each<[string, unknown, string]>([
+    ['a short token', [{ name: 'ops', token: 'tooShortSecret', scopes: ['admin'] }], '[0].token'],
+    ['an unknown scope', [{ name: 'ops', token: ADMIN_TOKEN, scopes: ['everything'] }], '[0].scopes'],
+    ['a file that is not JSON', `[{ "name": "ops", "token": ${ADMIN_TOKEN} }]`, ''],
+  ])('refuses to start with %s in the tokens file, naming the problem', async (_what, content, place) => {
+    const path = tokensFile(content);
+    const result = await exited(cli(['serve', '--host', '0.0.0.0', '--port', '0', '--db', ':memory:', '--tokens-file', path]));
+    expect(result.code, JSON.stringify(result)).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stdout).not.toContain('Souls API on');
+    expect(result.stderr).toContain(`${path}${place}`);
+    for (const secret of [ADMIN_TOKEN, 'tooShortSecret']) {
+      for (let i = 0; i + 8 <= secret.length; i++) expect(result.stderr).not.toContain(secret.slice(i, i + 8));
+    }
+    expectNoStack(result.stderr);
+  });
+});
