@@ -1,18 +1,21 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Typed documents for the example clients, from the committed SDL; `npm test` fails when they are stale.
-// The output must type-check under this project's tsconfig: string unions instead of enums (erasableSyntaxOnly),
-// `import type` for types (verbatimModuleSyntax) and `.ts` on relative imports (NodeNext, allowImportingTsExtensions).
+// Typed documents for the example clients and the web app, from the committed SDL; `npm test` fails when they are stale.
+// The output must type-check under the project's tsconfigs: string unions instead of enums (erasableSyntaxOnly),
+// `import type` for types (verbatimModuleSyntax) and `.ts` on relative imports (NodeNext and Vite's bundler
+// resolution both accept it with allowImportingTsExtensions).
+const clientPreset = {
+  preset: 'client',
+  presetConfig: { fragmentMasking: false },
+  config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', ID: 'string' } },
+} as const;
+
 const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
-  documents: ['examples/**/*.graphql'],
   importExtension: '.ts',
   generates: {
-    'examples/gql/': {
-      preset: 'client',
-      presetConfig: { fragmentMasking: false },
-      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', ID: 'string' } },
-    },
+    'examples/gql/': { ...clientPreset, documents: ['examples/**/*.graphql'] },
+    'web/src/gql/': { ...clientPreset, documents: ['web/src/**/*.graphql'] },
   },
 };
 

@@ -149,6 +149,21 @@ export function buildApp(options: AppOptions): App {
         },
       }),
     },
+    // Yoga reads GET (and form-encoded) `variables` and `extensions` with a bare JSON.parse, and its
+    // SyntaxError was masked as an internal error: malformed JSON is the client's error, as for POST bodies.
+    {
+      onRequestParse: ({ requestParser, setRequestParser }) => {
+        if (!requestParser) return;
+        setRequestParser(async (request) => {
+          try {
+            return await requestParser(request);
+          } catch (error) {
+            if (!(error instanceof SyntaxError)) throw error;
+            throw createGraphQLError('the "variables" and "extensions" parameters must be valid JSON', { extensions: { code: 'BAD_REQUEST', http: { spec: true, status: 400 } } });
+          }
+        });
+      },
+    },
   ];
   if (!introspection) plugins.push(hidingTheSchema());
 

@@ -1,4 +1,4 @@
-// souls serve | render | backup — the command line around the engine and the API.
+// souls serve | render | backup | seed-demo — the command line around the engine and the API.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isLoopback } from './auth.ts';
@@ -20,17 +20,7 @@ async function serve(argv: string[]): Promise<void> {
   const { buildApp } = await import('./app.ts');
   const app = buildApp({ db, tokens: config.tokens, limits: config.limits, introspection: config.introspection });
   const { url } = await app.start(config.port, config.host);
-  console.log(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
-  console.log(`Database: ${config.db}`);
-  if (config.tokens === null) {
-    console.log(
-      isLoopback(config.host)
-        ? 'No tokens file: every caller on this machine has every scope (read, observe, refine, admin).'
-        : `WARNING: --insecure: anyone who can reach ${config.host} has every scope. Give --tokens-file to require tokens.`,
-    );
-  } else {
-    console.log(`Tokens: ${config.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`).join('; ')}`);
-  }
+  // Handlers first: whoever waits for the lines below may signal at once (the first process.on installs Node's handler).
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -46,6 +36,17 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  console.log(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
+  console.log(`Database: ${config.db}`);
+  if (config.tokens === null) {
+    console.log(
+      isLoopback(config.host)
+        ? 'No tokens file: every caller on this machine has every scope (read, observe, refine, admin).'
+        : `WARNING: --insecure: anyone who can reach ${config.host} has every scope. Give --tokens-file to require tokens.`,
+    );
+  } else {
+    console.log(`Tokens: ${config.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`).join('; ')}`);
+  }
 }
 
 async function render(argv: string[]): Promise<void> {
@@ -79,8 +80,14 @@ async function backup(argv: string[]): Promise<void> {
   }
 }
 
+/** The demo world (scripts/demo.ts), so every screen of the character sheet has content. */
+async function seedDemo(argv: string[]): Promise<void> {
+  const { runDemo } = await import('../scripts/demo.ts');
+  await runDemo(argv);
+}
+
 const [command, ...args] = process.argv.slice(2);
-const commands: Record<string, (argv: string[]) => Promise<void>> = { serve, render, backup };
+const commands: Record<string, (argv: string[]) => Promise<void>> = { serve, render, backup, 'seed-demo': seedDemo };
 const run = command === undefined || command.startsWith('--') ? () => serve(process.argv.slice(2)) : commands[command];
 
 if (command === 'help' || command === '--help' || command === '-h') {

@@ -136,6 +136,7 @@ export function usage(): string {
   return `Usage: souls [serve] [options]       serve the GraphQL API (GraphiQL at /graphql)
        souls render <soul id or name> [--full] [--db path]
        souls backup <file> [--db path]   copy the database with VACUUM INTO
+       souls seed-demo [--db path] [--force]   fill a database with the demo souls
 
 Options (flag, then environment variable):
   --host HOST                     SOULS_HOST     (default ${defaults.host})

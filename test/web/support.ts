@@ -1,0 +1,116 @@
+// The character-sheet app in a real headless Chromium: Debian's `chromium` (/usr/bin/chromium), driven by
+// playwright-core, which never downloads a browser. Each test file shares one browser and one live server whose
+// in-memory database holds the demo world (scripts/demo.ts), seeded through the engine with a hand-moved clock.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { buildApp, type App } from '../../src/app.ts';
+import type { TokenEntry } from '../../src/auth.ts';
+import { manualClock, openSoulsDb } from '../../src/engine/index.ts';
+import { seedDemo, type DemoSummary } from '../../scripts/demo.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENS = join(ROOT, 'test-results', 'screens');
+const BUILT = join(ROOT, 'web', 'dist', 'index.html');
+
+/** The app must be built (npm install runs `prepare` → build:web); say so plainly instead of testing a 503 page. */
+export function requireBuiltApp(): void {
+  if (!existsSync(BUILT)) throw new Error(`web/dist/index.html is missing: run \`npm run build:web\` (npm install and npm ci run it) before the browser tests`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium; .ci/run does it)`);
+}
+
+export type SeededServer = {
+  app: App;
+  /** http://127.0.0.1:PORT/ (the app); the API is at `${base}graphql` */
+  base: string;
+  demo: DemoSummary;
+  /** POSTs one operation to the API (with a token when given); throws on GraphQL errors. */
+  gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string): Promise<T>;
+  /** How many subscriptions of each topic the server has opened (the page's live queries). */
+  subscriptions(topic: string): number;
+  stop(): Promise<void>;
+};
+
+/** A live server on a free loopback port over the demo world, ending at the real now (so the page's ages read true). */
+export async function startSeededServer(options: { tokens?: TokenEntry[] } = {}): Promise<SeededServer> {
+  const now = Date.now();
+  const clock = manualClock(now);
+  const db = openSoulsDb({ clock });
+  const demo = await seedDemo(db, clock, { now });
+  const app = buildApp({ db, tokens: options.tokens ?? null });
+  // Count the topics the subscriptions open, so a test can wait until the page listens before it writes.
+  const opened = new Map<string, number>();
+  const subscribe = app.pubsub.subscribe.bind(app.pubsub);
+  app.pubsub.subscribe = ((topic: string, ...rest: unknown[]) => {
+    opened.set(topic, (opened.get(topic) ?? 0) + 1);
+    return (subscribe as (...args: unknown[]) => unknown)(topic, ...rest);
+  }) as typeof app.pubsub.subscribe;
+  const { url } = await app.start(0, '127.0.0.1');
+  return {
+    app,
+    base: url.replace(/graphql$/, ''),
+    demo,
+    async gql(query, variables, token) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await response.json()) as { data?: any; errors?: { message: string }[] };
+      if (body.errors?.length) throw new Error(`GraphQL errors: ${body.errors.map((e) => e.message).join('; ')}`);
+      return body.data;
+    },
+    subscriptions: (topic) => opened.get(topic) ?? 0,
+    stop: () => app.stop(),
+  };
+}
+
+export type Chromium = { context: BrowserContext; page: Page; errors: string[]; close(): Promise<void> };
+
+/** One headless Chromium on a fresh profile directory, one page at a laptop's size; page errors are collected for the tests. */
+export async function launchChromium(): Promise<Chromium> {
+  const profile = mkdtempSync(join(tmpdir(), 'souls-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1440, height: 900 },
+    // The app honours prefers-reduced-motion: cards do not move, so clicks need not wait for animations to settle.
+    reducedMotion: 'reduce',
+  });
+  // Every action and wait is bounded: a missing element fails the test with Playwright's message instead of hanging.
+  context.setDefaultTimeout(8000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  return {
+    context,
+    page,
+    errors,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a screenshot of the current screen to test-results/screens/NAME.png (animations run to their end, no toasts). */
+export async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
+  mkdirSync(SCREENS, { recursive: true });
+  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }' });
+}
+
+/** Waits, bounded, until `check` holds; fails with `what` instead of hanging. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,40 @@
+const DAY_MS = 86_400_000;
+
+export const plural = (n: number, noun: string, many = `${noun}s`) => `${n} ${n === 1 ? noun : many}`;
+
+/** "just now", "5 h ago", "3 d ago", "6 wk ago", measured against this browser's clock. */
+export function ago(iso: string, now = Date.now()): string {
+  const ms = Math.max(0, now - Date.parse(iso));
+  if (ms < 60_000) return 'just now';
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min ago`;
+  if (ms < DAY_MS) return `${Math.floor(ms / 3_600_000)} h ago`;
+  if (ms < 14 * DAY_MS) return `${Math.floor(ms / DAY_MS)} d ago`;
+  return `${Math.floor(ms / (7 * DAY_MS))} wk ago`;
+}
+
+/** Age in whole days (0 for today), for the age indicator of shards. */
+export function ageDays(iso: string, now = Date.now()): number {
+  return Math.max(0, Math.floor((now - Date.parse(iso)) / DAY_MS));
+}
+
+export function date(iso: string): string {
+  return new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+}
+
+export const percent = (x: number) => `${Math.round(x * 100)}%`;
+
+export const fixed = (x: number, digits = 2) => x.toFixed(digits);
+
+/** The words for the crystallization conditions a soul still misses. */
+export const unmetWords: Record<string, string> = {
+  MIN_SHARDS: 'more shards',
+  MIN_CLUSTERS: 'more distinct themes',
+  SOURCE_DIVERSITY: 'a second source',
+  AGE_SPREAD: 'evidence over more than a day',
+  RECENCY: 'new evidence since attunement',
+  DORMANT: 'awakening',
+};
+
+export function unmetText(unmet: readonly string[]): string {
+  return unmet.map((u) => unmetWords[u] ?? u.toLowerCase()).join(', ');
+}

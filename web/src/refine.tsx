@@ -1,0 +1,418 @@
+import { useState } from 'preact/hooks';
+import { ApiError, request } from './api.ts';
+import { ago, fixed, percent, plural, unmetText } from './format.ts';
+import {
+  AddTraitDocument,
+  EvidenceDocument,
+  PreviewTraitChangesDocument,
+  ReviseTraitDocument,
+  RevertTraitDocument,
+  SoulChangedDocument,
+  StampAttunedDocument,
+  type EvidenceQuery,
+  type PreviewTraitChangesQueryVariables,
+  type TraitResultFieldsFragment,
+  type TraitSheetFragment,
+} from './gql/graphql.ts';
+import { href, useDebounced, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { TraitSignals } from './sheet.tsx';
+import { useCan, useSession } from './session.ts';
+import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, XpBar } from './ui.tsx';
+
+type EvidenceSoul = NonNullable<EvidenceQuery['soul']>;
+type Report = EvidenceSoul['evidence'];
+type Cluster = Report['clusters'][number];
+
+/** One decision at a time: the change being considered, previewed before it is confirmed or discarded. */
+type Proposal =
+  | { kind: 'add'; principle: string; provenance: string; cite: { id: string; content: string; source: string }[]; citeIds: string[]; from: string }
+  | { kind: 'revise'; trait: TraitSheetFragment; principle: string; provenance: string }
+  | { kind: 'revert'; trait: TraitSheetFragment };
+
+export function Refinement({ soulId }: { soulId: string }) {
+  const evidence = useQuery(EvidenceDocument, { id: soulId }, soulId);
+  const [proposal, setProposal] = useState<Proposal | null>(null);
+  const refresh = useDebouncedCallback(() => void evidence.refetch(), 150);
+  useSubscription(SoulChangedDocument, { soulId }, soulId, refresh);
+
+  if (evidence.error && !evidence.data) return <ErrorNote error={evidence.error} retry={() => void evidence.refetch()} />;
+  if (!evidence.data) return <Loading what="the evidence report" />;
+  const soul = evidence.data.soul;
+  if (!soul) return <p class="panel">There is no soul {soulId}.</p>;
+  const report = soul.evidence;
+
+  return (
+    <div class="refine">
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <a href={href.roster()}>Roster</a> <span aria-hidden="true">›</span> <a href={href.sheet(soul.id)}>{soul.name}</a> <span aria-hidden="true">›</span>{' '}
+        <span aria-current="page">Refinement</span>
+      </nav>
+      <div class="page-head">
+        <div class="page-head__who">
+          <LevelBadge level={soul.level} />
+          <div>
+            <h1 class="page-title">Refine {soul.name}</h1>
+            <p class="page-sub">Read the evidence, propose one change, preview its effect on the rendered block, then confirm or discard it.</p>
+          </div>
+        </div>
+        <AttuneButton soul={soul} onDone={refresh} />
+      </div>
+      <div class="refine__grid">
+        <div class="refine__evidence">
+          <EvidenceReport report={report} soul={soul} onPropose={setProposal} />
+        </div>
+        <div class="refine__soul">
+          <ProposalPanel soul={soul} proposal={proposal} onChange={setProposal} onConfirmed={() => void evidence.refetch()} />
+          <Panel title="The soul now" id="soul-now-title">
+            <div class="mini-card">
+              <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
+              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={unmetText(soul.crystallization.unmet)} />
+            </div>
+            <details class="soul-now__block" open={proposal === null}>
+              <summary>The rendered block</summary>
+              <RenderedBlock text={soul.rendered} />
+            </details>
+            <h3 class="sub-title">Active traits</h3>
+            <ol class="traits traits--compact">
+              {soul.traits.map((trait) => (
+                <li key={trait.id} class={`trait${proposalTouches(proposal, trait.id) ? ' trait--proposed' : ''}`}>
+                  <p class="trait__principle">{trait.principle}</p>
+                  <TraitSignals trait={trait} />
+                  <div class="trait__actions">
+                    <Button scope="REFINE" variant="quiet" onClick={() => setProposal({ kind: 'revise', trait, principle: trait.principle, provenance: trait.provenance })} aria-label={`Propose a revision of: ${trait.principle}`}>
+                      Revise
+                    </Button>
+                    <Button scope="REFINE" variant="quiet" onClick={() => setProposal({ kind: 'revert', trait })} aria-label={`Propose reverting: ${trait.principle}`}>
+                      Revert
+                    </Button>
+                  </div>
+                </li>
+              ))}
+            </ol>
+          </Panel>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function proposalTouches(proposal: Proposal | null, traitId: string): boolean {
+  return proposal !== null && proposal.kind !== 'add' && proposal.trait.id === traitId;
+}
+
+function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void }) {
+  const { notify } = useSession();
+  const stamp = async () => {
+    const { stampAttuned } = await request(StampAttunedDocument, { soulId: soul.id });
+    if (stampAttuned.__typename === 'SoulPayload') notify(`${soul.name} is attuned: the next refinement waits for new evidence`, 'success');
+    else notify(stampAttuned.message, 'error');
+    onDone();
+  };
+  return (
+    <div class="attune">
+      <Button scope="REFINE" onClick={() => void stamp()} title="Marks this refinement cycle done: the soul waits for new evidence before it is ready again">
+        Done: stamp attunement
+      </Button>
+      <small class="muted">{soul.lastAttunedAt ? `Last attuned ${ago(soul.lastAttunedAt)}` : 'Never attuned'}</small>
+    </div>
+  );
+}
+
+function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: EvidenceSoul; onPropose: (p: Proposal) => void }) {
+  const c = soul.crystallization;
+  const canRefine = useCan('REFINE');
+  return (
+    <>
+      <Panel title="Evidence report" id="evidence-title">
+        <div class={`verdict${c.ready ? ' verdict--ready' : ''}`}>
+          <strong>{c.ready ? 'Ready for refinement' : 'Not ready yet'}</strong>
+          <span>
+            {plural(c.pendingCount, 'pending shard')} · {plural(c.distinctSources, 'source')} · spread over {fixed(c.ageSpreadDays, 1)} days
+            {c.ready ? ` · priority ${Math.round(c.priority)}` : ` · needs ${unmetText(c.unmet)}`}
+          </span>
+        </div>
+        <p class="trend">
+          Trend: {report.trend.recentCount} shards in the last 14 days against {report.trend.previousCount} before (velocity {report.trend.velocity >= 0 ? '+' : ''}
+          {report.trend.velocity}){report.trend.newSources.length ? ` · new sources: ${report.trend.newSources.join(', ')}` : ''}
+        </p>
+        {report.suggestedActions.length ? (
+          <>
+            <h3 class="sub-title">Suggested actions</h3>
+            <ul class="actions-list">
+              {report.suggestedActions.map((action) => (
+                <li key={action.kind + action.message} class={`suggestion suggestion--${action.kind.toLowerCase()}`}>
+                  {action.message}
+                  {action.kind === 'AT_CAPACITY' || action.kind === 'CONSOLIDATION_CANDIDATES' || action.kind === 'PROMOTION_CANDIDATES' ? (
+                    <>
+                      {' '}
+                      <a href={href.workshop(soul.id)}>Open the workshop</a>
+                    </>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : null}
+      </Panel>
+      <Panel title={`Clusters (${report.clusters.length}), heaviest first`} id="clusters-title">
+        {report.clusters.length === 0 ? <p class="muted">No considered shards.</p> : null}
+        <ol class="clusters">
+          {report.clusters.map((cluster, i) =>
+            cluster.memberCount > 1 ? <ClusterCard key={cluster.representative.id} cluster={cluster} index={i} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} /> : null,
+          )}
+        </ol>
+        {report.clusters.some((c) => c.memberCount === 1) ? (
+          <>
+            <h3 class="sub-title singles-title">Single shards ({report.clusters.filter((c) => c.memberCount === 1).length}), no theme yet</h3>
+            <ol class="clusters">
+              {report.clusters.map((cluster, i) =>
+                cluster.memberCount === 1 ? <ClusterCard key={cluster.representative.id} cluster={cluster} index={i} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} /> : null,
+              )}
+            </ol>
+          </>
+        ) : null}
+      </Panel>
+      {report.tensions.length || report.consolidationCandidates.length || report.promotionCandidates.length ? (
+        <Panel title="Between the traits" id="pairs-title">
+          {report.tensions.length ? (
+            <>
+              <h3 class="sub-title">Tensions</h3>
+              <ul class="pairs">
+                {report.tensions.map((pair) => (
+                  <li key={`${pair.a.id}-${pair.b.id}`}>
+                    <Chip tone="warn">{percent(pair.similarity)}</Chip> “{pair.a.principle}” <em>against</em> “{pair.b.principle}”
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+          {report.consolidationCandidates.length ? (
+            <>
+              <h3 class="sub-title">Consolidation candidates</h3>
+              <ul class="pairs">
+                {report.consolidationCandidates.map((pair) => (
+                  <li key={`${pair.a.id}-${pair.b.id}`}>
+                    <Chip tone="info">{percent(pair.similarity)}</Chip> “{pair.a.principle}” + “{pair.b.principle}”
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+          {report.promotionCandidates.length ? (
+            <>
+              <h3 class="sub-title">Promotion candidates</h3>
+              <ul class="pairs">
+                {report.promotionCandidates.map((candidate) => (
+                  <li key={candidate.trait.id}>
+                    <Chip tone="good">{fixed(candidate.score, 3)}</Chip> “{candidate.trait.principle}”
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </Panel>
+      ) : null}
+    </>
+  );
+}
+
+function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: { cluster: Cluster; index: number; maxWeight: number; soul: EvidenceSoul; canRefine: boolean; onPropose: (p: Proposal) => void }) {
+  const aligned = cluster.alignment.trait ? soul.traits.find((t) => t.id === cluster.alignment.trait!.id) : undefined;
+  const proposeAdd = () =>
+    onPropose({
+      kind: 'add',
+      principle: '',
+      provenance: `${plural(cluster.memberCount, 'shard')} from ${cluster.sources.join(', ')} over ${fixed(cluster.ageSpanDays, 0)} days, e.g. “${cluster.representative.content}”`,
+      cite: cluster.members,
+      citeIds: cluster.members.map((m) => m.id),
+      from: cluster.memberCount === 1 ? 'a single shard' : `cluster ${index + 1}`,
+    });
+  const single = cluster.memberCount === 1;
+  if (single) {
+    return (
+      <li class={`cluster cluster--single cluster--${cluster.alignment.kind.toLowerCase()}`} aria-label={`Cluster ${index + 1}: ${cluster.representative.content}`}>
+        <blockquote class="cluster__rep">{cluster.representative.content}</blockquote>
+        <p class="cluster__meta">
+          {cluster.sources.join(', ')} · {ago(cluster.members[0]?.createdAt ?? '')} · weight {fixed(cluster.weight)}
+        </p>
+        <span class="cluster__align">
+          {cluster.alignment.kind === 'REINFORCING' ? <Chip tone="good">Reinforces “{cluster.alignment.trait?.principle}”</Chip> : null}
+          {cluster.sharedWith.map((shared) => (
+            <Chip key={shared.soul.id}>shared with {shared.soul.name}</Chip>
+          ))}
+        </span>
+        <div class="cluster__actions">
+          <Button scope="REFINE" variant="quiet" onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} aria-label={`Propose a trait from the shard: ${cluster.representative.content}`}>
+            Propose a trait
+          </Button>
+        </div>
+      </li>
+    );
+  }
+  return (
+    <li class={`cluster cluster--${cluster.alignment.kind.toLowerCase()}`} aria-label={`Cluster ${index + 1}: ${cluster.representative.content}`}>
+      <div class="cluster__head">
+        <span class="cluster__rank" aria-hidden="true">
+          {index + 1}
+        </span>
+        <div class="cluster__weight" role="meter" aria-label={`Weight ${fixed(cluster.weight)}`} aria-valuemin={0} aria-valuemax={maxWeight} aria-valuenow={cluster.weight}>
+          <span style={{ width: `${(cluster.weight / Math.max(maxWeight, 1e-9)) * 100}%` }} />
+        </div>
+        <span class="cluster__weight-value">weight {fixed(cluster.weight)}</span>
+      </div>
+      <blockquote class="cluster__rep">{cluster.representative.content}</blockquote>
+      <p class="cluster__meta">
+        {plural(cluster.memberCount, 'shard')} · {cluster.sources.join(', ')} · over {fixed(cluster.ageSpanDays, 1)} days · freshness {percent(cluster.freshness)}
+      </p>
+      <p class="cluster__align">
+        {cluster.alignment.kind === 'NOVEL' ? (
+          <Chip tone="info">Novel: no trait covers it</Chip>
+        ) : (
+          <>
+            <Chip tone="good">Reinforces</Chip> “{cluster.alignment.trait?.principle}” <span class="muted">({percent(cluster.alignment.similarity)})</span>
+          </>
+        )}
+        {cluster.sharedWith.map((shared) => (
+          <Chip key={shared.soul.id} title={`${shared.sharedCount} of these shards are also attributed to ${shared.soul.name}`}>
+            shared with {shared.soul.name} {percent(shared.fraction)}
+          </Chip>
+        ))}
+      </p>
+      {cluster.memberCount > 1 ? (
+        <details class="cluster__members">
+          <summary>All {cluster.memberCount} shards</summary>
+          <ul>
+            {cluster.members.map((m) => (
+              <li key={m.id}>
+                {m.content} <span class="muted">— {m.source}, {ago(m.createdAt)}</span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+      <div class="cluster__actions">
+        <Button scope="REFINE" variant={cluster.alignment.kind === 'NOVEL' ? 'primary' : 'plain'} onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} title={soul.atCapacity ? 'At capacity: level up first' : undefined}>
+          Propose a trait from this cluster
+        </Button>
+        {aligned ? (
+          <Button scope="REFINE" variant="quiet" onClick={() => onPropose({ kind: 'revise', trait: aligned, principle: aligned.principle, provenance: `${aligned.provenance} Reinforced by: “${cluster.representative.content}”` })}>
+            Revise the trait it reinforces
+          </Button>
+        ) : null}
+      </div>
+    </li>
+  );
+}
+
+function previewVariables(soulId: string, p: Proposal): PreviewTraitChangesQueryVariables | null {
+  switch (p.kind) {
+    case 'add':
+      return p.principle.trim() && p.provenance.trim() ? { soulId, add: [{ principle: p.principle, provenance: p.provenance, citeShardIds: p.citeIds }] } : null;
+    case 'revise':
+      return p.principle.trim() && p.provenance.trim() ? { soulId, revise: [{ traitId: p.trait.id, principle: p.principle, provenance: p.provenance }] } : null;
+    case 'revert':
+      return { soulId, revert: [p.trait.id] };
+  }
+}
+
+function ProposalPanel({ soul, proposal, onChange, onConfirmed }: { soul: EvidenceSoul; proposal: Proposal | null; onChange: (p: Proposal | null) => void; onConfirmed: () => void }) {
+  const { notify } = useSession();
+  const [busy, setBusy] = useState(false);
+  const variables = proposal ? previewVariables(soul.id, proposal) : null;
+  const settled = useDebounced(variables, 250);
+  const key = JSON.stringify(settled);
+  const preview = useQuery(PreviewTraitChangesDocument, settled ?? { soulId: soul.id }, key, settled === null);
+  const upToDate = JSON.stringify(variables) === key && !preview.loading;
+
+  const confirm = async () => {
+    if (!proposal) return;
+    setBusy(true);
+    try {
+      let result: TraitResultFieldsFragment;
+      if (proposal.kind === 'add') result = (await request(AddTraitDocument, { soulId: soul.id, input: { principle: proposal.principle, provenance: proposal.provenance, citeShardIds: proposal.citeIds } })).addTrait;
+      else if (proposal.kind === 'revise') result = (await request(ReviseTraitDocument, { id: proposal.trait.id, input: { principle: proposal.principle, provenance: proposal.provenance } })).reviseTrait;
+      else result = (await request(RevertTraitDocument, { id: proposal.trait.id })).revertTrait;
+      if (result.__typename === 'TraitPayload') {
+        notify(proposal.kind === 'add' ? `New trait: ${result.trait.principle}` : proposal.kind === 'revise' ? 'Trait revised' : 'Trait reverted', 'success');
+        onChange(null);
+        onConfirmed();
+      } else notify('field' in result ? `${result.field}: ${result.message}` : result.message, 'error');
+    } catch (error) {
+      notify(error instanceof ApiError ? error.message : String(error), 'error');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Panel title="Proposal" id="proposal-title" class="proposal">
+      <ScopeNote scope="REFINE" />
+      {!proposal ? (
+        <p class="muted">
+          Choose one change: <strong>propose a trait</strong> from a cluster of the evidence, or <strong>revise</strong> or <strong>revert</strong> a trait of the soul. Its effect on the rendered block shows here before anything is written.
+        </p>
+      ) : (
+        <form
+          class="proposal__form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void confirm();
+          }}
+          aria-label="The proposed change"
+        >
+          <p class="proposal__kind">
+            {proposal.kind === 'add' ? `Add a trait (from ${proposal.from})` : proposal.kind === 'revise' ? 'Revise a trait' : 'Revert a trait'}
+          </p>
+          {proposal.kind === 'revert' ? (
+            <p>
+              Revert “{proposal.trait.principle}”: it leaves the rendered block and stays in the history; it can be reactivated later.
+            </p>
+          ) : (
+            <>
+              <Area label="Principle" hint="One behavioural principle, in the imperative" value={proposal.principle} onInput={(principle) => onChange({ ...proposal, principle })} required rows={2} />
+              <Area label="Provenance" hint="How it was earned: no provenance, no trait" value={proposal.provenance} onInput={(provenance) => onChange({ ...proposal, provenance })} required rows={3} />
+            </>
+          )}
+          {proposal.kind === 'add' ? (
+            <fieldset class="cite">
+              <legend>Cite these shards ({proposal.citeIds.length})</legend>
+              {proposal.cite.map((shard) => (
+                <label key={shard.id} class="cite__item">
+                  <input
+                    type="checkbox"
+                    checked={proposal.citeIds.includes(shard.id)}
+                    onChange={(e) => onChange({ ...proposal, citeIds: e.currentTarget.checked ? [...proposal.citeIds, shard.id] : proposal.citeIds.filter((id) => id !== shard.id) })}
+                  />
+                  <span>
+                    {shard.content} <span class="muted">— {shard.source}</span>
+                  </span>
+                </label>
+              ))}
+            </fieldset>
+          ) : null}
+          <h3 class="sub-title">Preview of the rendered block</h3>
+          {variables === null ? (
+            <p class="muted">Write the principle and its provenance to see the preview.</p>
+          ) : preview.error ? (
+            <ErrorNote error={preview.error} />
+          ) : preview.data ? (
+            <div class={upToDate ? '' : 'stale-preview'} aria-busy={!upToDate}>
+              <BlockDiff before={preview.data.previewTraitChanges.before} after={preview.data.previewTraitChanges.after} />
+            </div>
+          ) : (
+            <Loading what="the preview" />
+          )}
+          <div class="form-actions">
+            <Button scope="REFINE" variant="primary" onClick={() => void confirm()} disabled={busy || variables === null || !upToDate || Boolean(preview.error)}>
+              Confirm
+            </Button>
+            <Button variant="quiet" onClick={() => onChange(null)}>
+              Discard
+            </Button>
+          </div>
+        </form>
+      )}
+    </Panel>
+  );
+}
+

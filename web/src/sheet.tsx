@@ -1,0 +1,387 @@
+import type { ComponentChildren } from 'preact';
+import { useMemo, useState } from 'preact/hooks';
+import { request } from './api.ts';
+import { ago, ageDays, date, fixed, percent, plural, unmetText } from './format.ts';
+import {
+  AwakenSoulDocument,
+  DropShardDocument,
+  RevertLevelUpDocument,
+  SearchSoulShardsDocument,
+  SheetDocument,
+  SoulChangedDocument,
+  SoulShardDroppedDocument,
+  SoulShardsDocument,
+  type LevelEventSheetFragment,
+  type ShardRowFragment,
+  type SheetQuery,
+  type SoulCardFragment,
+  type TraitSheetFragment,
+} from './gql/graphql.ts';
+import { href, useDebounced, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { useCan, useSession } from './session.ts';
+import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
+
+type SheetSoul = NonNullable<SheetQuery['soul']>;
+
+export function Sheet({ soulId }: { soulId: string }) {
+  const [full, setFull] = useState(false);
+  const sheet = useQuery(SheetDocument, { id: soulId, full }, `${soulId}:${full}`);
+  const [shardsVersion, setShardsVersion] = useState(0);
+  const refresh = useDebouncedCallback(() => {
+    void sheet.refetch();
+    setShardsVersion((v) => v + 1);
+  }, 120);
+  useSubscription(SoulChangedDocument, { soulId }, soulId, refresh);
+  useSubscription(SoulShardDroppedDocument, { soulId }, soulId, refresh);
+
+  if (sheet.error && !sheet.data) return <ErrorNote error={sheet.error} retry={() => void sheet.refetch()} />;
+  if (!sheet.data) return <Loading what="the character sheet" />;
+  const soul = sheet.data.soul;
+  if (!soul) {
+    return (
+      <div class="panel">
+        <p>
+          There is no soul {soulId}. <a href={href.roster()}>Back to the roster</a>.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div class="sheet">
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <a href={href.roster()}>Roster</a> <span aria-hidden="true">›</span> <span aria-current="page">{soul.name}</span>
+      </nav>
+      <SoulHero soul={soul} onChanged={refresh} />
+      <div class="sheet__grid">
+        <div class="sheet__col">
+          <Panel title="Rendered identity" id="rendered-title">
+            <RenderedBlock text={soul.rendered} full={full} onToggleFull={setFull} />
+          </Panel>
+          <Panel title={`Traits (${soul.traits.length} / ${soul.traitLimit})`} id="traits-title">
+            {soul.traits.length === 0 ? <p class="muted">No active traits yet: refine the soul from its evidence to earn the first.</p> : null}
+            <ol class="traits">
+              {soul.traits.map((trait) => (
+                <TraitEntry key={trait.id} trait={trait} />
+              ))}
+            </ol>
+          </Panel>
+        </div>
+        <div class="sheet__col">
+          <Panel title="Level history" id="history-title">
+            <Timeline soulId={soul.id} history={soul.levelHistory} onReverted={refresh} />
+          </Panel>
+          <ShardsPanel soul={soul} version={shardsVersion} onDropped={refresh} />
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** The soul's card, large: badge, XP bar, shard marks, readiness and the ways on. */
+export function SoulHero({ soul, onChanged, children }: { soul: SoulCardFragment & { essence?: string }; onChanged?: () => void; children?: ComponentChildren }) {
+  const { notify } = useSession();
+  const levelled = useFlash(soul.level);
+  const { ready, unmet } = soul.crystallization;
+  const awaken = async () => {
+    const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id });
+    if (awakenSoul.__typename === 'SoulPayload') notify(`${soul.name} awakens`, 'success');
+    else notify(awakenSoul.message, 'error');
+    onChanged?.();
+  };
+  return (
+    <section class={`hero${ready ? ' hero--ready' : ''}${levelled ? ' hero--levelled' : ''}`} aria-labelledby="hero-name">
+      <LevelBadge level={soul.level} size="large" celebrate={levelled} />
+      <div class="hero__main">
+        <h1 class="hero__name" id="hero-name">
+          {soul.name}
+          {soul.dormant ? <span class="dormant-tag">Dormant</span> : null}
+        </h1>
+        <p class="hero__desc">{soul.description}</p>
+        {soul.essence ? <p class="hero__essence">{soul.essence}</p> : null}
+        {children}
+      </div>
+      <div class="hero__side">
+        <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
+        <div class="hero__shards">
+          <span class="soul-card__label">Pending shards: {soul.pendingShardCount}</span>
+          <ShardMarks count={soul.pendingShardCount} ready={ready} unmet={ready ? undefined : unmetText(unmet)} />
+        </div>
+        <p class="hero__status">{ready ? <strong>Ready to refine</strong> : unmet.length ? `Needs ${unmetText(unmet)}` : 'Settled'}</p>
+        <div class="hero__actions">
+          {soul.dormant ? (
+            <Button scope="ADMIN" variant="primary" onClick={() => void awaken()}>
+              Awaken {soul.name}
+            </Button>
+          ) : (
+            <>
+              <a class={`btn ${ready ? 'btn--primary' : 'btn--plain'}`} href={href.refine(soul.id)}>
+                Refine
+              </a>
+              <a class={`btn ${soul.atCapacity ? 'btn--primary' : 'btn--plain'}`} href={href.workshop(soul.id)}>
+                Level-up workshop
+              </a>
+            </>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+export function TraitSignals({ trait, staleDays }: { trait: TraitSheetFragment; staleDays?: number }) {
+  const s = trait.signals;
+  return (
+    <span class="signals">
+      <Chip tone={s.citationCount > 0 ? 'good' : 'plain'} title="Shards cited as evidence">
+        {plural(s.citationCount, 'citation')}
+      </Chip>
+      <Chip title="Citations per day of age">density {fixed(s.citationDensity)}</Chip>
+      {s.stale ? (
+        <Chip tone="warn" title={`Unchanged and uncited for ${staleDays ?? 'the stale'} days`}>
+          stale
+        </Chip>
+      ) : null}
+      <Chip tone={s.essenceRedundancy >= 0.3 ? 'info' : 'plain'} title="Similarity of the principle to the essence: high means it could be promoted into it">
+        redundancy {percent(s.essenceRedundancy)}
+      </Chip>
+      <Chip title="Generation: the level the trait was earned or last carried at">gen {trait.generation}</Chip>
+    </span>
+  );
+}
+
+function TraitEntry({ trait }: { trait: TraitSheetFragment }) {
+  const { settings } = useSession();
+  return (
+    <li class="trait" data-trait-id={trait.id}>
+      <p class="trait__principle">{trait.principle}</p>
+      <TraitSignals trait={trait} staleDays={settings.staleDays} />
+      <details class="trait__provenance">
+        <summary>Provenance and citations</summary>
+        <p>{trait.provenance}</p>
+        {trait.citations.length ? (
+          <ul class="citations">
+            {trait.citations.map((shard) => (
+              <li key={shard.id}>
+                <q>{shard.content}</q> <span class="muted">— {shard.source}, {ago(shard.createdAt)}</span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">No shard cited yet.</p>
+        )}
+        <p class="muted">Earned {date(trait.createdAt)}</p>
+      </details>
+    </li>
+  );
+}
+
+function Timeline({ soulId, history, onReverted }: { soulId: string; history: readonly LevelEventSheetFragment[]; onReverted: () => void }) {
+  const { notify } = useSession();
+  const [confirming, setConfirming] = useState(false);
+  const latest = [...history].reverse().find((e) => !e.revertedAt) ?? null;
+  const revert = async () => {
+    setConfirming(false);
+    const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId });
+    if (revertLevelUp.__typename === 'RevertLevelUpPayload') notify(`Level-up reverted: back to level ${revertLevelUp.soul.level}`, 'success');
+    else notify(revertLevelUp.message, 'error');
+    onReverted();
+  };
+  if (history.length === 0) return <p class="muted">No level-up yet. When the traits fill the bar, consolidate them in the workshop.</p>;
+  return (
+    <ol class="timeline">
+      {[...history].reverse().map((event) => (
+        <li key={event.id} class={`timeline__event${event.revertedAt ? ' timeline__event--reverted' : ''}`} data-event-id={event.id}>
+          <span class="timeline__node" aria-hidden="true">
+            {event.level}
+          </span>
+          <div class="timeline__card">
+            <h3 class="timeline__title">
+              Level {event.level - 1} → {event.level}
+              <span class="muted"> · {date(event.createdAt)}</span>
+              {event.revertedAt ? <span class="reverted-tag">Reverted {date(event.revertedAt)}</span> : null}
+            </h3>
+            <p class="timeline__counts">
+              {plural(event.consolidated.length, 'trait')} consolidated{event.merged.length ? ` into ${event.merged.length}` : ''} · {event.promoted.length} promoted · {event.carried.length} carried
+            </p>
+            {event.merged.length ? (
+              <ul class="timeline__list" aria-label="Merged principles">
+                {event.merged.map((t) => (
+                  <li key={t.id}>⟡ {t.principle}</li>
+                ))}
+              </ul>
+            ) : null}
+            {event.promoted.length ? (
+              <ul class="timeline__list" aria-label="Promoted into the essence">
+                {event.promoted.map((t) => (
+                  <li key={t.id}>↑ {t.principle}</li>
+                ))}
+              </ul>
+            ) : null}
+            <details class="timeline__essence">
+              <summary>Essence before and after</summary>
+              <div class="essence-pair">
+                <div>
+                  <h4>Before</h4>
+                  <p>{event.essenceBefore}</p>
+                </div>
+                <div>
+                  <h4>After</h4>
+                  <p>{event.essenceAfter}</p>
+                </div>
+              </div>
+            </details>
+            {latest && event.id === latest.id ? (
+              confirming ? (
+                <span class="confirm">
+                  <Button scope="REFINE" variant="danger" onClick={() => void revert()}>
+                    Revert to level {event.level - 1}
+                  </Button>
+                  <Button variant="quiet" onClick={() => setConfirming(false)}>
+                    Keep it
+                  </Button>
+                </span>
+              ) : (
+                <Button scope="REFINE" variant="quiet" onClick={() => setConfirming(true)}>
+                  Revert this level-up
+                </Button>
+              )
+            ) : null}
+          </div>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+const SHARD_PAGE = 200;
+
+function ShardsPanel({ soul, version, onDropped }: { soul: SheetSoul; version: number; onDropped: () => void }) {
+  const [tag, setTag] = useState('');
+  const [search, setSearch] = useState('');
+  const query = useDebounced(search.trim(), 250);
+  const list = useQuery(SoulShardsDocument, { id: soul.id, tags: tag ? [tag] : null, first: SHARD_PAGE }, `${soul.id}:${tag}:${version}`);
+  const hits = useQuery(SearchSoulShardsDocument, { soulId: soul.id, query }, `${soul.id}:${query}:${version}`, !query);
+  const shards: ShardRowFragment[] = useMemo(() => {
+    const base = list.data?.soul?.shards.edges.map((e) => e.node) ?? [];
+    if (!query) return base;
+    const found = new Set((hits.data?.searchShards ?? []).map((h) => h.shard.id));
+    return base.filter((s) => found.has(s.id));
+  }, [list.data, hits.data, query]);
+  const groups = useMemo(() => {
+    const bySource = new Map<string, ShardRowFragment[]>();
+    for (const shard of shards) bySource.set(shard.source, [...(bySource.get(shard.source) ?? []), shard]);
+    return [...bySource.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
+  }, [shards]);
+  const total = list.data?.soul?.shards.totalCount ?? 0;
+  return (
+    <Panel title={`Pending shards (${soul.pendingShardCount})`} id="shards-title">
+      <DropShardForm soul={soul} onDropped={onDropped} />
+      <div class="filters" role="search">
+        <div class="field field--inline">
+          <label for="shard-tag">Tag</label>
+          <select id="shard-tag" value={tag} onChange={(e) => setTag(e.currentTarget.value)}>
+            <option value="">All tags</option>
+            {soul.shardCountsByTag.map((t) => (
+              <option key={t.tag} value={t.tag}>
+                {t.tag} ({t.count})
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field field--inline field--grow">
+          <label for="shard-search">Search</label>
+          <input id="shard-search" type="search" value={search} placeholder="words in the shards" onInput={(e) => setSearch(e.currentTarget.value)} />
+        </div>
+      </div>
+      {list.error ? <ErrorNote error={list.error} /> : null}
+      <p class="muted shard-count" aria-live="polite">
+        {query || tag ? `${plural(shards.length, 'shard')} match` : `${plural(total, 'shard')} pending`}
+        {total > SHARD_PAGE ? ` (the newest ${SHARD_PAGE} shown)` : ''}
+      </p>
+      {groups.map(([source, items]) => (
+        <section key={source} class="shard-group" aria-label={`Source ${source}`}>
+          <h3 class="shard-group__title">
+            {source} <span class="muted">· {items.length}</span>
+          </h3>
+          <ul class="shards">
+            {items.map((shard) => (
+              <li key={shard.id} class="shard" data-shard-id={shard.id}>
+                <span class={`age age--${ageBand(shard.createdAt)}`} title={date(shard.createdAt)}>
+                  {ago(shard.createdAt)}
+                </span>
+                <span class="shard__content">{shard.content}</span>
+                {shard.tags.length ? <span class="shard__tags">{shard.tags.map((t) => `#${t}`).join(' ')}</span> : null}
+                {shard.citedBy.length ? <span class="shard__cited" title="Cited by traits">✦ {shard.citedBy.length}</span> : null}
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
+    </Panel>
+  );
+}
+
+function ageBand(iso: string): string {
+  const days = ageDays(iso);
+  return days < 3 ? 'fresh' : days < 14 ? 'recent' : days < 45 ? 'old' : 'ancient';
+}
+
+function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => void }) {
+  const { notify } = useSession();
+  const can = useCan('OBSERVE');
+  const [open, setOpen] = useState(false);
+  const [content, setContent] = useState('');
+  const [source, setSource] = useState('manual_reflection');
+  const [tags, setTags] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const { dropShard } = await request(DropShardDocument, {
+      input: {
+        content,
+        source,
+        soulIds: [soul.id],
+        tags: tags
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+      },
+    });
+    if (dropShard.__typename === 'DropShardPayload') {
+      notify(dropShard.readySouls.length ? `Shard dropped: ${soul.name} is ready to refine` : 'Shard dropped', 'success');
+      setContent('');
+      setProblem(null);
+      onDropped();
+    } else setProblem('field' in dropShard ? `${dropShard.field}: ${dropShard.message}` : dropShard.message);
+  };
+  return (
+    <div class="drop">
+      <ScopeNote scope="OBSERVE" />
+      <Button scope="OBSERVE" variant="quiet" onClick={() => setOpen((o) => !o)} aria-expanded={open} aria-controls="drop-shard">
+        {open ? 'Close' : 'Drop a shard'}
+      </Button>
+      {open ? (
+        <form id="drop-shard" class="drop__form" onSubmit={(e) => void submit(e)} aria-label="Drop a shard">
+          <Field label="Observation" value={content} onInput={setContent} required disabled={!can} placeholder="What the soul did or said" />
+          <div class="form-row">
+            <Field label="Source" value={source} onInput={setSource} required disabled={!can} list="shard-sources" hint="The evidence channel" />
+            <datalist id="shard-sources">
+              {soul.shardCountsBySource.map((s) => (
+                <option key={s.source} value={s.source} />
+              ))}
+            </datalist>
+            <Field label="Tags" value={tags} onInput={setTags} disabled={!can} hint="Comma-separated" />
+          </div>
+          {problem ? (
+            <p class="error-note" role="alert">
+              {problem}
+            </p>
+          ) : null}
+          <button type="submit" class="btn btn--primary" disabled={!can || !content.trim() || !source.trim()}>
+            Drop shard
+          </button>
+        </form>
+      ) : null}
+    </div>
+  );
+}
