@@ -87,7 +87,9 @@ export function initSoulsTables(db: DatabaseSync): void {
   if (current === migrations.length) return;
   db.exec('BEGIN IMMEDIATE');
   try {
-    for (let version = current; version < migrations.length; version++) db.exec(migrations[version]);
+    // Read again under the write lock: another process opening the same file may have migrated while this one waited.
+    const locked = Number((db.prepare('PRAGMA user_version').get() as Row).user_version);
+    for (let version = locked; version < migrations.length; version++) db.exec(migrations[version]);
     db.exec(`PRAGMA user_version = ${migrations.length}`);
     db.exec('COMMIT');
   } catch (error) {
@@ -97,11 +99,29 @@ export function initSoulsTables(db: DatabaseSync): void {
   db.exec('PRAGMA optimize');
 }
 
+/**
+ * Switching a new file to WAL writes its header. When two processes do that at once SQLite
+ * sees a possible deadlock and answers SQLITE_BUSY without calling the busy handler, so the
+ * waiting and retrying happen here, within the busy timeout.
+ */
+function enableWal(db: DatabaseSync, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== 5 || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
 export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
   const path = options.path ?? ':memory:';
   const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
   if (path !== ':memory:') {
-    db.exec('PRAGMA journal_mode = WAL');
+    enableWal(db, options.busyTimeoutMs ?? 5000);
     db.exec('PRAGMA synchronous = NORMAL');
   }
   db.exec('PRAGMA foreign_keys = ON');
