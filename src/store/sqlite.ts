@@ -105,13 +105,13 @@ export function initSoulsTables(db: DatabaseSync): void {
  * waiting and retrying happen here, within the busy timeout.
  */
 function enableWal(db: DatabaseSync, timeoutMs: number): void {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     try {
       db.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (error) {
-      if ((error as { errcode?: number }).errcode !== 5 || Date.now() >= deadline) throw error;
+      if ((error as { errcode?: number }).errcode !== 5 || performance.now() >= deadline) throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
     }
   }
