@@ -3,7 +3,6 @@ import {
   crystallizationReadiness,
   getSoulByName,
   listDormantSouls,
-  listShards,
   listSouls,
   sortSouls,
   previewLevelUp,
@@ -18,7 +17,7 @@ import { lookupId, rowId, rowIds } from '../schema/ids.ts';
 import { AddTraitInput, LevelUpPlanInput, TraitRevisionInput } from '../schema/inputs.ts';
 import { LevelUpPreview, RenderPreview } from '../schema/level.ts';
 import { Settings } from '../schema/settings.ts';
-import { Shard, ShardConnection, ShardHit, ShardStatus } from '../schema/shard.ts';
+import { Shard, ShardConnection, ShardHit, shardListArgs, shardPage } from '../schema/shard.ts';
 import { ReadySoul, Soul, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
 import { Trait } from '../schema/trait.ts';
 import { loadPresent } from './loaders.ts';
@@ -83,27 +82,8 @@ builder.queryType({
     }),
     shards: t.field({
       type: ShardConnection,
-      args: {
-        soulId: t.arg.id(),
-        source: t.arg.string(),
-        tags: t.arg.stringList({ description: 'shards carrying any of these tags' }),
-        status: t.arg({ type: ShardStatus, defaultValue: 'pending' }),
-        sealed: t.arg.boolean({ description: 'true: only sealed, false: only unsealed, null: both' }),
-        includeExpired: t.arg.boolean({ defaultValue: false, description: 'also pending shards past shardExpiryDays' }),
-        first: t.arg.int({ defaultValue: 50 }),
-        after: t.arg.string(),
-      },
-      resolve: (_, args, ctx) =>
-        listShards(ctx.db, {
-          soulId: args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId),
-          source: args.source,
-          tags: args.tags,
-          status: args.status,
-          sealed: args.sealed,
-          includeExpired: args.includeExpired ?? false,
-          first: args.first ?? 50,
-          after: args.after,
-        }),
+      args: { soulId: t.arg.id(), ...shardListArgs },
+      resolve: (_, args, ctx) => shardPage(ctx.db, args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId), args),
     }),
     searchShards: t.field({
       type: [ShardHit],

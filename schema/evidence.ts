@@ -5,6 +5,7 @@ import type {
   TraitPair as TraitPairRecord,
   Trend as TrendRecord,
 } from '../src/engine/index.ts';
+import { suggestedActionKinds } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
 import { builder } from './builder.ts';
 import { Shard } from './shard.ts';
@@ -16,18 +17,7 @@ type SharedSoulRecord = ShardClusterRecord['sharedWith'][number];
 
 const AlignmentKind = builder.enumType('AlignmentKind', { values: ['REINFORCING', 'NOVEL'] as const });
 
-const SuggestedActionKind = builder.enumType('SuggestedActionKind', {
-  values: [
-    'READY_FOR_REFINEMENT',
-    'AT_CAPACITY',
-    'STALE_TRAITS',
-    'ESSENCE_REDUNDANT',
-    'NOVEL_CLUSTER',
-    'CONSOLIDATION_CANDIDATES',
-    'TENSION',
-    'PROMOTION_CANDIDATES',
-  ] as const,
-});
+const SuggestedActionKind = builder.enumType('SuggestedActionKind', { values: suggestedActionKinds });
 
 const ClusterAlignment = builder.objectRef<ClusterAlignmentRecord>('ClusterAlignment').implement({
   description: 'REINFORCING an existing trait (a member is cited by it, or the representative resembles its principle), else NOVEL.',

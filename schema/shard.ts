@@ -1,4 +1,4 @@
-import type { Page, Shard as ShardRecord } from '../src/engine/index.ts';
+import { listShards, type Page, type Shard as ShardRecord, type SoulsDb } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
 import { builder } from './builder.ts';
 import { Soul } from './soul.ts';
@@ -76,3 +76,37 @@ export const DropShardInput = builder.inputType('DropShardInput', {
     createdAt: t.field({ type: 'DateTime', description: 'historical import; may not be in the future' }),
   }),
 });
+
+/** The filters and paging shared by Query.shards and Soul.shards. */
+export const shardListArgs = builder.args((t) => ({
+  source: t.string(),
+  tags: t.stringList({ description: 'shards carrying any of these tags' }),
+  status: t.field({ type: ShardStatus, defaultValue: 'pending' }),
+  sealed: t.boolean({ description: 'true: only sealed, false: only unsealed, null: both' }),
+  includeExpired: t.boolean({ defaultValue: false, description: 'also pending shards past shardExpiryDays' }),
+  first: t.int({ defaultValue: 50 }),
+  after: t.string(),
+}));
+
+type ShardListArgs = {
+  source?: string | null;
+  tags?: readonly string[] | null;
+  status?: 'pending' | 'faded' | null;
+  sealed?: boolean | null;
+  includeExpired?: boolean | null;
+  first?: number | null;
+  after?: string | null;
+};
+
+export function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArgs) {
+  return listShards(db, {
+    soulId,
+    source: args.source,
+    tags: args.tags,
+    status: args.status,
+    sealed: args.sealed,
+    includeExpired: args.includeExpired ?? false,
+    first: args.first ?? 50,
+    after: args.after,
+  });
+}

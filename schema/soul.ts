@@ -1,9 +1,9 @@
-import { listShards, formatEvidence, type Crystallization as CrystallizationRecord, type Soul as SoulRecord } from '../src/engine/index.ts';
+import { formatEvidence, type Crystallization as CrystallizationRecord, type Soul as SoulRecord } from '../src/engine/index.ts';
 import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
 import { builder } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
 import { LevelEvent } from './level.ts';
-import { ShardConnection, ShardStatus } from './shard.ts';
+import { ShardConnection, shardListArgs, shardPage } from './shard.ts';
 import { TraitStatus, Trait } from './trait.ts';
 
 export const SoulOrder = builder.enumType('SoulOrder', {
@@ -87,26 +87,8 @@ Soul.implement({
     levelHistory: t.field({ type: [LevelEvent], resolve: (soul, _, ctx) => ctx.loaders.levelHistory.load(soul.id) }),
     shards: t.field({
       type: ShardConnection,
-      args: {
-        source: t.arg.string(),
-        tags: t.arg.stringList({ description: 'shards carrying any of these tags' }),
-        status: t.arg({ type: ShardStatus, defaultValue: 'pending' }),
-        sealed: t.arg.boolean({ description: 'true: only sealed, false: only unsealed, null: both' }),
-        includeExpired: t.arg.boolean({ defaultValue: false, description: 'also pending shards past shardExpiryDays' }),
-        first: t.arg.int({ defaultValue: 50 }),
-        after: t.arg.string(),
-      },
-      resolve: (soul, args, ctx) =>
-        listShards(ctx.db, {
-          soulId: soul.id,
-          source: args.source,
-          tags: args.tags,
-          status: args.status,
-          sealed: args.sealed,
-          includeExpired: args.includeExpired ?? false,
-          first: args.first ?? 50,
-          after: args.after,
-        }),
+      args: shardListArgs,
+      resolve: (soul, args, ctx) => shardPage(ctx.db, soul.id, args),
     }),
     evidence: t.field({
       type: EvidenceReport,

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startServer, type LiveServer } from './support/server.ts';
+import { trackListeners, type Topic } from './support/listeners.ts';
 
 const DAY_MS = 86_400_000;
 const WAIT_MS = 3_000;
@@ -12,7 +13,6 @@ const distinct = [
   'Sketched a floor plan for the new community library',
 ];
 
-type Topic = 'crystallizationReady' | 'levelChanged' | 'soulChanged' | 'shardDropped';
 
 /** Resolves when `done()` holds, polling; fails with `describe()` after WAIT_MS. */
 async function until(done: () => boolean, describe: () => string): Promise<void> {
@@ -21,49 +21,6 @@ async function until(done: () => boolean, describe: () => string): Promise<void>
     if (Date.now() > deadline) throw new Error(`after ${WAIT_MS} ms: ${describe()}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-}
-
-/**
- * Counts, per topic, the pubsub listeners that are really attached (the pubsub repeater starts on its first
- * next()), so a test can wait until a subscription listens, and see it stop listening when the client goes.
- */
-function trackListeners(server: LiveServer) {
-  const active = new Map<string, number>();
-  const pubsub = server.app.pubsub as any;
-  const original = pubsub.subscribe.bind(pubsub);
-  pubsub.subscribe = (topic: string, ...rest: unknown[]) => {
-    const inner = original(topic, ...rest);
-    let state: 'idle' | 'listening' | 'ended' = 'idle';
-    const end = () => {
-      if (state === 'listening') active.set(topic, active.get(topic)! - 1);
-      state = 'ended';
-    };
-    const iterator = {
-      next: (...args: unknown[]) => {
-        const result = inner.next(...args);
-        if (state === 'idle') {
-          state = 'listening';
-          active.set(topic, (active.get(topic) ?? 0) + 1);
-        }
-        return result;
-      },
-      return: (value?: unknown) => {
-        end();
-        return inner.return(value);
-      },
-      throw: (error?: unknown) => {
-        end();
-        return inner.throw(error);
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
-  };
-  const count = (topic: Topic) => active.get(topic) ?? 0;
-  return {
-    count,
-    until: (topic: Topic, n: number) => until(() => count(topic) === n, () => `expected ${n} listener(s) on ${topic}, found ${count(topic)}`),
-  };
 }
 
 type SseMessage = { event: string; data: any };

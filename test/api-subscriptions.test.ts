@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startServer, type LiveServer } from './support/server.ts';
+import { trackListeners, type Topic } from './support/listeners.ts';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -17,55 +18,6 @@ const distinct = [
   'Planted tomatoes and basil in the balcony garden',
 ];
 
-type Topic = 'crystallizationReady' | 'levelChanged' | 'soulChanged' | 'shardDropped';
-
-/**
- * Counts, per topic, the pubsub listeners that are really attached (the pubsub repeater starts on its first
- * next()), so a test can wait until a subscription listens instead of racing its first write against it.
- */
-function trackListeners(server: LiveServer) {
-  const active = new Map<string, number>();
-  const pubsub = server.app.pubsub as any;
-  const original = pubsub.subscribe.bind(pubsub);
-  pubsub.subscribe = (topic: string, ...rest: unknown[]) => {
-    const inner = original(topic, ...rest);
-    let state: 'idle' | 'listening' | 'ended' = 'idle';
-    const end = () => {
-      if (state === 'listening') active.set(topic, active.get(topic)! - 1);
-      state = 'ended';
-    };
-    const iterator = {
-      next: (...args: unknown[]) => {
-        const result = inner.next(...args);
-        if (state === 'idle') {
-          state = 'listening';
-          active.set(topic, (active.get(topic) ?? 0) + 1);
-        }
-        return result;
-      },
-      return: (value?: unknown) => {
-        end();
-        return inner.return(value);
-      },
-      throw: (error?: unknown) => {
-        end();
-        return inner.throw(error);
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
-  };
-  return {
-    count: (topic: Topic) => active.get(topic) ?? 0,
-    async until(topic: Topic, count: number): Promise<void> {
-      const deadline = Date.now() + WAIT_MS;
-      while ((active.get(topic) ?? 0) !== count) {
-        if (Date.now() > deadline) throw new Error(`expected ${count} listener(s) on ${topic} within ${WAIT_MS} ms, found ${active.get(topic) ?? 0}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    },
-  };
-}
 
 type Result = { data?: any; errors?: ReadonlyArray<{ message: string; extensions?: any }> };
 

@@ -1,17 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, isLoopback, loadTokens, scopes, type TokenEntry } from '../src/auth.ts';
 import { ValidationError } from '../src/engine/index.ts';
+import { cliRunner, expectNoStack, type Child, type Exit } from './support/cli.ts';
 
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 /** Bounds on waiting for a child: generous, they only fail a test when something hangs. */
-const START_MS = 15_000;
-const EXIT_MS = 10_000;
 
 const READ_TOKEN = 'unit-read-token-2f8a61c0d9';
 const ADMIN_TOKEN = 'unit-admin-token-7be3904d15';
@@ -154,84 +149,19 @@ describe('isLoopback', () => {
 // ---------------------------------------------------------------------------
 // The CLI's policy: beyond loopback, tokens or an explicit --insecure.
 
-type Child = { process: ChildProcess; output: () => { stdout: string; stderr: string } };
-let children: Child[] = [];
+const { cli, exited, printed, killAll } = cliRunner();
+afterEach(killAll);
 
-afterEach(() => {
-  for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
-  children = [];
-});
-
-/** This process' environment without SOULS_* settings or NODE_OPTIONS, so each test states its own. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SOULS_') && key !== 'NODE_OPTIONS') env[key] = value;
-  return env;
+/** Resolves with the port once the server prints where it listens (and then `last`). */
+async function listening(child: Child, last: RegExp): Promise<number> {
+  await printed(child, last);
+  return Number(/Souls API on http:\/\/\S+:(\d+)\/graphql/.exec(child.output().stdout)![1]);
 }
 
-function cli(args: string[]): Child {
-  const proc = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const child = { process: proc, output: () => ({ stdout, stderr }) };
-  children.push(child);
-  return child;
-}
-
-function exited(child: Child): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const { process: proc } = child;
-  const done = () => ({ code: proc.exitCode, ...child.output() });
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(done());
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the CLI did not exit within ${EXIT_MS} ms: ${JSON.stringify(child.output())}`)), EXIT_MS);
-    proc.once('close', () => {
-      clearTimeout(timer);
-      resolve(done());
-    });
-  });
-}
-
-/** Resolves with the port once the server prints where it listens (and what follows); fails if it exits or hangs. */
-function listening(child: Child, last: RegExp): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const { stdout } = child.output();
-      const match = /Souls API on http:\/\/\S+:(\d+)\/graphql/.exec(stdout);
-      if (match && last.test(stdout)) {
-        cleanup();
-        resolve(Number(match[1]));
-      }
-    };
-    const onExit = () => {
-      cleanup();
-      reject(new Error(`the server exited before listening: ${JSON.stringify(child.output())}`));
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`the server did not start within ${START_MS} ms: ${JSON.stringify(child.output())}`));
-    }, START_MS);
-    const cleanup = () => {
-      clearTimeout(timer);
-      child.process.stdout!.off('data', check);
-      child.process.off('exit', onExit);
-    };
-    child.process.stdout!.on('data', check);
-    child.process.once('exit', onExit);
-    check();
-  });
-}
-
-async function stop(child: Child): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function stop(child: Child): Promise<Exit> {
   child.process.kill('SIGTERM');
   return exited(child);
 }
-
-const expectNoStack = (text: string) => {
-  expect(text).not.toMatch(/^\s+at .+/m);
-  expect(text).not.toMatch(/\.ts:\d+/);
-};
 
 describe('souls serve beyond loopback', { timeout: 30_000 }, () => {
   it.each(['0.0.0.0', '::', '192.168.1.2'])('refuses --host %s without tokens, naming --tokens-file and --insecure', async (host) => {

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import type { Scope, TokenEntry } from '../src/auth.ts';
 import { addTrait, citeShard, createSoul, dropShard, getShard, levelUp, retireSoul, revertTrait, type SoulsDb } from '../src/engine/index.ts';
 import { startServer, type LiveServer } from './support/server.ts';
+import { trackListeners, type Topic } from './support/listeners.ts';
 
 const WAIT_MS = 3_000;
 
@@ -430,43 +431,6 @@ describe('a server without tokens', () => {
 // ---------------------------------------------------------------------------
 // Subscriptions
 
-type Topic = 'crystallizationReady' | 'levelChanged' | 'soulChanged' | 'shardDropped';
-
-/** Counts the pubsub listeners really attached per topic, so a test writes only once a subscription listens. */
-function trackListeners(server: LiveServer) {
-  const active = new Map<string, number>();
-  const pubsub = server.app.pubsub as any;
-  const original = pubsub.subscribe.bind(pubsub);
-  pubsub.subscribe = (topic: string, ...rest: unknown[]) => {
-    const inner = original(topic, ...rest);
-    let state: 'idle' | 'listening' | 'ended' = 'idle';
-    const end = () => {
-      if (state === 'listening') active.set(topic, active.get(topic)! - 1);
-      state = 'ended';
-    };
-    const iterator = {
-      next: (...args: unknown[]) => {
-        if (state === 'idle') {
-          state = 'listening';
-          active.set(topic, (active.get(topic) ?? 0) + 1);
-        }
-        return inner.next(...args);
-      },
-      return: (value?: unknown) => {
-        end();
-        return inner.return(value);
-      },
-      throw: (error?: unknown) => {
-        end();
-        return inner.throw(error);
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
-  };
-  const count = (topic: Topic) => active.get(topic) ?? 0;
-  return { count, until: (topic: Topic, n: number, what: string) => until(() => count(topic) === n, () => `${what}: expected ${n} listener(s) on ${topic}, found ${count(topic)}`) };
-}
 
 async function until(done: () => boolean, describe: () => string): Promise<void> {
   const deadline = Date.now() + WAIT_MS;

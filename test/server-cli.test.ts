@@ -3,89 +3,29 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addTrait, closeSoulsDb, createSoul, listSouls, openSoulsDb, renderSoul } from '../src/engine/index.ts';
+import { cliRunner, expectNoStack, type Child } from './support/cli.ts';
 
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 /** Bounds for waiting on a child: generous, since they only fail the test when something hangs. */
-const START_MS = 15_000;
-const EXIT_MS = 10_000;
 
-type Child = { process: ChildProcess; output: () => { stdout: string; stderr: string } };
 
-let children: Child[] = [];
 let dir: string;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'souls-cli-'));
 });
 
+const { cli, exited, printed, killAll } = cliRunner();
+
 afterEach(() => {
-  for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
-  children = [];
+  killAll();
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The environment of a child: this one's, minus any SOULS_* setting (so each test states its own) and NODE_OPTIONS. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SOULS_') && key !== 'NODE_OPTIONS') env[key] = value;
-  return { ...env, ...extra };
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const child = { process: proc, output: () => ({ stdout, stderr }) };
-  children.push(child);
-  return child;
-}
-
-function exited(child: Child, ms = EXIT_MS): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const { process: proc } = child;
-  const done = () => ({ code: proc.exitCode, signal: proc.signalCode, ...child.output() });
-  if (proc.exitCode !== null || proc.signalCode !== null) return new Promise((resolve) => setImmediate(() => resolve(done())));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the CLI did not exit within ${ms} ms; output so far: ${JSON.stringify(child.output())}`)), ms);
-    proc.once('close', () => {
-      clearTimeout(timer);
-      resolve(done());
-    });
-  });
-}
-
-/** Waits for the "Souls API on http://…" and "Database: …" lines; fails with the child's output if it exits or hangs first. */
-function listening(child: Child): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const match = /Souls API on (http:\/\/\S+).*\nDatabase: .*\n/s.exec(child.output().stdout);
-      if (match) {
-        cleanup();
-        resolve(match[1]);
-      }
-    };
-    const onExit = () => {
-      cleanup();
-      reject(new Error(`the server exited before listening: ${JSON.stringify(child.output())}`));
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`the server did not listen within ${START_MS} ms: ${JSON.stringify(child.output())}`));
-    }, START_MS);
-    const cleanup = () => {
-      clearTimeout(timer);
-      child.process.stdout!.off('data', check);
-      child.process.off('exit', onExit);
-    };
-    child.process.stdout!.on('data', check);
-    child.process.once('exit', onExit);
-    check();
-  });
+/** Waits for the "Souls API on http://…" and "Database: …" lines; resolves with the API's URL. */
+async function listening(child: Child): Promise<string> {
+  return (await printed(child, /Souls API on (http:\/\/\S+).*\nDatabase: .*\n/s))[1];
 }
 
 function freePort(): Promise<number> {
@@ -104,11 +44,6 @@ async function graphql(url: string, query: string): Promise<any> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body: JSON.stringify({ query }) });
   expect(response.status).toBe(200);
   return response.json();
-}
-
-function expectNoStack(text: string): void {
-  expect(text).not.toMatch(/^\s+at .+/m);
-  expect(text).not.toMatch(/\.ts:\d+/);
 }
 
 const walOf = (db: string) => `${db}-wal`;

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
+
+export type Child = { process: ChildProcess; output: () => { stdout: string; stderr: string } };
+export type Exit = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+/** This process' environment without SOULS_* settings or NODE_OPTIONS (so each test states its own), plus `extra`. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SOULS_') && key !== 'NODE_OPTIONS') env[key] = value;
+  return { ...env, ...extra };
+}
+
+/** Runs `src/cli.ts` as real child processes; `killAll()` (in afterEach) leaves none behind. */
+export function cliRunner(timeouts: { startMs?: number; exitMs?: number } = {}) {
+  const startMs = timeouts.startMs ?? 15_000;
+  const exitMs = timeouts.exitMs ?? 10_000;
+  let children: Child[] = [];
+
+  function cli(args: string[], env: Record<string, string> = {}): Child {
+    const proc = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const child = { process: proc, output: () => ({ stdout, stderr }) };
+    children.push(child);
+    return child;
+  }
+
+  function exited(child: Child, ms = exitMs): Promise<Exit> {
+    const { process: proc } = child;
+    const done = () => ({ code: proc.exitCode, signal: proc.signalCode, ...child.output() });
+    if (proc.exitCode !== null || proc.signalCode !== null) return new Promise((resolve) => setImmediate(() => resolve(done())));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the CLI did not exit within ${ms} ms; output so far: ${JSON.stringify(child.output())}`)), ms);
+      proc.once('close', () => {
+        clearTimeout(timer);
+        resolve(done());
+      });
+    });
+  }
+
+  /** Resolves with the match once stdout matches `pattern`; fails with the child's output if it exits or hangs first. */
+  function printed(child: Child, pattern: RegExp): Promise<RegExpExecArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(child.output().stdout);
+        if (match) {
+          cleanup();
+          resolve(match);
+        }
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new Error(`the CLI exited before printing ${pattern}: ${JSON.stringify(child.output())}`));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`the CLI did not print ${pattern} within ${startMs} ms: ${JSON.stringify(child.output())}`));
+      }, startMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        child.process.stdout!.off('data', check);
+        child.process.off('exit', onExit);
+      };
+      child.process.stdout!.on('data', check);
+      child.process.once('exit', onExit);
+      check();
+    });
+  }
+
+  function killAll(): void {
+    for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+    children = [];
+  }
+
+  return { cli, exited, printed, killAll };
+}
+
+/** Output meant for people: no stack frames, no source paths. */
+export function expectNoStack(text: string): void {
+  expect(text).not.toMatch(/^\s+at .+/m);
+  expect(text).not.toMatch(/\.ts:\d+/);
+}
