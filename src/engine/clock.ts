@@ -18,7 +18,3 @@ export function manualClock(start: number): Clock & { set(ms: number): void; adv
     },
   };
 }
-
-export function daysBetween(from: number, to: number): number {
-  return (to - from) / DAY_MS;
-}

@@ -1,4 +1,4 @@
-import { InvalidStateError, NotFoundError, ValidationError } from './errors.ts';
+import { InvalidStateError, ValidationError } from './errors.ts';
 import type { Soul } from './model.ts';
 import { optionalText, requireText, stripControl } from './normalize.ts';
 import type { SoulsDb } from './souls-db.ts';
@@ -67,12 +67,6 @@ export async function stampAttuned(db: SoulsDb, id: number): Promise<Soul> {
 
 export async function getSoul(db: SoulsDb, id: number): Promise<Soul | null> {
   return db.store.getSouls([id]).get(id) ?? null;
-}
-
-export async function requireSoul(db: SoulsDb, id: number): Promise<Soul> {
-  const soul = await getSoul(db, id);
-  if (!soul) throw new NotFoundError('Soul', id);
-  return soul;
 }
 
 export async function getSouls(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Soul>> {
