@@ -717,23 +717,7 @@ function joinLarge(state: JoinState, x: number, lo: number): void {
     const rootX = find(parent, x);
     const rootY = find(parent, y);
     if (rootX === rootY) continue;
-    let a = xo;
-    let b = start[y];
-    const yEnd = b + size[y];
-    let inter = 0;
-    while (a < xEnd && b < yEnd) {
-      const u = grams[a];
-      const v = grams[b];
-      if (u === v) {
-        inter++;
-        a++;
-        b++;
-      } else if (u < v) {
-        a++;
-      } else {
-        b++;
-      }
-    }
+    const inter = intersectionSize(grams.subarray(xo, xEnd), grams.subarray(start[y], start[y] + size[y]));
     if (meetsThreshold(inter, size[x], size[y], state.threshold)) {
       if (rootX < rootY) parent[rootY] = rootX;
       else parent[rootX] = rootY;
