@@ -11,15 +11,16 @@ import { makeObservationCorpus } from './corpus.ts';
 
 const THRESHOLD = 0.4;
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function timeRuns(runs: number, fn: () => number[][]): { ms: number; result: number[][] } {
+/** Median ms of `runs` (≥ 1) calls of fn, and its last result. */
+export function timeRuns<T>(runs: number, fn: () => T): { ms: number; result: T } {
   const times: number[] = [];
-  let result: number[][] = [];
+  let result!: T;
   for (let r = 0; r < runs; r++) {
     const start = performance.now();
     result = fn();

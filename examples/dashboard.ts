@@ -2,10 +2,12 @@
 // The server resolves the nested fields through DataLoaders, so the request costs the same few SQL statements
 // whether the roster holds four souls or four hundred.
 //
-//   node examples/dashboard.ts [url]      (url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql)
+//   node examples/dashboard.ts [url] [--token T]
+//
+// url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql; the token (for a server with --tokens-file) to SOULS_TOKEN.
 import { parseArgs } from 'node:util';
 import { DashboardDocument, type DashboardQuery } from './gql/graphql.ts';
-import { apiUrl, failWith, typedClient } from './typed-client.ts';
+import { apiToken, apiUrl, failWith, tokenOption, typedClient } from './typed-client.ts';
 
 type DashboardSoul = DashboardQuery['souls'][number];
 
@@ -52,15 +54,15 @@ function details(soul: DashboardSoul): string[] {
 }
 
 async function main(): Promise<void> {
-  const { positionals } = parseArgs({ allowPositionals: true });
-  const request = typedClient(apiUrl(positionals));
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: tokenOption });
+  const request = typedClient(apiUrl(positionals), apiToken(values));
   const { souls } = await request(DashboardDocument);
   if (souls.length === 0) {
     console.log('No souls yet. Seed some: node examples/seed.ts');
     return;
   }
   const ready = souls.filter((s) => s.crystallization.ready).length;
-  console.log(`${souls.length} souls, ${ready} ready for refinement\n`);
+  console.log(`${souls.length} soul${souls.length === 1 ? '' : 's'}, ${ready} ready for refinement\n`);
   console.log(table(souls));
   console.log('');
   console.log(souls.flatMap(details).join('\n'));

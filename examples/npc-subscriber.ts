@@ -1,9 +1,10 @@
 // A game-engine style listener: keeps a WebSocket open and reacts as souls become ready for refinement or level up,
 // e.g. to queue an LLM refinement job or to reload an NPC's dialogue prompt. One line per event, as it happens.
 //
-//   node examples/npc-subscriber.ts [url] [--soul <id>]… [--count N]
+//   node examples/npc-subscriber.ts [url] [--soul <id>]… [--count N] [--token T]
 //
-// url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql (the WebSocket uses the same path: ws://…/graphql).
+// url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql (the WebSocket uses the same path: ws://…/graphql);
+// the token (for a server with --tokens-file) to SOULS_TOKEN, sent as connectionParams.authorization.
 // --soul (repeatable) listens to those souls only; --count exits after N events; otherwise it runs until Ctrl-C.
 import { parseArgs } from 'node:util';
 import { print } from 'graphql';
@@ -16,7 +17,7 @@ import {
   type NpcCrystallizationReadySubscription,
   type NpcLevelChangedSubscription,
 } from './gql/graphql.ts';
-import { apiUrl, failWith } from './typed-client.ts';
+import { apiToken, apiUrl, failWith, TOKEN_HINT, tokenOption } from './typed-client.ts';
 
 /** Subscribes with a typed document: `onData` receives the operation's own result type. Returns the unsubscribe. */
 function subscribe<TResult, TVars extends Record<string, unknown>>(
@@ -39,11 +40,15 @@ function subscribe<TResult, TVars extends Record<string, unknown>>(
   );
 }
 
+/** The close code of a socket whose connection_init the server refused (no token, or one it does not know). */
+const FORBIDDEN = 4403;
+
 /** graphql-ws reports an Error, a socket close or error event, or a list of GraphQL errors. */
-function describeSinkError(error: unknown): string {
+function describeSinkError(error: unknown, token: string | null): string {
   if (error instanceof Error) return error.message;
   if (Array.isArray(error)) return error.map((e: { message?: string }) => e.message ?? String(e)).join('; ');
   const event = Object(error) as { code?: unknown; reason?: string; message?: unknown };
+  if (event.code === FORBIDDEN) return `connection closed (${FORBIDDEN} ${event.reason || 'Forbidden'}): the server requires a valid token; ${token ? 'it does not accept this one' : TOKEN_HINT}`;
   if (typeof event.code === 'number') return `connection closed (${event.code}${event.reason ? ` ${event.reason}` : ''})`;
   if (typeof event.message === 'string') return `connection failed: ${event.message}`; // a socket ErrorEvent
   return String(error);
@@ -72,13 +77,21 @@ function onLevel({ levelChanged: e }: NpcLevelChangedSubscription): string {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { soul: { type: 'string', multiple: true }, count: { type: 'string' } },
+    options: { ...tokenOption, soul: { type: 'string', multiple: true }, count: { type: 'string' } },
   });
   const url = apiUrl(positionals).replace(/^http/, 'ws');
   const soulIds = values.soul ?? [];
   const limit = positiveInt('--count', values.count);
+  const token = apiToken(values);
 
-  const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 3 });
+  const client = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    retryAttempts: 3,
+    // The server checks the token once, at connection_init; a refusal closes the socket with 4403, which no retry mends.
+    connectionParams: token ? { authorization: `Bearer ${token}` } : undefined,
+    shouldRetry: (event) => (event as { code?: unknown }).code !== FORBIDDEN,
+  });
   const unsubscribes: (() => void)[] = [];
   let seen = 0;
   let done = false;
@@ -91,7 +104,7 @@ async function main(): Promise<void> {
   };
   const onError = (error: unknown) => {
     if (done) return;
-    failWith(new Error(describeSinkError(error)));
+    failWith(new Error(describeSinkError(error, token)));
     void finish(1);
   };
   const emit = (line: string) => {

@@ -1,14 +1,15 @@
 // Seeds a running Souls API with a small world: three game NPCs and an AI coordinator, their traits,
 // and shards from several sources spread over two weeks, so that some souls are ready for refinement.
 //
-//   node examples/seed.ts [url] [--now 2026-06-01T00:00:00Z]
+//   node examples/seed.ts [url] [--now 2026-06-01T00:00:00Z] [--token T]
 //
+// url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql; the token (for a server with --tokens-file) to SOULS_TOKEN.
 // Shards are back-dated with `createdAt` relative to --now (default: this machine's clock). The server refuses
 // dates in its future, so against a server whose clock differs from this machine's, pass the server's now.
 // Souls that already exist (by name) are left alone, so running it twice changes nothing.
 import { parseArgs } from 'node:util';
 import { SeedAddTraitDocument, SeedCreateSoulDocument, SeedDropShardsDocument, SeedSoulByNameDocument, SeedSummaryDocument } from './gql/graphql.ts';
-import { apiUrl, describeError, failWith, typedClient } from './typed-client.ts';
+import { apiToken, apiUrl, describeError, failWith, tokenOption, typedClient } from './typed-client.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -95,10 +96,10 @@ function parseNow(value: string | undefined): number {
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { now: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { ...tokenOption, now: { type: 'string' } } });
   const url = apiUrl(positionals);
   const now = parseNow(values.now);
-  const request = typedClient(url);
+  const request = typedClient(url, apiToken(values));
   console.log(`Seeding ${url} (now = ${new Date(now).toISOString()})`);
 
   // 1. Souls: create the missing ones, leave existing ones alone.

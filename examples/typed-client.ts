@@ -2,7 +2,9 @@
 // Every operation lives in typed-client.graphql; `npm run codegen` turns it into TypedDocumentNodes whose
 // result and variable types flow through `request`, so result unions narrow on __typename at compile time.
 //
-//   node examples/typed-client.ts [url] [--name Courier]      (url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql)
+//   node examples/typed-client.ts [url] [--name Courier] [--token T]
+//
+// url defaults to SOULS_URL, then http://127.0.0.1:4000/graphql; the token (for a server with --tokens-file) to SOULS_TOKEN.
 import { parseArgs } from 'node:util';
 import { print } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -20,6 +22,17 @@ export function apiUrl(positionals: readonly string[], env: NodeJS.ProcessEnv = 
   return positionals[0] ?? env.SOULS_URL ?? DEFAULT_URL;
 }
 
+/** The option every API example takes: `--token <token>` (SOULS_TOKEN keeps it out of the process list). */
+export const tokenOption = { token: { type: 'string' } } as const;
+
+/** The bearer token for a server started with --tokens-file: `--token`, else SOULS_TOKEN, else none. */
+export function apiToken(values: { token?: string }, env: NodeJS.ProcessEnv = process.env): string | null {
+  return values.token || env.SOULS_TOKEN || null;
+}
+
+/** What a refused client is told, after the server's own reason. */
+export const TOKEN_HINT = 'give the token with --token or SOULS_TOKEN';
+
 /** A GraphQL-level failure: the errors array of the response (masked server errors included), or a bad HTTP answer. */
 export class RequestError extends Error {
   readonly errors: readonly { message: string; path?: readonly (string | number)[]; extensions?: Record<string, unknown> }[];
@@ -35,14 +48,21 @@ type VariablesArgument<TVars> = {} extends TVars ? [variables?: TVars] : [variab
 
 export type Request = <TResult, TVars>(document: TypedDocumentNode<TResult, TVars>, ...variables: VariablesArgument<TVars>) => Promise<TResult>;
 
-/** Binds `request` to one endpoint. Domain errors come back as data (result unions); anything in `errors` throws. */
-export function typedClient(url: string): Request {
+/**
+ * Binds `request` to one endpoint, sending `Authorization: Bearer <token>` when given a token.
+ * Domain errors come back as data (result unions); anything in `errors` throws.
+ */
+export function typedClient(url: string, token: string | null = null): Request {
   return async function request<TResult, TVars>(document: TypedDocumentNode<TResult, TVars>, ...[variables]: VariablesArgument<TVars>): Promise<TResult> {
     let response: Response;
     try {
       response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json, application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: JSON.stringify({ query: print(document), variables: variables ?? {} }),
       });
     } catch (error) {
@@ -57,16 +77,17 @@ export function typedClient(url: string): Request {
     }
     if (body.errors?.length) {
       const lines = body.errors.map((e) => `${e.message}${e.extensions?.code ? ` [${e.extensions.code}]` : ''}${e.path ? ` at ${e.path.join('.')}` : ''}`);
-      throw new RequestError(lines.join('; '), body.errors);
+      const hint = response.status === 401 ? `; ${token ? 'the server does not accept this token' : TOKEN_HINT}` : '';
+      throw new RequestError(lines.join('; ') + hint, body.errors);
     }
     if (!response.ok || body.data == null) throw new RequestError(`${url} answered HTTP ${response.status} without data`);
     return body.data;
   };
 }
 
-/** A domain error's text; the server's messages usually begin with the field they name already. */
+/** A domain error's text: "field: message" when it names a field (the message itself never repeats the path). */
 export function describeError(error: { message: string; field?: string }): string {
-  return error.field && !error.message.startsWith(error.field) ? `${error.field}: ${error.message}` : error.message;
+  return error.field ? `${error.field}: ${error.message}` : error.message;
 }
 
 /** Prints the error and sets a failing exit code; for every example's top level. */
@@ -80,9 +101,9 @@ function assertNever(value: never): never {
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { name: { type: 'string', default: 'Courier' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { ...tokenOption, name: { type: 'string', default: 'Courier' } } });
   const url = apiUrl(positionals);
-  const request = typedClient(url);
+  const request = typedClient(url, apiToken(values));
   console.log(`Souls API: ${url}`);
 
   // 1. Create a soul. The result is a union; checking __typename narrows it, so `.soul` exists only on SoulPayload.

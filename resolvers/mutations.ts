@@ -59,9 +59,9 @@ function soulChanged(ctx: Context, soulId: number, kind: SoulChangeKind): void {
   ctx.pubsub.publish('soulChanged', { soulId, kind, at: ctx.db.clock.now() });
 }
 
-function soulPayload(ctx: Context, soul: SoulRecord, kind: SoulChangeKind) {
+function soulPayload(ctx: Context, soul: SoulRecord, kind: SoulChangeKind, readySouls: SoulRecord[] = []) {
   soulChanged(ctx, soul.id, kind);
-  return { __typename: 'SoulPayload' as const, soul };
+  return { __typename: 'SoulPayload' as const, soul, readySouls };
 }
 
 async function traitPayload(ctx: Context, trait: TraitRecord, kind: SoulChangeKind) {
@@ -74,14 +74,20 @@ async function traitPayload(ctx: Context, trait: TraitRecord, kind: SoulChangeKi
 async function shardsWritten(ctx: Context, shards: readonly ShardRecord[], readySoulIds: readonly number[], announceShards: boolean): Promise<SoulRecord[]> {
   const at = ctx.db.clock.now();
   if (announceShards) for (const shard of shards) ctx.pubsub.publish('shardDropped', { shardId: shard.id, soulIds: shard.soulIds, at });
+  return announceReady(ctx, readySoulIds);
+}
+
+/** Publishes crystallizationReady for every soul a write made ready (SPEC §3: every such write, not only shard writes); returns them. */
+async function announceReady(ctx: Context, readySoulIds: readonly number[]): Promise<SoulRecord[]> {
   if (readySoulIds.length === 0) return [];
+  const at = ctx.db.clock.now();
   const verdicts = await getCrystallization(ctx.db, readySoulIds);
   for (const soulId of readySoulIds) ctx.pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
   const souls = await getSouls(ctx.db, readySoulIds);
   return readySoulIds.map((id) => souls.get(id)!);
 }
 
-type ShardArgs = { content: string; source: string; soulIds: readonly (string | number)[]; tags?: readonly string[] | null; sealed?: boolean | null; createdAt?: number | null };
+type ShardArgs = { content: string; source: string; soulIds: readonly (string | number)[]; tags?: readonly string[] | null; sealed?: boolean | null; createdAt?: number | null; embedding?: readonly number[] | null };
 
 function shardInput(field: string, input: ShardArgs) {
   return { ...input, soulIds: rowIds(`${field}.soulIds`, input.soulIds) };
@@ -115,7 +121,11 @@ builder.mutationType({
       authScopes: { admin: true },
       type: SoulResult,
       args: { id: t.arg.id({ required: true }), name: t.arg.string({ description: 'a new name, when the old one is taken' }) },
-      resolve: async (_, args, ctx) => soulPayload(ctx, await awakenSoul(ctx.db, rowId('id', args.id), { rename: args.name }), 'AWAKENED'),
+      resolve: async (_, args, ctx) => {
+        const { soul, readySoulIds } = await awakenSoul(ctx.db, rowId('id', args.id), { rename: args.name });
+        const payload = soulPayload(ctx, soul, 'AWAKENED');
+        return { ...payload, readySouls: await announceReady(ctx, readySoulIds) };
+      },
     }),
     addTrait: t.field({
       authScopes: { refine: true },
@@ -173,10 +183,10 @@ builder.mutationType({
       args: { soulId: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => {
         const soulId = existingId('Soul', args.soulId);
-        const { soul, event } = await revertLevelUp(ctx.db, soulId);
+        const { soul, event, readySoulIds } = await revertLevelUp(ctx.db, soulId);
         soulChanged(ctx, soulId, 'LEVEL_UP_REVERTED');
         ctx.pubsub.publish('levelChanged', { soulId, eventId: event.id, kind: 'REVERT', at: ctx.db.clock.now() });
-        return { __typename: 'RevertLevelUpPayload' as const, soul, event };
+        return { __typename: 'RevertLevelUpPayload' as const, soul, event, readySouls: await announceReady(ctx, readySoulIds) };
       },
     }),
     dropShard: t.field({
@@ -240,7 +250,10 @@ builder.mutationType({
       authScopes: { refine: true },
       type: FadePayload,
       description: 'maintenance: shards cited by shardFadeCitations distinct traits fade',
-      resolve: async (_, __, ctx) => ({ fadedCount: await fadeExhaustedShards(ctx.db) }),
+      resolve: async (_, __, ctx) => {
+        const { fadedCount, readySoulIds } = await fadeExhaustedShards(ctx.db);
+        return { fadedCount, readySouls: await announceReady(ctx, readySoulIds) };
+      },
     }),
   }),
 });

@@ -1,4 +1,5 @@
 import { LevelUpPlanError, type LevelUpPlan } from '../src/engine/index.ts';
+import { asRowId } from '../src/engine/normalize.ts';
 
 type PlanArgs = {
   newEssence: string;
@@ -12,7 +13,7 @@ export function levelUpPlan(plan: PlanArgs): LevelUpPlan | LevelUpPlanError {
   const problems: { field: string; message: string }[] = [];
   const ids = (field: string, values: readonly (string | number)[]) =>
     values.map((value, i) => {
-      const id = typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value;
+      const id = asRowId(value);
       if (typeof id === 'number' && Number.isSafeInteger(id) && id > 0) return id;
       problems.push({ field: `plan.${field}[${i}]`, message: `${JSON.stringify(value)} is not a trait id` });
       return 0;

@@ -28,3 +28,11 @@ export const builder = new SchemaBuilder<{
       new GraphQLError(`the token "${context.caller.name}" may not use ${info.parentType.name}.${info.fieldName}`, { extensions: { code: 'FORBIDDEN' } }),
   },
 });
+
+/**
+ * For the types that hold what a soul is made of (Soul, Trait, Shard,
+ * LevelEvent, EvidenceReport): every field but `id` needs `read`, wherever
+ * the object turns up, so a write-only token gets ids from a mutation's
+ * payload and nothing it could not read with a query.
+ */
+export const readBeyondId = { authScopes: { read: true } } as const;

@@ -29,7 +29,7 @@ builder.objectType(NotFoundError, {
 
 builder.objectType(ValidationError, {
   name: 'ValidationError',
-  description: 'The input named by `field` (a path such as inputs[3].content) is not acceptable.',
+  description: 'The input named by `field` (a path such as inputs[3].content) is not acceptable; `message` says why, without repeating the path.',
   interfaces: [ErrorInterface],
   fields: (t) => ({ field: t.exposeString('field') }),
 });

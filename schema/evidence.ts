@@ -7,7 +7,8 @@ import type {
 } from '../src/engine/index.ts';
 import { suggestedActionKinds } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
-import { builder } from './builder.ts';
+import { builder, readBeyondId } from './builder.ts';
+import { SimilarityMode } from './settings.ts';
 import { Shard } from './shard.ts';
 import { Crystallization, Soul } from './soul.ts';
 import { Trait } from './trait.ts';
@@ -92,12 +93,24 @@ const SuggestedAction = builder.objectRef<SuggestedActionRecord>('SuggestedActio
   }),
 });
 
+const EvidenceSimilarity = builder.objectRef<EvidenceReportRecord['similarity']>('EvidenceSimilarity').implement({
+  description: 'The similarity mode and clustering threshold that produced a report.',
+  fields: (t) => ({
+    mode: t.field({ type: SimilarityMode, resolve: (s) => s.mode }),
+    threshold: t.exposeFloat('threshold'),
+  }),
+});
+
 export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceReport').implement({
   description: 'The soul’s considered shards, pre-digested for whoever decides: a person, a script or an LLM.',
+  ...readBeyondId,
   fields: (t) => ({
     soul: t.field({ type: Soul, resolve: async (r, _, ctx) => (await ctx.loaders.soul.load(r.soulId))! }),
     generatedAt: t.field({ type: 'DateTime', resolve: (r) => r.generatedAt }),
     shardCount: t.exposeInt('shardCount'),
+    clusteredShardCount: t.exposeInt('clusteredShardCount', {
+      description: 'how many of the shards the clusters cover: shardCount, or maxClusteredShards (the most recently dropped) when there are more',
+    }),
     crystallization: t.field({ type: Crystallization, resolve: (r) => r.crystallization }),
     clusters: t.field({ type: [ShardCluster], description: 'highest weight first', resolve: (r) => r.clusters }),
     traits: t.field({ type: [Trait], description: 'the active traits the report covers', resolve: (r, _, ctx) => loadPresent(ctx.loaders.trait, r.traits.map((s) => s.traitId)) }),
@@ -107,5 +120,6 @@ export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceR
     trend: t.field({ type: Trend, resolve: (r) => r.trend }),
     suggestedActions: t.field({ type: [SuggestedAction], resolve: (r) => r.suggestedActions }),
     markdown: t.exposeString('markdown', { description: 'the whole report, compact, for an LLM prompt' }),
+    similarity: t.field({ type: EvidenceSimilarity, resolve: (r) => r.similarity }),
   }),
 });

@@ -1,15 +1,16 @@
 import type { LevelEvent as LevelEventRecord, LevelUpPlanError, LevelUpWarning as LevelUpWarningRecord } from '../src/engine/index.ts';
 import { LevelUpPlanError as LevelUpPlanErrorClass } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
-import { builder } from './builder.ts';
+import { builder, readBeyondId } from './builder.ts';
 import { errorAsData } from './errors.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
 
 export const LevelEvent = builder.objectRef<LevelEventRecord>('LevelEvent').implement({
   description: 'One level-up with its before/after snapshot; a reverted one keeps its row with revertedAt.',
+  ...readBeyondId,
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { skipTypeScopes: true }),
     soul: t.field({ type: Soul, resolve: async (event, _, ctx) => (await ctx.loaders.soul.load(event.soulId))! }),
     level: t.exposeInt('level'),
     essenceBefore: t.exposeString('essenceBefore'),

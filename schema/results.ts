@@ -20,8 +20,17 @@ import { Trait } from './trait.ts';
 /** Payloads carry their GraphQL type name, which is how the result unions tell them from errors. */
 type Named<N extends string, T> = T & { __typename: N };
 
-export const SoulPayload = builder.objectRef<Named<'SoulPayload', { soul: SoulRecord }>>('SoulPayload').implement({
-  fields: (t) => ({ soul: t.field({ type: Soul, resolve: (p) => p.soul }) }),
+const readySoulsDescription = 'souls this write moved from not-ready to ready';
+
+export const SoulPayload = builder.objectRef<Named<'SoulPayload', { soul: SoulRecord; readySouls: SoulRecord[] }>>('SoulPayload').implement({
+  fields: (t) => ({
+    soul: t.field({ type: Soul, resolve: (p) => p.soul }),
+    readySouls: t.field({
+      type: [Soul],
+      description: `${readySoulsDescription}: awakenSoul can (a dormant soul is never ready); the other soul writes never do`,
+      resolve: (p) => p.readySouls,
+    }),
+  }),
 });
 
 export const TraitPayload = builder.objectRef<Named<'TraitPayload', { trait: TraitRecord; soul: SoulRecord }>>('TraitPayload').implement({
@@ -38,21 +47,27 @@ export const LevelUpPayload = builder
     }),
   });
 
-export const RevertLevelUpPayload = builder.objectRef<Named<'RevertLevelUpPayload', { soul: SoulRecord; event: LevelEventRecord }>>('RevertLevelUpPayload').implement({
-  fields: (t) => ({ soul: t.field({ type: Soul, resolve: (p) => p.soul }), event: t.field({ type: LevelEvent, resolve: (p) => p.event }) }),
-});
+export const RevertLevelUpPayload = builder
+  .objectRef<Named<'RevertLevelUpPayload', { soul: SoulRecord; event: LevelEventRecord; readySouls: SoulRecord[] }>>('RevertLevelUpPayload')
+  .implement({
+    fields: (t) => ({
+      soul: t.field({ type: Soul, resolve: (p) => p.soul }),
+      event: t.field({ type: LevelEvent, resolve: (p) => p.event }),
+      readySouls: t.field({ type: [Soul], description: `${readySoulsDescription}: shards the revert un-faded count again`, resolve: (p) => p.readySouls }),
+    }),
+  });
 
 export const DropShardPayload = builder.objectRef<Named<'DropShardPayload', { shard: ShardRecord; readySouls: SoulRecord[] }>>('DropShardPayload').implement({
   fields: (t) => ({
     shard: t.field({ type: Shard, resolve: (p) => p.shard }),
-    readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+    readySouls: t.field({ type: [Soul], description: readySoulsDescription, resolve: (p) => p.readySouls }),
   }),
 });
 
 export const DropShardsPayload = builder.objectRef<Named<'DropShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('DropShardsPayload').implement({
   fields: (t) => ({
     shards: t.field({ type: [Shard], resolve: (p) => p.shards }),
-    readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+    readySouls: t.field({ type: [Soul], description: readySoulsDescription, resolve: (p) => p.readySouls }),
   }),
 });
 
@@ -63,12 +78,15 @@ export const CiteShardPayload = builder.objectRef<Named<'CiteShardPayload', { sh
 export const RevealShardsPayload = builder.objectRef<Named<'RevealShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('RevealShardsPayload').implement({
   fields: (t) => ({
     shards: t.field({ type: [Shard], resolve: (p) => p.shards }),
-    readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+    readySouls: t.field({ type: [Soul], description: readySoulsDescription, resolve: (p) => p.readySouls }),
   }),
 });
 
-export const FadePayload = builder.objectRef<{ fadedCount: number }>('FadePayload').implement({
-  fields: (t) => ({ fadedCount: t.exposeInt('fadedCount') }),
+export const FadePayload = builder.objectRef<{ fadedCount: number; readySouls: SoulRecord[] }>('FadePayload').implement({
+  fields: (t) => ({
+    fadedCount: t.exposeInt('fadedCount'),
+    readySouls: t.field({ type: [Soul], description: `${readySoulsDescription}: a faded shard can split a chained cluster`, resolve: (p) => p.readySouls }),
+  }),
 });
 
 export const SoulResult = builder.errorUnion('SoulResult', { types: [SoulPayload, NotFoundError, ValidationError, ConflictError, InvalidStateError] });

@@ -1,15 +1,28 @@
 import type { Knobs } from '../src/engine/index.ts';
 import { builder } from './builder.ts';
 
+export const SimilarityMode = builder.enumType('SimilarityMode', {
+  description: 'How shard and trait texts are compared.',
+  values: {
+    TRIGRAM: { value: 'trigram', description: 'character-trigram Jaccard, single linkage (the original method)' },
+    LEXICAL: { value: 'lexical', description: 'TF-IDF cosine over stemmed words mixed with character 4-grams, average linkage' },
+    PROVIDED: {
+      value: 'provided',
+      description: 'cosine of the embeddings callers supply with shards (DropShardInput.embedding) mixed with lexical, average linkage; shards without one, and traits, compare lexically',
+    },
+  } as const,
+});
+
 export const Settings = builder.objectRef<Knobs>('Settings').implement({
   description: 'The engine’s knobs, set at startup; read-only here.',
   fields: (t) => ({
+    similarity: t.field({ type: SimilarityMode, resolve: (k) => k.similarity }),
     traitLimit: t.exposeInt('traitLimit'),
     crystallizationThreshold: t.exposeInt('crystallizationThreshold'),
     shardExpiryDays: t.exposeInt('shardExpiryDays'),
     shardFadeCitations: t.exposeInt('shardFadeCitations'),
     shardRelevanceHalfLife: t.exposeFloat('shardRelevanceHalfLife'),
-    clusteringThreshold: t.exposeFloat('clusteringThreshold'),
+    clusteringThreshold: t.exposeFloat('clusteringThreshold', { description: 'the similarity mode’s own default unless set' }),
     staleDays: t.exposeInt('staleDays'),
     redundancyThreshold: t.exposeFloat('redundancyThreshold'),
     consolidationThreshold: t.exposeFloat('consolidationThreshold'),

@@ -1,6 +1,6 @@
 import { listShards, type Page, type Shard as ShardRecord, type SoulsDb } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
-import { builder } from './builder.ts';
+import { builder, readBeyondId } from './builder.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
 
@@ -12,8 +12,9 @@ export const Shard = builder.objectRef<ShardRecord>('Shard');
 
 Shard.implement({
   description: 'One behavioural observation, attributed to one or more souls.',
+  ...readBeyondId,
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { skipTypeScopes: true }),
     content: t.exposeString('content'),
     source: t.exposeString('source', { description: 'the evidence channel it came through' }),
     status: t.field({ type: ShardStatus, resolve: (shard) => shard.status }),
@@ -21,6 +22,12 @@ Shard.implement({
     tags: t.exposeStringList('tags'),
     createdAt: t.field({ type: 'DateTime', resolve: (shard) => shard.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (shard) => shard.updatedAt }),
+    revealedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'when a sealed shard was revealed; it counts as new evidence from then (crystallization recency)',
+      resolve: (shard) => shard.revealedAt,
+    }),
     souls: t.field({ type: [Soul], resolve: (shard, _, ctx) => loadPresent(ctx.loaders.soul, shard.soulIds) }),
     citedBy: t.field({
       type: [Trait],
@@ -74,6 +81,10 @@ export const DropShardInput = builder.inputType('DropShardInput', {
     tags: t.stringList(),
     sealed: t.boolean({ defaultValue: false }),
     createdAt: t.field({ type: 'DateTime', description: 'historical import; may not be in the future' }),
+    embedding: t.floatList({
+      description:
+        'your embedding of the content, for similarity PROVIDED: finite numbers, not all zeros, at most maxEmbeddingDimension (4096) of them; the first one stored fixes the dimension of this database. Stored L2-normalized.',
+    }),
   }),
 });
 

@@ -1,6 +1,6 @@
 import { formatEvidence, type Crystallization as CrystallizationRecord, type Soul as SoulRecord } from '../src/engine/index.ts';
 import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
-import { builder } from './builder.ts';
+import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
 import { LevelEvent } from './level.ts';
 import { ShardConnection, shardListArgs, shardPage } from './shard.ts';
@@ -24,6 +24,10 @@ export const Crystallization = builder.objectRef<CrystallizationRecord>('Crystal
     ageSpreadDays: t.exposeFloat('ageSpreadDays'),
     newSinceAttuned: t.exposeBoolean('newSinceAttuned'),
     clusterCount: t.exposeInt('clusterCount', { nullable: true, description: 'null when the cheap pre-check failed and clustering was skipped' }),
+    clusteredShardCount: t.exposeInt('clusteredShardCount', {
+      nullable: true,
+      description: 'how many shards clustering covered: pendingCount, or maxClusteredShards (the most recently dropped) when there are more; null when skipped',
+    }),
     unmet: t.field({ type: [CrystallizationCondition], resolve: (c) => c.unmet }),
   }),
 });
@@ -40,8 +44,9 @@ export const Soul = builder.objectRef<SoulRecord>('Soul');
 
 Soul.implement({
   description: 'One cognitive identity: a narrative essence plus evidence-backed traits.',
+  ...readBeyondId,
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { skipTypeScopes: true }),
     name: t.exposeString('name'),
     slug: t.exposeString('slug', { nullable: true }),
     essence: t.exposeString('essence'),
@@ -79,7 +84,13 @@ Soul.implement({
     }),
     shardCountsBySource: t.field({ type: [SourceCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsBySource.load(soul.id) }),
     shardCountsByTag: t.field({ type: [TagCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsByTag.load(soul.id) }),
-    crystallization: t.field({ type: Crystallization, resolve: async (soul, _, ctx) => (await ctx.loaders.crystallization.load(soul.id))! }),
+    crystallization: t.field({
+      type: Crystallization,
+      resolve: async (soul, _, ctx) => {
+        ctx.cost.charge('crystallization');
+        return (await ctx.loaders.crystallization.load(soul.id))!;
+      },
+    }),
     health: t.float({
       description: '(1 − stale fraction) × (1 − active/limit) × min(1, pending/threshold), 0..1',
       resolve: (soul, _, ctx) => healthOf(ctx.loaders, soul.id, ctx.db.settings),
@@ -94,7 +105,10 @@ Soul.implement({
       type: EvidenceReport,
       description: 'The pre-digested evidence report, optionally scoped to tags and/or a full-text query.',
       args: { tags: t.arg.stringList(), query: t.arg.string() },
-      resolve: (soul, args, ctx) => formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query }),
+      resolve: (soul, args, ctx) => {
+        ctx.cost.charge('evidence');
+        return formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query });
+      },
     }),
   }),
 });

@@ -1,6 +1,6 @@
 import type { Trait as TraitRecord, TraitSignals as TraitSignalsRecord } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
-import { builder } from './builder.ts';
+import { builder, readBeyondId } from './builder.ts';
 import { Shard } from './shard.ts';
 import { Soul } from './soul.ts';
 
@@ -29,8 +29,9 @@ export const Trait = builder.objectRef<TraitRecord>('Trait');
 
 Trait.implement({
   description: 'One cognitive principle plus the evidence chain (provenance) proving it was earned.',
+  ...readBeyondId,
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { skipTypeScopes: true }),
     soul: t.field({ type: Soul, resolve: async (trait, _, ctx) => (await ctx.loaders.soul.load(trait.soulId))! }),
     principle: t.exposeString('principle'),
     provenance: t.exposeString('provenance'),

@@ -8,12 +8,15 @@ import { GraphQLError, type DocumentNode } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { schema } from '../schema/index.ts';
-import { authenticate, localCaller, type Caller, type TokenEntry } from './auth.ts';
+import { authenticate, bearerChallenge, localCaller, tokenTable, type Caller, type TokenEntry } from './auth.ts';
 import { createContext, type Context } from './context.ts';
-import { defaultLimits, type Limits } from './limits.ts';
-import { closeSoulsDb, type SoulsDb } from './engine/index.ts';
-import { isExpected, maskError } from './errors-graphql.ts';
-import { renderLocalGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
+import { defaultLimits, nestingDepth, type Limits } from './limits.ts';
+import { boundingCost } from './request-cost.ts';
+import { sharingSubscriptions } from './subscriptions.ts';
+import { closeSoulsDb, settleSlicedWork, type SoulsDb } from './engine/index.ts';
+import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
+import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
+import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import { serveWebApp } from './web.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 
@@ -44,7 +47,14 @@ export type AppOptions = {
   introspection?: boolean;
   /** How long a WebSocket may stay open without connection_init before it is closed with 4408; default 3000 ms. */
   wsInitTimeoutMs?: number;
+  /** Origins besides the server's own whose pages may call the API; none by default. */
+  corsOrigins?: readonly string[];
+  /** Host names served besides loopback ones on a server without tokens (DNS rebinding guard). */
+  allowedHosts?: readonly string[];
 };
+
+/** What a WebSocket may send before connection_ack: a connection_init with its connectionParams, no more. */
+export const PRE_ACK_MAX_BYTES = 64 * 1024;
 
 /** Header names a request can carry to show it is not a cross-site form post (see useCSRFPrevention). */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'authorization'];
@@ -53,22 +63,39 @@ export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'authorization'];
  * Bodies must declare their length and stay under the limit: answered here,
  * with a GraphQL-shaped error, before anything reads them.
  */
-function refuseOversizedBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): boolean {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return false;
+function oversizedBody(req: IncomingMessage, maxBytes: number): Refusal | null {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return null;
   const declared = req.headers['content-length'];
   const chunked = declared === undefined && req.headers['transfer-encoding'] !== undefined;
-  if (!chunked && (declared === undefined || Number(declared) <= maxBytes)) return false;
-  const [status, code, message] = chunked
-    ? [411, 'LENGTH_REQUIRED', 'request bodies must declare their Content-Length']
-    : [413, 'PAYLOAD_TOO_LARGE', `request body over the limit of ${maxBytes} bytes`];
+  if (!chunked && (declared === undefined || Number(declared) <= maxBytes)) return null;
+  return chunked
+    ? { status: 411, code: 'LENGTH_REQUIRED', message: 'request bodies must declare their Content-Length' }
+    : { status: 413, code: 'PAYLOAD_TOO_LARGE', message: `request body over the limit of ${maxBytes} bytes` };
+}
+
+/** Answers a refused request with a GraphQL-shaped error before anything reads its body. */
+function refuse(req: IncomingMessage, res: ServerResponse, { status, code, message }: Refusal): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
   res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
   req.resume();
-  return true;
 }
 
 async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   return (await serveGraphiQLAsset(req, res)) || (await serveWebApp(req, res));
+}
+
+/** Refuses a document nested deeper than the limit before the recursive parser can overflow the stack. */
+function boundedNesting(maxNesting: number): Plugin {
+  return {
+    onParse: ({ params }) => {
+      const source = typeof params.source === 'string' ? params.source : params.source.body;
+      if (nestingDepth(source, maxNesting) > maxNesting) {
+        throw createGraphQLError(`the document nests brackets, braces or parentheses more than ${maxNesting} deep`, {
+          extensions: { code: 'BAD_REQUEST', http: { spec: true, status: 400 } },
+        });
+      }
+    },
+  };
 }
 
 /** Flags request errors (status 400) as the GraphQL-over-HTTP spec's: answered 200 under application/json. */
@@ -112,8 +139,8 @@ export type App = {
   db: SoulsDb;
   /** Listens on host:port (port 0 picks a free one); resolves with the address actually bound. */
   start(port: number, host: string): Promise<{ port: number; host: string; url: string }>;
-  /** Closes sockets and subscriptions, stops listening, checkpoints and closes the database. */
-  stop(): Promise<void>;
+  /** Closes sockets and subscriptions, stops listening, checkpoints and closes the database (`checkpointDeferred`: why it could not, e.g. a full disk). */
+  stop(): Promise<{ checkpointDeferred: string | null }>;
 };
 
 /** HTTP (queries, mutations, SSE subscriptions, GraphiQL) and graphql-ws on one port and one path. */
@@ -123,13 +150,17 @@ export function buildApp(options: AppOptions): App {
   const limits: Limits = { ...defaultLimits, ...options.limits };
   const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
+  const originPolicy: OriginPolicy = { corsOrigins: options.corsOrigins ?? [], allowedHosts: tokens ? null : (options.allowedHosts ?? []) };
+  const refusalOf = (req: IncomingMessage) => refuseByOriginOrHost({ origin: req.headers.origin, host: req.headers.host }, originPolicy);
 
+  const table = tokens ? tokenTable(tokens) : null;
   /** The caller a credential names; without tokens, the local caller; with tokens and no valid one, null. */
   const callerOf = (authorization: unknown): Caller | null =>
-    tokens === null ? localCaller : authenticate(typeof authorization === 'string' ? authorization : null, tokens);
+    table === null ? localCaller : authenticate(typeof authorization === 'string' ? authorization : null, table);
 
   const plugins: Plugin[] = [
     useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
+    boundedNesting(limits.maxNesting),
     EnvelopArmorPlugin({
       // Fields only: by default graphql-armor counts each fragment spread as two levels and each inline fragment as one
       // (and multiplies the cost accordingly), so the same query written with fragments looked far deeper and costlier.
@@ -137,7 +168,8 @@ export function buildApp(options: AppOptions): App {
       maxAliases: { n: limits.maxAliases },
       maxTokens: { n: limits.maxTokens },
       maxDirectives: { n: limits.maxDirectives },
-      costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true, flattenFragments: true },
+      // The cost is estimated at execution, with the variables (boundingCost).
+      costLimit: { enabled: false },
       blockFieldSuggestion: { enabled: !introspection },
     }) as Plugin,
     // Variable coercion failures (execute's early errors, no data) are request errors like validation errors:
@@ -164,6 +196,8 @@ export function buildApp(options: AppOptions): App {
         });
       },
     },
+    boundingCost(limits, db.settings),
+    sharingSubscriptions(limits),
   ];
   if (!introspection) plugins.push(hidingTheSchema());
 
@@ -172,28 +206,38 @@ export function buildApp(options: AppOptions): App {
     graphqlEndpoint: GRAPHQL_PATH,
     plugins,
     multipart: false,
+    cors: (request) => corsFor(request, originPolicy),
     context: (initial) => {
       // WebSocket callers were authenticated once, at connection_init.
-      const caller = (initial as { caller?: Caller }).caller ?? callerOf((initial as { request?: Request }).request?.headers.get('authorization'));
-      if (!caller) throw createGraphQLError('a valid bearer token is required (Authorization: Bearer <token>)', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
-      return createContext(db, pubsub, caller);
+      const authorization = (initial as { request?: Request }).request?.headers.get('authorization');
+      const caller = (initial as { caller?: Caller }).caller ?? callerOf(authorization);
+      if (!caller) {
+        throw createGraphQLError('a valid bearer token is required (Authorization: Bearer <token>)', {
+          extensions: { code: 'UNAUTHENTICATED', http: { status: 401, headers: { 'www-authenticate': bearerChallenge(authorization) } } },
+        });
+      }
+      return createContext(db, pubsub, caller, limits.maxCost);
     },
     maskedErrors: { maskError },
     graphiql: options.graphiql === false ? false : { title: 'Souls', defaultQuery: rosterQuery, subscriptionsProtocol: 'WS' },
-    renderGraphiQL: renderLocalGraphiQL,
+    renderGraphiQL: localGraphiQL({ requiresToken: tokens !== null }),
     landingPage: false,
     logging: {
       debug: () => {},
       info: (...args) => console.info(...args),
       warn: (...args) => console.warn(...args),
       error: (...args) => {
-        if (!args.some(isExpected)) console.error(...args);
+        const storage = args.map(storageErrorOf).find((e) => e !== null);
+        // Clients get a coded error without the path; the operator's log names the file, in one line.
+        if (storage) console.error(`${storage.code}: database ${storage.path}: ${storage.message}`);
+        else if (!args.some(isExpected)) console.error(...args);
       },
     },
   });
 
   const server = createServer((req, res) => {
-    if (refuseOversizedBody(req, res, limits.maxBodyBytes)) return;
+    const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
+    if (refusal) return refuse(req, res, refusal);
     serveStatic(req, res).then(
       (served) => {
         if (!served) void yoga(req, res);
@@ -203,7 +247,35 @@ export function buildApp(options: AppOptions): App {
       },
     );
   });
-  const wsServer = new WebSocketServer({ server, path: GRAPHQL_PATH });
+  const wsServer = new WebSocketServer({
+    server,
+    path: GRAPHQL_PATH,
+    // One message is at most one request body; ws closes a socket that sends more with 1009.
+    maxPayload: limits.maxBodyBytes,
+    verifyClient: ({ req }, done) => {
+      const refusal = refusalOf(req);
+      if (refusal) done(false, refusal.status, refusal.message);
+      else done(true);
+    },
+  });
+  // Until connection_ack nobody is known: a socket that sends more than a connection_init needs is closed (1009)
+  // before its bytes pile up, counted on the TCP stream because ws buffers a whole message before handing it over.
+  const preAckLimits = new WeakMap<object, () => void>();
+  wsServer.on('connection', (socket, request) => {
+    const stream = request.socket;
+    let received = 0;
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= PRE_ACK_MAX_BYTES) return;
+      stream.off('data', count);
+      // The close frame goes out, then the connection ends: nothing more of the message is read or kept.
+      socket.close(1009, `more than ${PRE_ACK_MAX_BYTES} bytes before connection_ack`);
+      stream.pause();
+      stream.end(() => socket.terminate());
+    };
+    stream.on('data', count);
+    preAckLimits.set(socket, () => stream.off('data', count));
+  });
   const wsCallers = new WeakMap<object, Caller>();
   const wsDisposable = useServer(
     {
@@ -214,6 +286,7 @@ export function buildApp(options: AppOptions): App {
       onConnect: (ctx) => {
         const caller = callerOf(ctx.connectionParams?.authorization);
         if (!caller) return false;
+        preAckLimits.get(ctx.extra.socket)?.();
         wsCallers.set(ctx.extra.socket, caller);
         return true;
       },
@@ -249,7 +322,7 @@ export function buildApp(options: AppOptions): App {
     socket.once('close', () => sockets.delete(socket));
   });
 
-  let stopped: Promise<void> | null = null;
+  let stopped: Promise<{ checkpointDeferred: string | null }> | null = null;
   return {
     yoga,
     server,
@@ -273,7 +346,8 @@ export function buildApp(options: AppOptions): App {
         await new Promise<void>((resolve) => wsServer.close(() => resolve()));
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        closeSoulsDb(db);
+        await settleSlicedWork();
+        return closeSoulsDb(db);
       })()),
   };
 }

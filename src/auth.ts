@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ValidationError } from './engine/index.ts';
 
@@ -30,12 +30,17 @@ export function loadTokens(path: string): TokenEntry[] {
   }
   if (!Array.isArray(parsed) || parsed.length === 0) throw new ValidationError('--tokens-file', `${path} must hold a non-empty JSON array of tokens`);
   const seen = new Set<string>();
+  const names = new Set<string>();
   return parsed.map((entry, i) => {
     const where = `${path}[${i}]`;
     if (typeof entry !== 'object' || entry === null) throw new ValidationError(where, 'must be an object with name, token and scopes');
     const { name, token, scopes: granted } = entry as Record<string, unknown>;
     if (typeof name !== 'string' || name.trim() === '') throw new ValidationError(`${where}.name`, 'must be a non-empty string');
+    if (names.has(name)) throw new ValidationError(`${where}.name`, `is the same as an earlier token's name (${JSON.stringify(name)}): names tell callers apart in logs`);
+    names.add(name);
     if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH) throw new ValidationError(`${where}.token`, `must be a string of at least ${MIN_TOKEN_LENGTH} characters`);
+    // An Authorization header carries one run of visible ASCII: any other token could never be presented.
+    if (!/^[\x21-\x7e]+$/.test(token)) throw new ValidationError(`${where}.token`, 'may hold only visible ASCII characters (no spaces, control or non-ASCII characters)');
     if (seen.has(token)) throw new ValidationError(`${where}.token`, 'is the same as an earlier token');
     seen.add(token);
     if (!Array.isArray(granted) || granted.length === 0 || !granted.every((s): s is Scope => scopes.includes(s))) {
@@ -45,21 +50,55 @@ export function loadTokens(path: string): TokenEntry[] {
   });
 }
 
+/** What a server should say about a tokens file it accepted: a link, or a mode that lets other users read it. */
+export function tokensFileWarnings(path: string): string[] {
+  const warnings: string[] = [];
+  if (lstatSync(path).isSymbolicLink()) warnings.push(`the tokens file ${path} is a symbolic link to ${realpathSync(path)}: check who can change where it points`);
+  const mode = statSync(path).mode & 0o777;
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    warnings.push(`the tokens file ${path} can be read or written by other users (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 ${path}`);
+  }
+  return warnings;
+}
+
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
+/** Tokens by the SHA-256 of their value, hashed once when the server starts. */
+export type TokenTable = ReadonlyMap<string, { entry: TokenEntry; digest: Buffer }>;
+
+export function tokenTable(tokens: readonly TokenEntry[]): TokenTable {
+  return new Map(tokens.map((entry) => {
+    const hashed = digest(entry.token);
+    return [hashed.toString('hex'), { entry, digest: hashed }];
+  }));
+}
+
 /**
- * The caller a bearer credential names, or null. Every token is compared, in
- * constant time, whatever matches: timing tells nothing about any of them.
+ * The caller a bearer credential names, or null. The presented token is hashed once and looked up by its
+ * hash, so the cost does not grow with the file, and timing shows only a hash, never a token's prefix.
  */
-export function authenticate(authorization: string | null | undefined, tokens: readonly TokenEntry[]): Caller | null {
+export function authenticate(authorization: string | null | undefined, tokens: TokenTable): Caller | null {
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
   if (!presented) return null;
   const candidate = digest(presented);
-  let found: TokenEntry | null = null;
-  for (const entry of tokens) {
-    if (timingSafeEqual(candidate, digest(entry.token)) && found === null) found = entry;
+  const found = tokens.get(candidate.toString('hex'));
+  return found && timingSafeEqual(candidate, found.digest) ? { name: found.entry.name, scopes: new Set(found.entry.scopes) } : null;
+}
+
+/** The realm every challenge names: the one protection space of this server. */
+export const REALM = 'souls';
+
+/**
+ * The `WWW-Authenticate` value of a 401 (RFC 6750 §3): a bare challenge when the request brought no bearer
+ * credentials, `invalid_request` for a malformed Bearer header, `invalid_token` for a well-formed one no token matches.
+ */
+export function bearerChallenge(authorization: string | null | undefined): string {
+  const challenge = `Bearer realm="${REALM}"`;
+  if (!authorization || !/^Bearer(\s|$)/i.test(authorization)) return challenge;
+  if (!/^Bearer\s+\S+\s*$/i.test(authorization)) {
+    return `${challenge}, error="invalid_request", error_description="the Authorization header must be Bearer followed by one token"`;
   }
-  return found ? { name: found.name, scopes: new Set(found.scopes) } : null;
+  return `${challenge}, error="invalid_token", error_description="the bearer token is not known to this server"`;
 }
 
 /** 127.0.0.0/8, ::1 and localhost: the hosts a server without tokens may listen on. */

@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadTokens, type TokenEntry } from './auth.ts';
-import { resolveSettings, settingNames, ValidationError, type Settings } from './engine/index.ts';
+import { loadTokens, tokensFileWarnings, type TokenEntry } from './auth.ts';
+import { defaultSettings, resolveSettings, settingNames, similarityModes, ValidationError, type Settings } from './engine/index.ts';
 import { defaultLimits, limitNames, type Limits } from './limits.ts';
+import { normalizeHost, normalizeOrigin } from './origin.ts';
 
 export type ServerConfig = {
   host: string;
   port: number;
   /** SQLite file path, or ':memory:'. */
   db: string;
+  /** Where `db` came from, for messages: '--db', 'SOULS_DB', the config file's key, or the default. */
+  dbFrom: string;
   settings: Settings;
   /** null: no tokens file, so loopback only and every caller has every scope. */
   tokens: TokenEntry[] | null;
@@ -16,6 +19,12 @@ export type ServerConfig = {
   insecure: boolean;
   introspection: boolean;
   limits: Limits;
+  /** Origins besides the server's own whose pages may call the API. */
+  corsOrigins: string[];
+  /** Host names served besides loopback ones when there are no tokens. */
+  allowedHosts: string[];
+  /** Things the operator should fix that do not stop the server (a tokens file others can read). */
+  warnings: string[];
 };
 
 export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db' };
@@ -36,25 +45,37 @@ function port(where: string, raw: unknown): number {
 }
 
 /**
+ * `--trait-limit -1` as `--trait-limit=-1`: parseArgs takes a value that starts with a dash for a forgotten
+ * argument ("ambiguous"), so negative numbers would never reach the validation that names the flag and its bounds.
+ */
+function attachNegativeNumbers(argv: readonly string[], valued: ReadonlySet<string>): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (valued.has(argv[i]) && next !== undefined && /^-\.?\d/.test(next)) {
+      joined.push(`${argv[i]}=${next}`);
+      i++;
+    } else joined.push(argv[i]);
+  }
+  return joined;
+}
+
+/**
  * Server settings and knobs from, in rising precedence: defaults, a JSON
  * config file (--config or SOULS_CONFIG), the environment (SOULS_PORT,
  * SOULS_TRAIT_LIMIT, …) and flags (--port, --trait-limit, …). Every value is
  * validated; a bad one throws a ValidationError naming where it came from.
  */
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServerConfig {
-  const knobFlags = Object.fromEntries(settingNames.map((name) => [kebab(name), { type: 'string' as const }]));
+  const valued = ['host', 'port', 'db', 'config', 'tokens-file', ...settingNames.map(kebab), ...limitNames.map(kebab)];
   const { values } = parseArgs({
-    args: [...argv],
+    args: attachNegativeNumbers(argv, new Set(valued.map((name) => `--${name}`))),
     options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      db: { type: 'string' },
-      config: { type: 'string' },
-      'tokens-file': { type: 'string' },
+      ...Object.fromEntries(valued.map((name) => [name, { type: 'string' as const }])),
       insecure: { type: 'boolean' },
       introspection: { type: 'boolean' },
-      ...knobFlags,
-      ...Object.fromEntries(limitNames.map((name) => [kebab(name), { type: 'string' as const }])),
+      'cors-origin': { type: 'string', multiple: true },
+      'allowed-host': { type: 'string', multiple: true },
     },
     strict: true,
     allowPositionals: false,
@@ -71,7 +92,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'tokensFile', 'insecure', 'introspection', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -88,10 +109,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
     const found = pick(name, kebab(name), envName(name));
     if (!found) continue;
     try {
-      overrides[name] = number(found.where, found.raw);
+      overrides[name] = name === 'similarity' ? found.raw : number(found.where, found.raw);
       resolveSettings({ [name]: overrides[name] });
     } catch (error) {
-      if (error instanceof ValidationError) throw new ValidationError(found.where, error.message.replace(/^[^:]+: /, ''));
+      if (error instanceof ValidationError) throw new ValidationError(found.where, error.message);
       throw error;
     }
   }
@@ -115,6 +136,22 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
     if (typeof fromFile !== 'boolean') throw new ValidationError(`${configPath} ${name}`, 'must be true or false');
     return fromFile;
   };
+  /** A list from repeated flags, a comma-separated variable, or the file's array (or comma-separated string). */
+  const list = (name: string, flag: string, variable: string, normalize: (where: string, raw: string) => string): string[] => {
+    const repeated = (values as Record<string, string[] | undefined>)[flag];
+    const [where, items]: [string, unknown] = repeated
+      ? [`--${flag}`, repeated]
+      : env[variable]
+        ? [variable, env[variable].split(',')]
+        : file[name] !== undefined
+          ? [`${configPath} ${name}`, typeof file[name] === 'string' ? file[name].split(',') : file[name]]
+          : ['', []];
+    if (!Array.isArray(items)) throw new ValidationError(where, 'must be a list of strings');
+    return [...new Set(items.filter((item) => typeof item !== 'string' || item.trim() !== '').map((item) => {
+      if (typeof item !== 'string') throw new ValidationError(where, 'must be a list of strings');
+      return normalize(where, item);
+    }))];
+  };
   const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
   const hostPick = pick('host', 'host', 'SOULS_HOST');
   const portPick = pick('port', 'port', 'SOULS_PORT');
@@ -123,20 +160,34 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
     host: hostPick ? String(hostPick.raw) : defaults.host,
     port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
     db: dbPick ? String(dbPick.raw) : defaults.db,
+    dbFrom: dbPick ? dbPick.where : 'the default of --db',
     settings: resolveSettings(overrides),
     tokens: tokensPick ? loadTokens(String(tokensPick.raw)) : null,
+    warnings: tokensPick ? tokensFileWarnings(String(tokensPick.raw)) : [],
     insecure: flag('insecure', 'SOULS_INSECURE') ?? false,
     introspection: flag('introspection', 'SOULS_INTROSPECTION') ?? true,
     limits,
+    corsOrigins: list('corsOrigins', 'cors-origin', 'SOULS_CORS_ORIGINS', normalizeOrigin),
+    allowedHosts: list('allowedHosts', 'allowed-host', 'SOULS_ALLOWED_HOSTS', normalizeHost),
   };
 }
 
+/** Pads to a column, or leaves one space when the text is wider. */
+const column = (text: string, width: number) => (text.length < width ? text.padEnd(width) : `${text} `);
+
 export function usage(): string {
-  const knobs = settingNames.map((name) => `  --${kebab(name)} N`.padEnd(34) + envName(name)).join('\n');
-  return `Usage: souls [serve] [options]       serve the GraphQL API (GraphiQL at /graphql)
-       souls render <soul id or name> [--full] [--db path]
-       souls backup <file> [--db path]   copy the database with VACUUM INTO
+  const knobs = settingNames
+    .map((name) =>
+      name === 'similarity'
+        ? column(`  --similarity MODE`, 34) + column(envName(name), 24) + `(${similarityModes.join(' or ')}; default ${defaultSettings.similarity})`
+        : column(`  --${kebab(name)} N`, 34) + envName(name),
+    )
+    .join('\n');
+  return `Usage: souls [serve] [options]       serve the GraphQL API (GraphiQL at /graphql) and the character sheet (at /)
+       souls render <soul id or name> [--full] [--db path]   print a soul's rendered block (reads only)
+       souls backup <file> [--db path]   copy the database with VACUUM INTO (reads only)
        souls seed-demo [--db path] [--force]   fill a database with the demo souls
+       souls --version                   print the version (also -v)
 
 Options (flag, then environment variable):
   --host HOST                     SOULS_HOST     (default ${defaults.host})
@@ -146,6 +197,8 @@ Options (flag, then environment variable):
   --tokens-file FILE              SOULS_TOKENS_FILE  ([{ "name", "token", "scopes": ["read", "observe", "refine", "admin"] }])
   --insecure                      SOULS_INSECURE     (listen beyond loopback without tokens)
   --no-introspection              SOULS_INTROSPECTION=false  (hide the schema and field suggestions)
-${limitNames.map((name) => `  --${kebab(name)} N`.padEnd(34) + `${envName(name)}`.padEnd(24) + `(default ${defaultLimits[name]})`).join('\n')}
+  --cors-origin ORIGIN            SOULS_CORS_ORIGINS (comma-separated; pages of these origins may call the API; repeatable)
+  --allowed-host NAME             SOULS_ALLOWED_HOSTS (comma-separated; Host names served without tokens besides loopback)
+${limitNames.map((name) => column(`  --${kebab(name)} N`, 34) + column(envName(name), 24) + `(default ${defaultLimits[name]})`).join('\n')}
 ${knobs}`;
 }

@@ -2,6 +2,8 @@ import { localCaller, type Caller } from './auth.ts';
 import type { SoulsDb } from './engine/index.ts';
 import type { SoulsPubSub } from './pubsub.ts';
 import { createLoaders, type Loaders } from '../resolvers/loaders.ts';
+import { CostMeter } from './limits-cost.ts';
+import { defaultLimits } from './limits.ts';
 
 /** Per operation (and, for subscriptions, per event): the engine handle, fresh loaders, the event bus, the caller. */
 export type Context = {
@@ -9,10 +11,12 @@ export type Context = {
   pubsub: SoulsPubSub;
   loaders: Loaders;
   caller: Caller;
+  /** Charges evidence reports and crystallization verdicts against the cost limit as they resolve. */
+  cost: CostMeter;
 };
 
-export function createContext(db: SoulsDb, pubsub: SoulsPubSub, caller: Caller = localCaller): Context {
-  return { db, pubsub, caller, loaders: createLoaders(db) };
+export function createContext(db: SoulsDb, pubsub: SoulsPubSub, caller: Caller = localCaller, maxCost = defaultLimits.maxCost): Context {
+  return { db, pubsub, caller, loaders: createLoaders(db), cost: new CostMeter(maxCost) };
 }
 
 const eventLoaders = new WeakMap<object, Loaders>();
@@ -29,4 +33,5 @@ export function useEventLoaders(context: Context, event: object): void {
     eventLoaders.set(event, loaders);
   }
   context.loaders = loaders;
+  context.cost.reset();
 }

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, ValidationError } from './engine/index.ts';
+import { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError } from './engine/index.ts';
 
 /** The extension code a domain error carries when it surfaces as a GraphQL error (fields whose type is not a result union). */
 function codeOf(error: SoulsError): string {
@@ -9,6 +9,7 @@ function codeOf(error: SoulsError): string {
   if (error instanceof CapacityError) return 'CAPACITY';
   if (error instanceof LevelUpPlanError) return 'INVALID_PLAN';
   if (error instanceof InvalidStateError) return 'INVALID_STATE';
+  if (error instanceof StorageError) return error.code;
   return 'BAD_REQUEST';
 }
 
@@ -39,4 +40,10 @@ export function maskError(error: unknown, message: string): Error {
 /** Domain errors are answers, not failures: the server log keeps only what is unexpected. */
 export function isExpected(error: unknown): boolean {
   return originalOf(error) instanceof SoulsError;
+}
+
+/** The storage error behind a GraphQL error, if that is what it is: the server's log names the file. */
+export function storageErrorOf(error: unknown): StorageError | null {
+  const original = originalOf(error);
+  return original instanceof StorageError ? original : null;
 }

@@ -14,10 +14,66 @@ const assets = new Map<string, string>([
   ['monacoeditorwork/graphql.worker..bundle.js', 'text/javascript; charset=utf-8'],
 ]);
 
-export function renderLocalGraphiQL(options: GraphiQLOptions): string {
-  // GraphiQL opens its first tab on `initialQuery`; Yoga only passes `defaultQuery`, which later GraphiQL uses for new tabs.
-  const withInitial = { ...options, initialQuery: options.defaultQuery } as GraphiQLOptions;
-  return renderGraphiQL(withInitial).replace(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g, GRAPHIQL_ASSETS);
+/** The character sheet's key for the token it keeps in localStorage (web/src/api.ts); GraphiQL on the same origin reads it. */
+const WEB_APP_TOKEN_KEY = 'souls.token';
+const TOKEN_PLACEHOLDER = '<a token from the tokens file>';
+
+/** The diamond of the character sheet's icon, served from here so the page needs no other host. */
+const FAVICON =
+  "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'><path d='M16 2 29 16 16 30 3 16z' fill='#7a2e2e'/><path d='M16 8 23 16 16 24 9 16z' fill='#e9c46a'/></svg>";
+
+const RENDER_CALL = 'YogaGraphiQL.renderYogaGraphiQL(root,';
+
+/**
+ * Runs in the page before GraphiQL starts. Links carry an operation: `?query=`, `variables` and `operationName` open
+ * it (Yoga keeps `?query=` in step with the editor). On a server that requires tokens, requests carry an
+ * Authorization header from the headers editor, filled with the token the character sheet stored, or a placeholder
+ * to replace; subscriptions (graphql-ws) send the same header as connectionParams when the socket opens.
+ */
+function pageScript(requiresToken: boolean): string {
+  const constants = { requiresToken, tokenKey: WEB_APP_TOKEN_KEY, placeholder: TOKEN_PLACEHOLDER };
+  return `<script>function renderSoulsGraphiQL(root, options) {
+  const { requiresToken, tokenKey, placeholder } = ${JSON.stringify(constants)};
+  const params = new URLSearchParams(location.search);
+  const read = (key) => { try { return localStorage.getItem(key); } catch { return null; } };
+  const chosen = { ...options };
+  if (params.get('query')) chosen.initialQuery = params.get('query');
+  if (params.get('variables')) chosen.initialVariables = params.get('variables');
+  if (params.get('operationName')) chosen.operationName = params.get('operationName');
+  if (requiresToken) {
+    const stored = read(tokenKey);
+    const edited = () => {
+      try {
+        const state = JSON.parse(read('graphiql:tabState'));
+        return JSON.parse(state.tabs[state.activeTabIndex].headers || '{}') || {};
+      } catch {
+        return {};
+      }
+    };
+    const authorization = (headers) => {
+      const name = Object.keys(headers).find((key) => key.toLowerCase() === 'authorization');
+      return name ? String(headers[name]) : null;
+    };
+    const json = (headers) => JSON.stringify(headers, null, 2);
+    const offered = json({ Authorization: 'Bearer ' + (stored || placeholder) });
+    chosen.headers = offered;
+    chosen.initialHeaders = !stored && authorization(edited()) ? json(edited()) : offered;
+    chosen.connectionParams = () => ({ authorization: authorization(edited()) || (stored ? 'Bearer ' + stored : '') });
+  }
+  YogaGraphiQL.renderYogaGraphiQL(root, chosen);
+}</script>`;
+}
+
+/** Yoga's GraphiQL page, with every asset served from this server and the behaviour of `pageScript`. */
+export function localGraphiQL(options: { requiresToken: boolean }): (graphiql: GraphiQLOptions) => string {
+  return (graphiql) => {
+    // GraphiQL opens its first tab on `initialQuery`; Yoga only passes `defaultQuery`, which later GraphiQL uses for new tabs.
+    const html = renderGraphiQL({ ...graphiql, initialQuery: graphiql.defaultQuery } as GraphiQLOptions)
+      .replace(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g, GRAPHIQL_ASSETS)
+      .replace(/<link rel=icon href=[^>]+>/, `<link rel=icon href=${GRAPHIQL_ASSETS}favicon.svg type=image/svg+xml>`);
+    if (!html.includes(RENDER_CALL) || !html.includes(`${GRAPHIQL_ASSETS}favicon.svg`)) throw new Error('Yoga’s GraphiQL page changed: update src/graphiql.ts');
+    return html.replace(RENDER_CALL, 'renderSoulsGraphiQL(root,').replace('<script', `${pageScript(options.requiresToken)}<script`);
+  };
 }
 
 /** Answers a request for one of the known asset files; false for anything else. */
@@ -25,9 +81,9 @@ export async function serveGraphiQLAsset(req: IncomingMessage, res: ServerRespon
   const path = (req.url ?? '').split('?')[0];
   if (!path.startsWith(GRAPHIQL_ASSETS) || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
   const name = path.slice(GRAPHIQL_ASSETS.length);
-  const type = assets.get(name);
+  const type = name === 'favicon.svg' ? 'image/svg+xml' : assets.get(name);
   if (!type) return false;
-  const body = await readFile(new URL(name, dist));
+  const body = name === 'favicon.svg' ? Buffer.from(FAVICON) : await readFile(new URL(name, dist));
   res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'public, max-age=86400' });
   res.end(req.method === 'HEAD' ? undefined : body);
   return true;

@@ -6,6 +6,17 @@ export type Limits = {
   maxDirectives: number;
   maxCost: number;
   maxBodyBytes: number;
+  maxNesting: number;
+  /** Tags in a shard filter (shards, Soul.shards, Soul.evidence), as many as a shard may carry. */
+  maxFilterTags: number;
+  /** Items of any other list argument or list input field without a bound of its own (ids, statuses, plan entries). */
+  maxListItems: number;
+  /** A subscription runs again for every event, so it gets a cost limit of its own. */
+  maxSubscriptionCost: number;
+  /** Live subscriptions on one graphql-ws connection. */
+  maxSubscriptionsPerConnection: number;
+  /** Live subscriptions on the server, graphql-ws and SSE together. */
+  maxSubscriptions: number;
 };
 
 export const defaultLimits: Limits = {
@@ -16,6 +27,45 @@ export const defaultLimits: Limits = {
   maxCost: 20_000,
   // A full dropShards batch (10,000 shards) fits, given as variables.
   maxBodyBytes: 16 * 1024 * 1024,
+  // Brackets, braces and parentheses inside one another; graphql-js parses them recursively and overflows the
+  // stack near 2,500, inside the token limit. The deepest query the depth limit allows needs about 30.
+  maxNesting: 100,
+  maxFilterTags: 32,
+  // A level-up plan names each active trait once, and traitLimit is at most 1,000.
+  maxListItems: 1000,
+  // One soul's evidence report (1,000) fits, with room for the soul around it.
+  maxSubscriptionCost: 2500,
+  maxSubscriptionsPerConnection: 100,
+  maxSubscriptions: 2000,
 };
 
 export const limitNames = Object.keys(defaultLimits) as (keyof Limits)[];
+
+/**
+ * How deep `{`, `[` and `(` nest in a GraphQL document, outside strings and comments; stops counting past
+ * `max`, so a hostile document costs one pass over its text at most.
+ */
+export function nestingDepth(source: string, max = Infinity): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '#') {
+      while (i < source.length && source[i] !== '\n' && source[i] !== '\r') i++;
+    } else if (c === '"') {
+      if (source.startsWith('"""', i)) {
+        i += 3;
+        while (i < source.length && !source.startsWith('"""', i)) i += source.startsWith('\\"""', i) ? 4 : 1;
+        i += 2;
+      } else {
+        i++;
+        while (i < source.length && source[i] !== '"' && source[i] !== '\n') i += source[i] === '\\' ? 2 : 1;
+      }
+    } else if (c === '{' || c === '[' || c === '(') {
+      if (++depth > deepest && (deepest = depth) > max) return deepest;
+    } else if (c === '}' || c === ']' || c === ')') {
+      depth--;
+    }
+  }
+  return deepest;
+}

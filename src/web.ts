@@ -20,7 +20,14 @@ const types: Record<string, string> = {
 /** Serves `/` and the built assets; false for every other path (the API and GraphiQL live at /graphql). */
 export async function serveWebApp(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
+  let path: string;
+  try {
+    path = decodeURIComponent((req.url ?? '/').split('?')[0]);
+  } catch {
+    res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('Malformed URL: a percent sign must start a valid UTF-8 escape.\n');
+    return true;
+  }
   const relative = path === '/' || path === '/index.html' ? 'index.html' : path.startsWith('/assets/') ? path.slice(1) : null;
   if (relative === null) return false;
   const file = normalize(root + relative);

@@ -171,7 +171,7 @@ describe('errors', () => {
     const badId = await post(JSON.stringify({ query: '{ shards(soulId: "abc") { totalCount } }' }));
     expect(JSON.parse(badId.text).errors).toEqual([
       {
-        message: 'soulId: must be a positive row id, got "abc"',
+        message: 'must be a positive row id, got "abc"',
         locations: [{ line: 1, column: 3 }],
         path: ['shards'],
         extensions: { code: 'BAD_USER_INPUT', field: 'soulId' },
@@ -191,6 +191,20 @@ describe('GraphiQL', () => {
     expect(page.text).toMatch(/graphiql/i);
     expect(page.text).toContain('souls(orderBy: READINESS)');
     expect(page.text).toContain('<title>Souls</title>');
+  });
+
+  it('names no other host: every asset, its icon included, comes from this server', async () => {
+    const page = await raw(server.url, { headers: { accept: 'text/html' } });
+    expect(page.text).not.toMatch(/(https?:)?\/\/(?!127\.0\.0\.1)[a-z0-9.-]+\.[a-z]{2,}\//i);
+    const icon = /<link rel=icon href=([^ >]+)/.exec(page.text)?.[1];
+    expect(icon).toBe('/graphiql-assets/favicon.svg');
+    const served = await raw(new URL(icon!, server.url).href);
+    expect(served.status).toBe(200);
+    expect(served.contentType).toBe('image/svg+xml');
+    expect(served.text).toMatch(/^<svg /);
+    for (const src of [...page.text.matchAll(/(?:src|href)=([^ >]+)/g)].map((m) => m[1])) {
+      expect((await raw(new URL(src, server.url).href, { method: 'HEAD' })).status, src).toBe(200);
+    }
   });
 
   it('still answers GraphQL to a client that asks for JSON on the same path', async () => {

@@ -185,15 +185,15 @@ describe('createSoul', () => {
       },
     });
     const plain = await createSoul({ name: 'Bram', essence: 'Curious.' });
-    expect(plain.soul).toMatchObject({ id: '2', slug: null, description: '' });
+    expect(plain.soul).toMatchObject({ id: '2', slug: 'bram', description: '' });
   });
 
   it('answers ValidationError naming input.<field>, and writes nothing', async () => {
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ name: '   ', essence: 'x' }, 'input.name', 'input.name: must not be empty'],
-      [{ name: 'Ada\nLovelace', essence: 'x' }, 'input.name', 'input.name: must be one line'],
-      [{ name: 'Ada', essence: ' \t ' }, 'input.essence', 'input.essence: must not be empty'],
-      [{ name: 'Ada', essence: 'x', slug: 'Not A Slug' }, 'input.slug', 'input.slug: must be at most 64 lowercase letters, digits, "-" or "_", starting with a letter or digit'],
+      [{ name: '   ', essence: 'x' }, 'input.name', 'must not be empty'],
+      [{ name: 'Ada\nLovelace', essence: 'x' }, 'input.name', 'must be one line'],
+      [{ name: 'Ada', essence: ' \t ' }, 'input.essence', 'must not be empty'],
+      [{ name: 'Ada', essence: 'x', slug: 'Not A Slug' }, 'input.slug', 'must be at most 64 lowercase letters, digits, "-" or "_", starting with a letter or digit'],
     ];
     for (const [input, field, message] of cases) {
       expect(await createSoul(input)).toEqual({ __typename: 'ValidationError', field, message });
@@ -238,7 +238,8 @@ describe('updateSoul', () => {
       soul: {
         id: '1',
         name: 'Ada Prime',
-        slug: null,
+        // null asks for a slug derived from the name again.
+        slug: 'ada-prime',
         essence: 'Calmer still.',
         description: 'Careful',
         level: 0,
@@ -257,10 +258,10 @@ describe('updateSoul', () => {
     await newSoul('Bram');
     tick();
     const before = await snapshot();
-    expect(await update('1', { name: 'Ada Prime', essence: '  ' })).toEqual({ __typename: 'ValidationError', field: 'input.essence', message: 'input.essence: must not be empty' });
+    expect(await update('1', { name: 'Ada Prime', essence: '  ' })).toEqual({ __typename: 'ValidationError', field: 'input.essence', message: 'must not be empty' });
     expect(await update('1', { name: 'Bram' })).toEqual({ __typename: 'ConflictError', field: 'input.name', message: 'an awake soul is already named "Bram"' });
     expect(await update('99', { name: 'Zed' })).toEqual({ __typename: 'NotFoundError', entity: 'Soul', id: '99', message: 'Soul 99 not found' });
-    expect(await update('abc', { name: 'Zed' })).toEqual({ __typename: 'ValidationError', field: 'id', message: 'id: must be a positive row id, got "abc"' });
+    expect(await update('abc', { name: 'Zed' })).toEqual({ __typename: 'ValidationError', field: 'id', message: 'must be a positive row id, got "abc"' });
     expect(await snapshot()).toEqual(before);
   });
 });
@@ -289,7 +290,7 @@ describe('retireSoul and awakenSoul', () => {
     tick();
     const before = await snapshot();
     expect(await soulMutation('awakenSoul', { id: '1' })).toEqual({ __typename: 'ConflictError', field: 'name', message: 'an awake soul is already named "Ada"' });
-    expect(await soulMutation('awakenSoul', { id: '1', name: '   ' })).toEqual({ __typename: 'ValidationError', field: 'name', message: 'name: must not be empty' });
+    expect(await soulMutation('awakenSoul', { id: '1', name: '   ' })).toEqual({ __typename: 'ValidationError', field: 'name', message: 'must not be empty' });
     expect(await soulMutation('awakenSoul', { id: '99' })).toEqual({ __typename: 'NotFoundError', entity: 'Soul', id: '99', message: 'Soul 99 not found' });
     expect(await snapshot()).toEqual(before);
 
@@ -339,15 +340,15 @@ describe('addTrait', () => {
     expect(await addTrait(soulId, { principle: 'Runs the tests first', provenance: '   ' })).toEqual({
       __typename: 'ValidationError',
       field: 'input.provenance',
-      message: 'input.provenance: must not be empty',
+      message: 'must not be empty',
     });
-    expect(await addTrait(soulId, { principle: '', provenance: 'seen' })).toEqual({ __typename: 'ValidationError', field: 'input.principle', message: 'input.principle: must not be empty' });
+    expect(await addTrait(soulId, { principle: '', provenance: 'seen' })).toEqual({ __typename: 'ValidationError', field: 'input.principle', message: 'must not be empty' });
     expect(await addTrait(soulId, { principle: 'p', provenance: 'seen', citeShardIds: ['abc'] })).toEqual({
       __typename: 'ValidationError',
       field: 'input.citeShardIds[0]',
-      message: 'input.citeShardIds[0]: must be a positive row id, got "abc"',
+      message: 'must be a positive row id, got "abc"',
     });
-    expect(await addTrait('abc', { principle: 'p', provenance: 'seen' })).toEqual({ __typename: 'ValidationError', field: 'soulId', message: 'soulId: must be a positive row id, got "abc"' });
+    expect(await addTrait('abc', { principle: 'p', provenance: 'seen' })).toEqual({ __typename: 'ValidationError', field: 'soulId', message: 'must be a positive row id, got "abc"' });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -417,14 +418,14 @@ describe('reviseTrait, revertTrait, reactivateTrait', () => {
     expect(await traitMutation('reviseTrait', active, { principle: 'Fine', provenance: ' ' })).toEqual({
       __typename: 'ValidationError',
       field: 'input.provenance',
-      message: 'input.provenance: must not be empty',
+      message: 'must not be empty',
     });
     expect(await traitMutation('reviseTrait', reverted, { principle: 'Reviews code' })).toEqual({
       __typename: 'InvalidStateError',
       message: `trait ${reverted} is reverted: only active traits can be revised`,
     });
     expect(await traitMutation('reviseTrait', '99', { principle: 'x' })).toEqual({ __typename: 'NotFoundError', entity: 'Trait', id: '99', message: 'Trait 99 not found' });
-    expect(await traitMutation('reviseTrait', 'abc', { principle: 'x' })).toEqual({ __typename: 'ValidationError', field: 'id', message: 'id: must be a positive row id, got "abc"' });
+    expect(await traitMutation('reviseTrait', 'abc', { principle: 'x' })).toEqual({ __typename: 'ValidationError', field: 'id', message: 'must be a positive row id, got "abc"' });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -571,7 +572,7 @@ describe('levelUp', () => {
       missing: [],
       duplicated: [],
       notActive: [],
-      problems: [{ field: 'plan.promotedTraitIds[0]', message: 'plan.promotedTraitIds[0]: "abc" is not a trait id' }],
+      problems: [{ field: 'plan.promotedTraitIds[0]', message: '"abc" is not a trait id' }],
     });
     const empty = await levelUp(soulId, {
       newEssence: '  ',
@@ -581,9 +582,9 @@ describe('levelUp', () => {
     });
     expect(empty.__typename).toBe('LevelUpPlanError');
     expect(empty.problems).toEqual([
-      { field: 'plan.newEssence', message: 'plan.newEssence: must not be empty' },
-      { field: 'plan.consolidations[0].sourceTraitIds', message: 'plan.consolidations[0].sourceTraitIds: must list at least one trait' },
-      { field: 'plan.consolidations[0].mergedProvenance', message: 'plan.consolidations[0].mergedProvenance: must not be empty' },
+      { field: 'plan.newEssence', message: 'must not be empty' },
+      { field: 'plan.consolidations[0].sourceTraitIds', message: 'must list at least one trait' },
+      { field: 'plan.consolidations[0].mergedProvenance', message: 'must not be empty' },
     ]);
     expect(await snapshot()).toEqual(before);
   });
@@ -698,12 +699,12 @@ describe('dropShard', () => {
   it('answers ValidationError naming input.<field>, writing nothing', async () => {
     const soulId = await newSoul('Ada');
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ content: '  ... !!! ', source: 'chat', soulIds: [soulId] }, 'input.content', 'input.content: must not be empty once whitespace and punctuation noise are removed'],
-      [{ content: 'Ran tests', source: '   ', soulIds: [soulId] }, 'input.source', 'input.source: must not be empty'],
-      [{ content: 'Ran tests', source: 'chat', soulIds: [soulId], createdAt: iso(T0 + 1) }, 'input.createdAt', 'input.createdAt: may not lie in the future'],
-      [{ content: 'Ran tests', source: 'chat', soulIds: ['abc'] }, 'input.soulIds[0]', 'input.soulIds[0]: must be a positive row id, got "abc"'],
-      [{ content: 'Ran tests', source: 'chat', soulIds: [] }, 'input.soulIds', 'input.soulIds: must name at least one soul'],
-      [{ content: 'Ran tests', source: 'chat', soulIds: [soulId], tags: ['x'.repeat(65)] }, 'input.tags[0]', 'input.tags[0]: must be at most 64 characters'],
+      [{ content: '  ... !!! ', source: 'chat', soulIds: [soulId] }, 'input.content', 'must not be empty once whitespace and punctuation noise are removed'],
+      [{ content: 'Ran tests', source: '   ', soulIds: [soulId] }, 'input.source', 'must not be empty'],
+      [{ content: 'Ran tests', source: 'chat', soulIds: [soulId], createdAt: iso(T0 + 1) }, 'input.createdAt', 'may not lie in the future'],
+      [{ content: 'Ran tests', source: 'chat', soulIds: ['abc'] }, 'input.soulIds[0]', 'must be a positive row id, got "abc"'],
+      [{ content: 'Ran tests', source: 'chat', soulIds: [] }, 'input.soulIds', 'must name at least one soul'],
+      [{ content: 'Ran tests', source: 'chat', soulIds: [soulId], tags: ['x'.repeat(65)] }, 'input.tags[0]', 'must be at most 64 characters'],
     ];
     const before = await snapshot();
     for (const [input, field, message] of cases) {
@@ -759,12 +760,12 @@ describe('dropShards', () => {
     expect(await dropMany(inputs)).toEqual({
       __typename: 'ValidationError',
       field: 'inputs[2].content',
-      message: 'inputs[2].content: must not be empty once whitespace and punctuation noise are removed',
+      message: 'must not be empty once whitespace and punctuation noise are removed',
     });
     expect(await dropMany([inputs[0], { content: 'x y', source: 'chat', soulIds: ['abc'] }])).toEqual({
       __typename: 'ValidationError',
       field: 'inputs[1].soulIds[0]',
-      message: 'inputs[1].soulIds[0]: must be a positive row id, got "abc"',
+      message: 'must be a positive row id, got "abc"',
     });
     expect(await dropMany([inputs[0], { content: 'x y', source: 'chat', soulIds: ['99'] }])).toEqual({
       __typename: 'NotFoundError',
@@ -865,7 +866,7 @@ describe('stampAttuned', () => {
   it('answers NotFoundError, ValidationError and InvalidStateError, writing nothing', async () => {
     const ada = await newSoul('Ada');
     expect(await soulMutation('stampAttuned', { soulId: '99' })).toEqual({ __typename: 'NotFoundError', entity: 'Soul', id: '99', message: 'Soul 99 not found' });
-    expect(await soulMutation('stampAttuned', { soulId: 'abc' })).toEqual({ __typename: 'ValidationError', field: 'soulId', message: 'soulId: must be a positive row id, got "abc"' });
+    expect(await soulMutation('stampAttuned', { soulId: 'abc' })).toEqual({ __typename: 'ValidationError', field: 'soulId', message: 'must be a positive row id, got "abc"' });
     await soulMutation('retireSoul', { id: ada });
     const before = await snapshot();
     expect(await soulMutation('stampAttuned', { soulId: ada })).toEqual({ __typename: 'InvalidStateError', message: `soul ${ada} is dormant: awaken it first` });

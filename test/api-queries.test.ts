@@ -563,7 +563,7 @@ describe('shard, shards, Shard fields', () => {
 
   it('answers a bad cursor or page size as a BAD_USER_INPUT error naming the argument', async () => {
     const [cursor] = await gqlErrors('{ shards(after: "not-a-cursor") { totalCount } }');
-    expect(cursor).toMatchObject({ message: 'after: is not a cursor returned by this API', path: ['shards'], extensions: { code: 'BAD_USER_INPUT', field: 'after' } });
+    expect(cursor).toMatchObject({ message: 'is not a cursor returned by this API', path: ['shards'], extensions: { code: 'BAD_USER_INPUT', field: 'after' } });
     const [size] = await gqlErrors('{ shards(first: 501) { totalCount } }');
     expect(size.extensions).toEqual({ code: 'BAD_USER_INPUT', field: 'first' });
     const [soulId] = await gqlErrors('{ shards(soulId: "abc") { totalCount } }');
@@ -794,7 +794,7 @@ describe('previewTraitChanges', () => {
     };
     expect(await error({ soulId: '999' })).toEqual({ message: 'Soul 999 not found', extensions: { code: 'NOT_FOUND' } });
     expect(await error({ soulId: soul.Mira, add: [{ principle: 'x', provenance: '  ' }] })).toEqual({
-      message: 'add[0].provenance: must not be empty',
+      message: 'must not be empty',
       extensions: { code: 'BAD_USER_INPUT', field: 'add[0].provenance' },
     });
     expect(await error({ soulId: soul.Mira, add: ['one', 'two', 'three'].map((p) => ({ principle: p, provenance: 'seen' })) })).toEqual({
@@ -802,7 +802,7 @@ describe('previewTraitChanges', () => {
       extensions: { code: 'CAPACITY' },
     });
     expect(await error({ soulId: soul.Mira, revert: [trait.t3] })).toEqual({
-      message: `revert[0]: trait ${trait.t3} is not an active trait of this soul`,
+      message: `trait ${trait.t3} is not an active trait of this soul`,
       extensions: { code: 'BAD_USER_INPUT', field: 'revert[0]' },
     });
     expect(await error({ soulId: soul.Mira, revise: [{ traitId: '999', principle: 'x' }] })).toEqual({ message: 'Trait 999 not found', extensions: { code: 'NOT_FOUND' } });
@@ -862,7 +862,7 @@ describe('previewLevelUp', () => {
       },
     });
     const notAnId = await gql(PREVIEW, { soulId: soul.Mira, plan: { newEssence: ' ', consolidations: [], promotedTraitIds: ['abc'], carriedTraitIds: [trait.t1, trait.t2] } });
-    expect(notAnId.previewLevelUp.error.problems).toEqual([{ field: 'plan.promotedTraitIds[0]', message: 'plan.promotedTraitIds[0]: "abc" is not a trait id' }]);
+    expect(notAnId.previewLevelUp.error.problems).toEqual([{ field: 'plan.promotedTraitIds[0]', message: '"abc" is not a trait id' }]);
     expect(notAnId.previewLevelUp.valid).toBe(false);
     const emptyEssence = await gql(PREVIEW, { soulId: soul.Mira, plan: { newEssence: ' ', consolidations: [], promotedTraitIds: [], carriedTraitIds: [trait.t1, trait.t2] } });
     expect(emptyEssence.previewLevelUp.error).toEqual({
@@ -870,7 +870,7 @@ describe('previewLevelUp', () => {
       missing: [],
       duplicated: [],
       notActive: [],
-      problems: [{ field: 'plan.newEssence', message: 'plan.newEssence: must not be empty' }],
+      problems: [{ field: 'plan.newEssence', message: 'must not be empty' }],
     });
     expect(await miraState()).toEqual(before);
   });

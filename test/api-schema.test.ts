@@ -97,12 +97,29 @@ describe('execute() against the schema with a fresh context', () => {
     const { db } = freshDb();
     const empty = await run(db, createSoulMutation, { input: { name: '   ', essence: 'x' } });
     expect(empty.errors).toBeUndefined();
-    expect(empty.data.createSoul).toEqual({ __typename: 'ValidationError', field: 'input.name', message: 'input.name: must not be empty' });
+    expect(empty.data.createSoul).toEqual({ __typename: 'ValidationError', field: 'input.name', message: 'must not be empty' });
 
     await run(db, createSoulMutation, { input: { name: 'Ada', essence: 'x' } });
     const duplicate = await run(db, createSoulMutation, { input: { name: 'Ada', essence: 'y' } });
     expect(duplicate.data.createSoul).toEqual({ __typename: 'ConflictError', field: 'input.name', message: 'an awake soul is already named "Ada"' });
     expect((await run(db, '{ souls { name } }')).data).toEqual({ souls: [{ name: 'Ada' }] });
+  });
+
+  it('keeps the field path out of ValidationError.message: the field carries it', async () => {
+    const { db } = freshDb();
+    const long = await run(db, createSoulMutation, { input: { name: 'x'.repeat(201), essence: 'x' } });
+    expect(long.data.createSoul).toEqual({ __typename: 'ValidationError', field: 'input.name', message: 'must be at most 200 characters' });
+    await run(db, createSoulMutation, { input: { name: 'Ada', essence: 'x' } });
+    const batch = await run(
+      db,
+      `mutation($inputs: [DropShardInput!]!) { dropShards(inputs: $inputs) { __typename ... on ValidationError { field message } } }`,
+      { inputs: [{ content: 'fine', source: 'chat', soulIds: ['1'] }, { content: ' -- ', source: 'chat', soulIds: ['1'] }] },
+    );
+    expect(batch.data.dropShards).toEqual({
+      __typename: 'ValidationError',
+      field: 'inputs[1].content',
+      message: 'must not be empty once whitespace and punctuation noise are removed',
+    });
   });
 
   it('round-trips DateTime input (historical import) and refuses a malformed one at coercion', async () => {

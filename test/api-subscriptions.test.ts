@@ -306,6 +306,52 @@ describe('crystallizationReady', () => {
     expect(events[1].priority).toBe((await crystallization(r)).priority);
   });
 
+  it('awakenSoul crossing fires, and its payload lists the soul in readySouls', async () => {
+    const w = await createSoul('Wren');
+    const ready = await subscribe(connect(), 'crystallizationReady', 'crystallizationReady', crystallizationReadySubscription);
+    const retired = await gql(`mutation($id: ID!) { retireSoul(id: $id) { __typename } }`, { id: w });
+    expect(retired.retireSoul.__typename).toBe('SoulPayload');
+    // Evidence arrives while the soul sleeps: a dormant soul is never ready, so nothing fires.
+    await almostReady(w);
+    expect((await drop([w], distinct[2], 'email', 1)).ready).toEqual([]);
+
+    const data = await gql(`mutation($id: ID!) { awakenSoul(id: $id) { __typename ... on SoulPayload { soul { id } readySouls { id } } } }`, { id: w });
+    expect(data.awakenSoul).toEqual({ __typename: 'SoulPayload', soul: { id: w }, readySouls: [{ id: w }] });
+    const [event] = await ready.events('crystallizationReady');
+    expect(event.soul.id).toBe(w);
+    expect(event.priority).toBe((await crystallization(w)).priority);
+    expect(ready.unread).toEqual([]);
+  });
+
+  it('revertLevelUp crossing fires when the shards it un-fades make the soul ready again', async () => {
+    const v = await createSoul('Vale');
+    const ready = await subscribe(connect(), 'crystallizationReady', 'crystallizationReady', crystallizationReadySubscription, { soulIds: [v] });
+    await almostReady(v);
+    const third = await drop([v], distinct[2], 'email', 1);
+    expect(third.ready).toEqual([v]);
+    expect((await ready.events('crystallizationReady'))[0].soul.id).toBe(v);
+
+    const trait = await addTrait(v, 'Cooks for the team');
+    const cite = `mutation($shardId: ID!, $traitId: ID!) { citeShard(shardId: $shardId, traitId: $traitId) { __typename } }`;
+    await gql(cite, { shardId: third.shardId, traitId: trait });
+    const leveled = await gql(
+      `mutation($soulId: ID!, $plan: LevelUpPlanInput!) { levelUp(soulId: $soulId, plan: $plan) { __typename ... on LevelUpPayload { event { merged { id } } } } }`,
+      { soulId: v, plan: { newEssence: 'A cook.', consolidations: [{ sourceTraitIds: [trait], mergedPrinciple: 'Feeds the team', mergedProvenance: 'fridays' }], promotedTraitIds: [], carriedTraitIds: [] } },
+    );
+    await gql(cite, { shardId: third.shardId, traitId: leveled.levelUp.event.merged[0].id });
+    const faded = await gql(`mutation { fadeExhaustedShards { fadedCount readySouls { id } } }`);
+    expect(faded.fadeExhaustedShards).toEqual({ fadedCount: 1, readySouls: [] });
+    expect((await crystallization(v)).ready).toBe(false);
+
+    server.clock.advance(HOUR_MS);
+    const data = await gql(`mutation($soulId: ID!) { revertLevelUp(soulId: $soulId) { __typename ... on RevertLevelUpPayload { readySouls { id } } } }`, { soulId: v });
+    expect(data.revertLevelUp).toEqual({ __typename: 'RevertLevelUpPayload', readySouls: [{ id: v }] });
+    const [event] = await ready.events('crystallizationReady');
+    expect(event.soul.id).toBe(v);
+    expect(event.priority).toBe((await crystallization(v)).priority);
+    expect(ready.unread).toEqual([]);
+  });
+
   it('the soulIds filter delivers only the listed souls', async () => {
     const x = await createSoul('Xia');
     const y = await createSoul('Yul');

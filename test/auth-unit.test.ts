@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, isLoopback, loadTokens, scopes, type TokenEntry } from '../src/auth.ts';
-import { ValidationError } from '../src/engine/index.ts';
+import { authenticate, isLoopback, loadTokens, scopes, tokensFileWarnings, tokenTable, type TokenEntry } from '../src/auth.ts';
+import { ValidationError, describeError } from '../src/engine/index.ts';
 import { cliRunner, expectNoStack, type Child, type Exit } from './support/cli.ts';
 
 /** Bounds on waiting for a child: generous, they only fail a test when something hangs. */
@@ -70,16 +70,22 @@ describe('loadTokens', () => {
     ['an unknown scope', [{ name: 'ops', token: ADMIN_TOKEN, scopes: ['read', 'write'] }], '[0].scopes', ADMIN_TOKEN],
     ['empty scopes', [{ name: 'ops', token: ADMIN_TOKEN, scopes: [] }], '[0].scopes', ADMIN_TOKEN],
     ['scopes that are not a list', [{ name: 'ops', token: ADMIN_TOKEN, scopes: 'read' }], '[0].scopes', ADMIN_TOKEN],
+    ['a token with a space, which no header could carry', [good, { name: 'ops', token: 'admin secret 0123456', scopes: ['admin'] }], '[1].token', 'admin secret 0123456'],
+    ['a token with a tab', [good, { name: 'ops', token: 'admin\tsecret\t0123456', scopes: ['admin'] }], '[1].token', 'admin\tsecret\t0123456'],
+    ['a token with a non-ASCII letter', [good, { name: 'ops', token: 'admin-sécret-0123456', scopes: ['admin'] }], '[1].token', 'admin-sécret-0123456'],
+    ['a duplicate name', [good, { name: 'dashboard', token: ADMIN_TOKEN, scopes: ['admin'] }], '[1].name', ADMIN_TOKEN],
   ];
 
   it.each(invalid)('refuses %s, naming the place and never the token', (_what, content, place, secret) => {
     const path = tokensFile(content);
     const error = refusal(path);
     expect(error.field).toBe(place === '' ? '--tokens-file' : `${path}${place}`);
-    expect(error.message).toContain(place === '' ? path : `${path}${place}`);
+    // What the command line prints: the place, then what is wrong there.
+    const printed = describeError(error);
+    expect(printed).toContain(place === '' ? path : `${path}${place}`);
     // Neither the token nor any 8-character piece of it.
-    for (let i = 0; i + 8 <= secret.length; i++) expect(error.message, `the message shows "${secret.slice(i, i + 8)}"`).not.toContain(secret.slice(i, i + 8));
-    expect(error.message).not.toMatch(/^\s+at /m);
+    for (let i = 0; i + 8 <= secret.length; i++) expect(printed, `the message shows "${secret.slice(i, i + 8)}"`).not.toContain(secret.slice(i, i + 8));
+    expect(printed).not.toMatch(/^\s+at /m);
   });
 
   it('refuses a file that does not exist, naming it', () => {
@@ -87,6 +93,21 @@ describe('loadTokens', () => {
     const error = refusal(path);
     expect(error.field).toBe('--tokens-file');
     expect(error.message).toContain(path);
+  });
+
+  it('warns about a file other users can read or write, and about a symbolic link', () => {
+    const path = tokensFile([good]);
+    chmodSync(path, 0o600);
+    expect(tokensFileWarnings(path)).toEqual([]);
+    for (const mode of [0o644, 0o640, 0o666, 0o602]) {
+      chmodSync(path, mode);
+      expect(tokensFileWarnings(path), mode.toString(8)).toEqual([`the tokens file ${path} can be read or written by other users (mode 0${mode.toString(8)}): chmod 600 ${path}`]);
+    }
+    chmodSync(path, 0o600);
+    const link = join(dir, `link-${written}.json`);
+    symlinkSync(path, link);
+    expect(tokensFileWarnings(link)).toEqual([`the tokens file ${link} is a symbolic link to ${path}: check who can change where it points`]);
+    expect(loadTokens(link)).toHaveLength(1);
   });
 
   it('names scopes from the fixed list only', () => {
@@ -101,16 +122,16 @@ describe('authenticate', () => {
   ];
 
   it('finds the caller a bearer token names, with its scopes', () => {
-    const caller = authenticate(`Bearer ${ADMIN_TOKEN}`, entries);
+    const caller = authenticate(`Bearer ${ADMIN_TOKEN}`, tokenTable(entries));
     expect(caller?.name).toBe('ops');
     expect([...caller!.scopes].sort()).toEqual(['admin', 'read']);
-    expect(authenticate(`Bearer ${READ_TOKEN}`, entries)?.name).toBe('dashboard');
+    expect(authenticate(`Bearer ${READ_TOKEN}`, tokenTable(entries))?.name).toBe('dashboard');
   });
 
   it.each([`bearer ${READ_TOKEN}`, `BEARER ${READ_TOKEN}`, `BeArEr ${READ_TOKEN}`, `Bearer    ${READ_TOKEN}`, `Bearer ${READ_TOKEN}   `, `Bearer\t${READ_TOKEN}`])(
     'takes the scheme in any case and extra spaces: %j',
     (header) => {
-      expect(authenticate(header, entries)?.name).toBe('dashboard');
+      expect(authenticate(header, tokenTable(entries))?.name).toBe('dashboard');
     },
   );
 
@@ -129,11 +150,19 @@ describe('authenticate', () => {
     ['a token in another case', `Bearer ${READ_TOKEN.toUpperCase()}`],
     ['two tokens', `Bearer ${READ_TOKEN} ${ADMIN_TOKEN}`],
   ])('refuses %s', (_what, header) => {
-    expect(authenticate(header, entries)).toBeNull();
+    expect(authenticate(header, tokenTable(entries))).toBeNull();
+  });
+
+  it('finds the caller among 20,000 tokens, each hashed once when the table is built', () => {
+    const many: TokenEntry[] = Array.from({ length: 20_000 }, (_, i) => ({ name: `t${i}`, token: `unit-many-token-${i.toString().padStart(6, '0')}`, scopes: ['read'] }));
+    const table = tokenTable(many);
+    expect(table.size).toBe(20_000);
+    expect(authenticate('Bearer unit-many-token-019999', table)?.name).toBe('t19999');
+    expect(authenticate('Bearer unit-many-token-020000', table)).toBeNull();
   });
 
   it('finds nobody when there are no tokens', () => {
-    expect(authenticate(`Bearer ${READ_TOKEN}`, [])).toBeNull();
+    expect(authenticate(`Bearer ${READ_TOKEN}`, tokenTable([]))).toBeNull();
   });
 });
 
@@ -187,6 +216,7 @@ describe('souls serve beyond loopback', { timeout: 30_000 }, () => {
       { name: 'dashboard', token: READ_TOKEN, scopes: ['read'] },
       { name: 'ops', token: ADMIN_TOKEN, scopes: ['admin', 'read'] },
     ]);
+    chmodSync(path, 0o644);
     const child = cli(['serve', '--host', '0.0.0.0', '--port', '0', '--db', ':memory:', '--tokens-file', path]);
     const port = await listening(child, /^Tokens: .*$/m);
     const { stdout, stderr } = child.output();
@@ -209,6 +239,7 @@ describe('souls serve beyond loopback', { timeout: 30_000 }, () => {
 
     const result = await stop(child);
     expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`WARNING: the tokens file ${path} can be read or written by other users (mode 0644): chmod 600 ${path}`);
     for (const text of [stdout, stderr, result.stdout, result.stderr]) {
       expect(text).not.toContain(READ_TOKEN);
       expect(text).not.toContain(ADMIN_TOKEN);

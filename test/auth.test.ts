@@ -269,7 +269,7 @@ function countPublished(server: LiveServer): () => number {
   return () => published;
 }
 
-type Response = { status: number; text: string; body: any };
+type Response = { status: number; text: string; body: any; challenge: string | null };
 
 /** One HTTP operation; no response may ever contain a token, valid or not. */
 async function post(server: LiveServer, query: string, variables: Record<string, unknown>, authorization?: string, accept = 'application/graphql-response+json'): Promise<Response> {
@@ -280,7 +280,7 @@ async function post(server: LiveServer, query: string, variables: Record<string,
   });
   const text = await response.text();
   for (const secret of secrets) expect(text, 'a response echoed a token').not.toContain(secret);
-  return { status: response.status, text, body: JSON.parse(text) };
+  return { status: response.status, text, body: JSON.parse(text), challenge: response.headers.get('www-authenticate') };
 }
 
 function expectUnauthenticated(response: Response): void {
@@ -288,6 +288,7 @@ function expectUnauthenticated(response: Response): void {
   expect(response.body.data, response.text).toBeUndefined();
   expect(response.body.errors).toHaveLength(1);
   expect(response.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  expect(response.challenge, 'a 401 without a WWW-Authenticate challenge').toMatch(/^Bearer realm="souls"/);
 }
 
 function expectForbidden(response: Response, field: string): void {
@@ -380,12 +381,29 @@ describe('scoped tokens over HTTP', () => {
     }
   });
 
+  it('challenges with WWW-Authenticate: Bearer (RFC 6750): no error code without credentials, invalid_token for a wrong one', async () => {
+    const query = `{ settings { traitLimit } }`;
+    const reader = tokens.find((t) => t.name === 'reader')!;
+    expect((await post(server, query, {})).challenge).toBe('Bearer realm="souls"');
+    expect((await post(server, query, {}, `Basic ${reader.token}`)).challenge).toBe('Bearer realm="souls"');
+    expect((await post(server, query, {}, `Bearer ${INVALID_TOKEN}`)).challenge).toBe(
+      'Bearer realm="souls", error="invalid_token", error_description="the bearer token is not known to this server"',
+    );
+    for (const malformed of ['Bearer', 'Bearer ', `Bearer ${reader.token} ${reader.token}`]) {
+      expect((await post(server, query, {}, malformed)).challenge, malformed).toBe(
+        'Bearer realm="souls", error="invalid_request", error_description="the Authorization header must be Bearer followed by one token"',
+      );
+    }
+    expect((await post(server, query, {}, `Bearer ${reader.token}`)).challenge).toBeNull();
+  });
+
   it('answers 401 UNAUTHENTICATED to GET requests and to application/json clients too', async () => {
     const get = await fetch(`${server.url}?query=${encodeURIComponent('{ settings { traitLimit } }')}`, {
       headers: { accept: 'application/json', 'x-graphql-yoga-csrf': '1' },
     });
     const text = await get.text();
     expect(get.status, text).toBe(401);
+    expect(get.headers.get('www-authenticate')).toBe('Bearer realm="souls"');
     expect(JSON.parse(text).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     expectUnauthenticated(await post(server, `{ settings { traitLimit } }`, {}, undefined, 'application/json'));
   });
@@ -400,6 +418,124 @@ describe('scoped tokens over HTTP', () => {
     } finally {
       errors.mockRestore();
     }
+  });
+});
+
+/** Paths of a response's errors, as `field.0.field`, sorted. */
+const errorPaths = (body: any): string[] => (body.errors ?? []).map((e: any) => (e.path ?? []).join('.')).sort();
+
+/**
+ * A write a write-only token may make: selecting only ids it gets them back;
+ * selecting what only `read` may see, it gets FORBIDDEN there (null spreads
+ * up through the non-null fields, as GraphQL has it) and never the data.
+ */
+type PayloadRead = {
+  label: string;
+  token: string;
+  /** the mutation with `$selection` for the payload's selection */
+  mutation: string;
+  setup: (db: SoulsDb) => Promise<Record<string, unknown>>;
+  ids: { selection: string; expected: (variables: Record<string, unknown>) => unknown };
+  /** selections beyond ids, each refused on its own; the paths FORBIDDEN may name */
+  beyond: string[];
+  forbidden: string[];
+};
+
+const ESSENCE = 'An essence only readers may see.';
+const PROVENANCE = 'A provenance only readers may see.';
+const SHARD_CONTENT = 'Kept the roadmap to themselves';
+
+/** A soul with a trait, a level-up and a visible shard the trait cites: everything a payload could leak. */
+async function richSoul(db: SoulsDb) {
+  const s = await createSoul(db, { name: unique('Rich'), essence: ESSENCE });
+  const trait = await addTrait(db, s.id, { principle: `Keeps secrets (${counter})`, provenance: PROVENANCE });
+  const { shardId } = await dropShard(db, SHARD_CONTENT, 'chat', [s.id], { tags: ['secret'] });
+  await citeShard(db, shardId, trait.id);
+  await levelUp(db, s.id, { newEssence: ESSENCE, consolidations: [], promotedTraitIds: [], carriedTraitIds: [trait.id] });
+  return { soul: s, trait, shardId };
+}
+
+const payloadReads: PayloadRead[] = [
+  {
+    label: 'an observe token reveals an already visible shard',
+    token: 'observer',
+    mutation: `mutation($ids: [ID!]!) { revealShards(ids: $ids) { ... on RevealShardsPayload { shards { id $selection } } } }`,
+    setup: async (db) => ({ ids: [String((await richSoul(db)).shardId)] }),
+    ids: { selection: '', expected: (v) => ({ revealShards: { shards: [{ id: (v.ids as string[])[0] }] } }) },
+    beyond: ['souls { id essence traits { provenance } levelHistory { essenceBefore } }', 'content', 'tags', 'citedBy { id }'],
+    forbidden: ['revealShards.shards.0.souls', 'revealShards.shards.0.content', 'revealShards.shards.0.tags', 'revealShards.shards.0.citedBy'],
+  },
+  {
+    label: 'an observe token drops a shard',
+    token: 'observer',
+    mutation: `mutation($soulId: ID!) { dropShard(input: { content: "Seen again", source: "chat", soulIds: [$soulId] }) { ... on DropShardPayload { shard { id $selection } } } }`,
+    setup: async (db) => ({ soulId: String((await richSoul(db)).soul.id) }),
+    ids: { selection: '', expected: () => ({ dropShard: { shard: { id: expect.stringMatching(/^\d+$/) } } }) },
+    beyond: ['souls { essence }', 'citedBy { principle }', 'content'],
+    forbidden: ['dropShard.shard.souls', 'dropShard.shard.citedBy', 'dropShard.shard.content'],
+  },
+  {
+    label: 'a refine token repeats an existing citation',
+    token: 'refiner',
+    mutation: `mutation($shardId: ID!, $traitId: ID!) { citeShard(shardId: $shardId, traitId: $traitId) { ... on CiteShardPayload { shard { id } trait { id $selection } } } }`,
+    setup: async (db) => {
+      const rich = await richSoul(db);
+      return { shardId: String(rich.shardId), traitId: String(rich.trait.id) };
+    },
+    ids: { selection: '', expected: (v) => ({ citeShard: { shard: { id: v.shardId }, trait: { id: v.traitId } } }) },
+    beyond: ['principle', 'provenance', 'soul { id essence }', 'citations { content }', 'signals { stale }'],
+    forbidden: ['citeShard.trait.principle', 'citeShard.trait.provenance', 'citeShard.trait.soul', 'citeShard.trait.citations', 'citeShard.trait.signals'],
+  },
+  {
+    label: 'a refine token adds a trait and reads the soul back',
+    token: 'refiner',
+    mutation: `mutation($soulId: ID!) { addTrait(soulId: $soulId, input: { principle: "Writes tests first", provenance: "Observed." }) { ... on TraitPayload { soul { id $selection } } } }`,
+    setup: async (db) => ({ soulId: String((await richSoul(db)).soul.id) }),
+    ids: { selection: '', expected: (v) => ({ addTrait: { soul: { id: v.soulId } } }) },
+    beyond: ['essence', 'rendered', 'levelHistory { id essenceBefore }', 'evidence { markdown }', 'traits { provenance }', 'crystallization { ready }'],
+    forbidden: ['addTrait.soul.essence', 'addTrait.soul.rendered', 'addTrait.soul.levelHistory', 'addTrait.soul.evidence', 'addTrait.soul.traits', 'addTrait.soul.crystallization'],
+  },
+  {
+    label: 'an admin token updates a soul with an empty input',
+    token: 'administrator',
+    mutation: `mutation($id: ID!) { updateSoul(id: $id, input: {}) { ... on SoulPayload { soul { id $selection } } } }`,
+    setup: async (db) => ({ id: String((await richSoul(db)).soul.id) }),
+    ids: { selection: '', expected: (v) => ({ updateSoul: { soul: { id: v.id } } }) },
+    beyond: ['name', 'essence', 'traits { principle provenance }', 'levelHistory { id essenceBefore }', 'shards { totalCount }'],
+    forbidden: ['updateSoul.soul.name', 'updateSoul.soul.essence', 'updateSoul.soul.traits', 'updateSoul.soul.levelHistory', 'updateSoul.soul.shards'],
+  },
+];
+
+describe('write-only tokens read nothing through mutation payloads', () => {
+  let server: LiveServer;
+  let open: LiveServer;
+  beforeAll(async () => {
+    server = await startServer({ app: { tokens } });
+    open = await startServer();
+  });
+  afterAll(() => Promise.all([server.stop(), open.stop()]));
+  const bearer = (name: string) => `Bearer ${tokens.find((t) => t.name === name)!.token}`;
+
+  it.each(payloadReads)('$label: selecting ids, gets them', async ({ token, mutation, setup, ids }) => {
+    const variables = await setup(server.app.db);
+    const response = await post(server, mutation.replace('$selection', ids.selection), variables, bearer(token));
+    expect(response.body, response.text).toEqual({ data: ids.expected(variables) });
+  });
+
+  it.each(payloadReads)('$label: every field beyond ids is FORBIDDEN, and nothing of it is sent', async ({ token, mutation, setup, beyond, forbidden }) => {
+    for (const [i, selection] of beyond.entries()) {
+      const response = await post(server, mutation.replace('$selection', selection), await setup(server.app.db), bearer(token));
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.errors, response.text).toHaveLength(1);
+      expect(response.body.errors[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+      expect(errorPaths(response.body)).toEqual([forbidden[i]]);
+      for (const secret of [ESSENCE, PROVENANCE, SHARD_CONTENT, 'Keeps secrets']) expect(response.text).not.toContain(secret);
+    }
+  });
+
+  it.each(payloadReads)('$label: with read as well (here every scope), every field is answered', async ({ mutation, setup, beyond }) => {
+    const response = await post(open, mutation.replace('$selection', beyond.join(' ')), await setup(open.app.db));
+    expect(response.body.errors, response.text).toBeUndefined();
   });
 });
 
@@ -599,7 +735,7 @@ describe('scoped tokens on subscriptions', () => {
           ended = true;
         }
       })();
-      return { status: response.status, text: () => text, ended: () => ended };
+      return { status: response.status, challenge: response.headers.get('www-authenticate'), text: () => text, ended: () => ended };
     }
 
     const nextPayloads = (text: string) =>
@@ -612,6 +748,7 @@ describe('scoped tokens on subscriptions', () => {
       for (const authorization of [undefined, `Bearer ${INVALID_TOKEN}`]) {
         const stream = await sse(authorization);
         expect(stream.status).toBe(401);
+        expect(stream.challenge).toMatch(/^Bearer realm="souls"/);
         await until(stream.ended, () => `the stream did not end: ${stream.text()}`);
         const [payload] = nextPayloads(stream.text());
         expect(payload.data).toBeUndefined();

@@ -15,6 +15,10 @@ import {
   stampAttuned,
   addTrait,
   citeShard,
+  fadeExhaustedShards,
+  getShard,
+  levelUp,
+  revertLevelUp,
   type Crystallization,
   type SoulsDb,
 } from '../src/engine/index.ts';
@@ -92,6 +96,7 @@ describe('crystallization conditions, each failing alone', () => {
       ageSpreadDays: 2,
       newSinceAttuned: true,
       clusterCount: 3,
+      clusteredShardCount: 3,
       unmet: [],
     });
   });
@@ -110,6 +115,7 @@ describe('crystallization conditions, each failing alone', () => {
       ageSpreadDays: 2,
       newSinceAttuned: true,
       clusterCount: null,
+      clusteredShardCount: null,
       unmet: ['MIN_SHARDS'],
     });
   });
@@ -142,6 +148,7 @@ describe('crystallization conditions, each failing alone', () => {
       ageSpreadDays: 2,
       newSinceAttuned: true,
       clusterCount: 1,
+      clusteredShardCount: 3,
       unmet: ['MIN_CLUSTERS'],
     });
     // A second, unrelated observation makes a second cluster: this write is the edge.
@@ -227,6 +234,7 @@ describe('crystallization conditions, each failing alone', () => {
       ageSpreadDays: 0,
       newSinceAttuned: false,
       clusterCount: null,
+      clusteredShardCount: null,
       unmet: ['MIN_SHARDS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY'],
     });
   });
@@ -389,6 +397,99 @@ describe('readySoulIds is an edge, not a level', () => {
     await drop(db, other, distinct[0], 'chat', 3 * DAY_MS);
     await drop(db, other, distinct[1], 'email', 2 * DAY_MS);
     expect((await drop(db, [ready, other], distinct[3], 'journal', 0)).readySoulIds).toEqual([other]);
+  });
+});
+
+describe('every write that can make a soul ready reports it (SPEC §3)', () => {
+  /** A chain: A–B and B–C (and D) are similar, A–C is not, so the four form one cluster only through B. */
+  const chain = {
+    a: 'Fixed the flaky login test in the build',
+    b: 'Fixed the flaky login test in the build and then reviewed the deployment script',
+    c: 'Reviewed the deployment script',
+    d: 'Reviewed the deployment script twice',
+  };
+
+  it('the chain fixture: one cluster only through B', () => {
+    expect(similarity(chain.a, chain.b)).toBeGreaterThanOrEqual(0.4);
+    expect(similarity(chain.b, chain.c)).toBeGreaterThanOrEqual(0.4);
+    for (const far of [chain.c, chain.d]) expect(similarity(chain.a, far)).toBeLessThan(0.4);
+  });
+
+  it('awakenSoul: a dormant soul whose evidence meets the gate is ready the moment it awakens', async () => {
+    const { db } = fresh();
+    const { soulId } = await baselineSoul(db);
+    await retireSoul(db, soulId);
+    expect((await drop(db, soulId, distinct[3], 'chat')).readySoulIds).toEqual([]);
+    const { soul: awake, readySoulIds } = await awakenSoul(db, soulId);
+    expect(awake.deletedAt).toBeNull();
+    expect(readySoulIds).toEqual([soulId]);
+
+    // A soul without enough evidence awakens not ready, and reports nothing.
+    const thin = await soul(db);
+    await drop(db, thin, distinct[0], 'chat', DAY_MS * 2);
+    await retireSoul(db, thin);
+    expect((await awakenSoul(db, thin)).readySoulIds).toEqual([]);
+  });
+
+  it('revertLevelUp: shards it un-fades count again, and the soul they make ready is reported', async () => {
+    const { db, clock } = fresh();
+    const soulId = await soul(db);
+    await drop(db, soulId, distinct[0], 'chat', 3 * DAY_MS);
+    await drop(db, soulId, distinct[1], 'journal', 2 * DAY_MS);
+    const third = await drop(db, soulId, distinct[2], 'email', DAY_MS);
+    expect(third.readySoulIds).toEqual([soulId]);
+    const t = await addTrait(db, soulId, { principle: 'Cooks for the team', provenance: 'friday', citeShardIds: [third.shardId] });
+    const { event } = await levelUp(db, soulId, {
+      newEssence: 'A cook.',
+      consolidations: [{ sourceTraitIds: [t.id], mergedPrinciple: 'Feeds the team', mergedProvenance: 'fridays' }],
+      promotedTraitIds: [],
+      carriedTraitIds: [],
+    });
+    await citeShard(db, third.shardId, event.merged[0]);
+    const faded = await fadeExhaustedShards(db);
+    expect(faded.fadedCount).toBe(1);
+    expect(faded.readySoulIds).toEqual([]);
+    expect(await verdict(db, soulId)).toMatchObject({ ready: false, pendingCount: 2 });
+
+    clock.advance(HOUR_MS);
+    const reverted = await revertLevelUp(db, soulId);
+    expect(reverted.readySoulIds).toEqual([soulId]);
+    expect(await verdict(db, soulId)).toMatchObject({ ready: true, pendingCount: 3 });
+    // Un-fading nothing reports nothing.
+    await levelUp(db, soulId, { newEssence: 'Again.', consolidations: [], promotedTraitIds: [], carriedTraitIds: [t.id] });
+    expect((await revertLevelUp(db, soulId)).readySoulIds).toEqual([]);
+  });
+
+  it('fadeExhaustedShards: a faded shard that chained two clusters splits them, and the soul it made ready is reported', async () => {
+    const { db } = fresh();
+    const soulId = await soul(db);
+    await drop(db, soulId, chain.a, 'chat', 3 * DAY_MS);
+    const b = await drop(db, soulId, chain.b, 'chat', 2 * DAY_MS);
+    await drop(db, soulId, chain.c, 'email', DAY_MS);
+    await drop(db, soulId, chain.d, 'email', 0);
+    expect(await verdict(db, soulId)).toMatchObject({ ready: false, clusterCount: 1, unmet: ['MIN_CLUSTERS'] });
+    for (const principle of ['Fixes flaky tests', 'Reviews deployments']) {
+      await addTrait(db, soulId, { principle, provenance: 'the build', citeShardIds: [b.shardId] });
+    }
+    const faded = await fadeExhaustedShards(db);
+    expect(faded).toEqual({ fadedCount: 1, readySoulIds: [soulId] });
+    expect(await verdict(db, soulId)).toMatchObject({ ready: true, clusterCount: 2 });
+    expect(await fadeExhaustedShards(db)).toEqual({ fadedCount: 0, readySoulIds: [] });
+  });
+
+  it('RECENCY counts a sealed shard revealed after the attunement as new evidence (max of created and revealed)', async () => {
+    const { db, clock } = fresh();
+    const { soulId } = await baselineSoul(db);
+    const sealed = await drop(db, soulId, distinct[3], 'chat', HOUR_MS, true);
+    clock.advance(HOUR_MS);
+    await stampAttuned(db, soulId);
+    expect(await verdict(db, soulId)).toMatchObject({ ready: false, unmet: ['RECENCY'] });
+
+    clock.advance(HOUR_MS);
+    const revealed = await revealShards(db, [sealed.shardId]);
+    expect(revealed.readySoulIds).toEqual([soulId]);
+    expect(await verdict(db, soulId)).toMatchObject({ ready: true, newSinceAttuned: true });
+    expect((await getShard(db, sealed.shardId))!.revealedAt).toBe(clock.now());
   });
 });
 

@@ -59,7 +59,7 @@ async function world() {
   const review = await addTrait(db, ada.id, { principle: 'Reviews pull requests within a day', provenance: 'stats', citeShardIds: [faded] });
   const teaLover = await addTrait(db, ada.id, { principle: 'Enjoys hot beverages', provenance: 'kitchen', citeShardIds: [t1] });
   await revertTrait(db, teaLover.id);
-  expect(await fadeExhaustedShards(db)).toBe(1);
+  expect((await fadeExhaustedShards(db)).fadedCount).toBe(1);
   clock.advance(6 * 3_600_000);
   return {
     clock,

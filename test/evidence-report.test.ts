@@ -20,13 +20,14 @@ const soul: Soul = {
   level: 3,
   createdAt: daysAgo(200),
   updatedAt: daysAgo(10),
+  orderedAt: daysAgo(10),
   deletedAt: null,
   lastAttunedAt: daysAgo(40),
 };
 
 function shard(id: number, content: string, source: string, ageDays: number, soulIds: number[] = [1]): Shard {
   const at = daysAgo(ageDays);
-  return { id, content, source, status: 'pending', sealed: false, tags: ['work'], soulIds, createdAt: at, updatedAt: at };
+  return { id, content, source, status: 'pending', sealed: false, tags: ['work'], soulIds, createdAt: at, updatedAt: at, revealedAt: null };
 }
 
 function trait(id: number, principle: string, ageDays: number): Trait {
@@ -88,6 +89,7 @@ const readyCrystallization: Crystallization = {
   ageSpreadDays: 29,
   newSinceAttuned: true,
   clusterCount: 5,
+  clusteredShardCount: 10,
   unmet: [],
 };
 
@@ -292,6 +294,15 @@ describe('buildEvidenceReport variants', () => {
     });
   });
 
+  it('flags essence redundancy only strictly above the threshold', () => {
+    const exact = similarity(traits[0].principle, soul.essence);
+    const at = buildEvidenceReport(fixture({ knobs: { ...defaultKnobs, redundancyThreshold: exact } }));
+    expect(at.traits.find((t) => t.traitId === 10)!.essenceRedundancy).toBe(exact);
+    expect(at.suggestedActions.map((a) => a.kind)).not.toContain('ESSENCE_REDUNDANT');
+    const below = buildEvidenceReport(fixture({ knobs: { ...defaultKnobs, redundancyThreshold: exact - 1e-9 } }));
+    expect(below.suggestedActions.find((a) => a.kind === 'ESSENCE_REDUNDANT')!.traitIds).toEqual([10]);
+  });
+
   it('pluralizes several novel clusters, listing sizes in weight order', () => {
     // {8,11,12}: sources email, chat ⇒ 2 × mean(e^(−28/60), e^(−26/60), e^(−27/60)) ≈ 1.28, above {6,7} at 0.83.
     const more = [
@@ -382,5 +393,12 @@ describe('hasNegation', () => {
       expect(hasNegation(t), t).toBe(true);
     }
     for (const t of ['Note the knot', 'Knowing nobody', 'Nevertheless guess', 'notice']) expect(hasNegation(t), t).toBe(false);
+  });
+
+  it('matches inflections of a marker verb on its stem', () => {
+    for (const t of ['Avoids guessing', 'Avoiding guesswork', 'Avoided guessing in reviews', 'Refuses to guess', 'Refrained from guessing']) {
+      expect(hasNegation(t), t).toBe(true);
+    }
+    for (const t of ['Voids the warranty', 'Guessing is fine', 'Knots and nodes', 'Nothingness aside, guess']) expect(hasNegation(t), t).toBe(false);
   });
 });

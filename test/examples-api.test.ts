@@ -1,8 +1,10 @@
 // Every example client runs as a child process against a live server; the test checks its output and,
 // over GraphQL, what it changed.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { draftPrinciple, imperative } from '../examples/refine.ts';
 import { seedSouls } from '../examples/seed.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
@@ -162,28 +164,40 @@ describe('examples/seed.ts and examples/dashboard.ts', () => {
 });
 
 describe('examples/refine.ts', () => {
-  it('turns the top ready soul’s heaviest novel cluster into a cited trait and attunes the soul', async () => {
+  /** The hint the character sheet gives under "Principle", which the example's output teaches too. */
+  const principleHint = /label="Principle" hint="([^"]+)"/.exec(readFileSync(new URL('../web/src/refine.tsx', import.meta.url), 'utf8'))![1];
+
+  it('drafts an imperative principle from the top ready soul’s heaviest novel cluster, cites the cluster and attunes the soul', async () => {
     await seed();
     const { crystallizationReadiness } = await gql(`{ crystallizationReadiness { soul { id name } } }`);
     const top = crystallizationReadiness[0].soul;
     const before = (
       await gql(
         `query($id: ID!) { soul(id: $id) { activeTraitCount lastAttunedAt rendered
-          evidence { clusters { representative { content } members { id } alignment { kind } } } } }`,
+          evidence { clusters { memberCount representative { content } members { id content } alignment { kind } } } } }`,
         { id: top.id },
       )
     ).soul;
     expect(before.lastAttunedAt).toBeNull();
-    const novel = before.evidence.clusters.find((c: { alignment: { kind: string } }) => c.alignment.kind === 'NOVEL');
-    expect(novel).toBeDefined();
+    const novel = before.evidence.clusters.find((c: { alignment: { kind: string }; memberCount: number }) => c.alignment.kind === 'NOVEL' && c.memberCount > 1);
+    expect(novel.members.map((m: { content: string }) => m.content).sort()).toEqual([
+      'Split the failing test suite into smaller tasks before delegating the fixes.',
+      'Split the migration into three smaller tasks before delegating it.',
+      'Split the refactor into four smaller tasks before delegating it.',
+    ]);
+    const principle = 'Split the migration, the refactor or the failing test suite into smaller tasks before delegating it.';
 
     const result = await run('refine');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`refining ${top.name} (id ${top.id}`);
     expect(result.stdout).toContain(`Before (${before.activeTraitCount}/10 traits):`);
-    expect(result.stdout).toContain(`After:`);
-    expect(result.stdout.split('After:')[1]).toContain(`- ${novel.representative.content}`);
+    expect(result.stdout).toContain('chosen: NOVEL cluster of 3 shards:');
+    expect(result.stdout).toContain(`principle: ${principle}\n`);
+    expect(result.stdout.toLowerCase()).toContain(principleHint.toLowerCase());
+    expect(result.stdout).toContain('no provenance, no trait');
+    expect(result.stdout).toContain('citing 3 shards;');
+    expect(result.stdout.split('After:')[1]).toContain(`- ${principle}`);
 
     const after = (
       await gql(`query($id: ID!) { soul(id: $id) { activeTraitCount lastAttunedAt crystallization { ready } traits { principle provenance citations { id } } } }`, {
@@ -193,10 +207,46 @@ describe('examples/refine.ts', () => {
     expect(after.activeTraitCount).toBe(before.activeTraitCount + 1);
     expect(after.lastAttunedAt).toBe(serverNow());
     expect(after.crystallization.ready).toBe(false);
-    const added = after.traits.find((t: { principle: string }) => t.principle === novel.representative.content);
+    const added = after.traits.find((t: { principle: string }) => t.principle === principle);
     expect(added, 'the new trait').toBeDefined();
-    expect(added.provenance).toContain(`Evidence cluster of ${novel.members.length} shards`);
+    for (const member of novel.members) expect(added.principle).not.toBe(member.content);
+    expect(added.provenance).toContain(`Evidence cluster of 3 shards`);
     expect(added.citations.map((s: { id: string }) => s.id).sort()).toEqual(novel.members.map((s: { id: string }) => s.id).sort());
+  });
+
+  it('from a single shard: the verb in the imperative, "citing 1 shard"', async () => {
+    const id = await createSoul('Oswin');
+    expect(await dropShards(readyingShards(id, 'gate'))).toEqual([id]);
+    const drafts: Record<string, string> = {
+      'Guarded the gate through the night without complaint.': 'Guard the gate through the night without complaint.',
+      'Haggled hard over the price of gate with a travelling merchant.': 'Haggle hard over the price of gate with a travelling merchant.',
+      'Sang an old marching song while mending gate.': 'Sing an old marching song while mending gate.',
+    };
+    const { soul } = await gql(`query($id: ID!) { soul(id: $id) { evidence { clusters { memberCount representative { content } } } } }`, { id });
+    expect(soul.evidence.clusters.map((c: { memberCount: number }) => c.memberCount)).toEqual([1, 1, 1]);
+    const heaviest = soul.evidence.clusters[0].representative.content;
+
+    const result = await run('refine');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('chosen: NOVEL cluster of 1 shard:');
+    expect(result.stdout).toContain(`principle: ${drafts[heaviest]}\n`);
+    expect(result.stdout).toContain('citing 1 shard;');
+    const { soul: after } = await gql(`query($id: ID!) { soul(id: $id) { traits { principle citations { content } } } }`, { id });
+    expect(after.traits).toEqual([{ principle: drafts[heaviest], citations: [{ content: heaviest }] }]);
+  });
+
+  it('drafts deterministically: names what the shards differ on, drops the counts, speaks to the soul as "you"', () => {
+    const cluster = (...contents: string[]) => ({ representative: { id: '1', content: contents[0] }, members: contents.map((content, i) => ({ id: String(i + 1), content })) });
+    expect(draftPrinciple(cluster('Refused to sell a sword before the quench had fully cooled.', 'Refused to sell an axe before the quench had fully cooled.'))).toBe(
+      'Refuse to sell a sword or an axe before the quench had fully cooled.',
+    );
+    expect(draftPrinciple(cluster('Ignored a rumour of wolves until she found the tracks herself.'))).toBe('Ignore a rumour of wolves until you found the tracks yourself.');
+    expect(draftPrinciple(cluster('Readers found the weekly status notes too long to act on.'))).toBe('Remember that readers found the weekly status notes too long to act on.');
+    expect(draftPrinciple(cluster('Re-ran the benchmark itself instead of trusting the summary.', 'Re-ran the load test itself instead of trusting the summary.'))).toBe(
+      'Re-run the benchmark or the load test yourself instead of trusting the summary.',
+    );
+    expect(['Checked', 'Haggled', 'Ignored', 'Stopped', 'Carried', 'Told', 'Updated', 'Mapped'].map(imperative)).toEqual(['Check', 'Haggle', 'Ignore', 'Stop', 'Carry', 'Tell', 'Update', 'Map']);
   });
 
   it('says so and exits 0 when nothing is ready', async () => {
@@ -277,5 +327,93 @@ describe('examples/typed-client.ts', () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('conflict on input.name');
     expect(second.stdout).toContain('Courier: 6 pending shards');
+  });
+});
+
+describe('every API example on a server that requires a token', { timeout: 30_000 }, () => {
+  const token = 'tok-examples-5c7e9a1b3d5f7a9c';
+  const bearer = { authorization: `Bearer ${token}` };
+
+  beforeEach(async () => {
+    await server.stop();
+    server = await startServer({ start: START, app: { tokens: [{ name: 'examples', token, scopes: ['read', 'observe', 'refine', 'admin'] }] } });
+  });
+
+  it('without a token each one stops with the server’s reason and says how to give one', async () => {
+    const runs = await Promise.all(['seed', 'dashboard', 'refine', 'typed-client', 'npc-subscriber'].map((example) => launch(example, [server.url]).done()));
+    for (const result of runs) {
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(/^error: .*(a valid bearer token is required|4403 Forbidden)/);
+      expect(result.stderr).toContain('give the token with --token or SOULS_TOKEN');
+    }
+    expect((await server.request(`{ souls { id } }`, {}, bearer)).body.data.souls).toEqual([]);
+  });
+
+  it('seed, dashboard, refine and typed-client send --token or SOULS_TOKEN as a bearer token', async () => {
+    const seeded = await launch('seed', [server.url, '--now', serverNow(), '--token', token]).done();
+    expect(seeded.stderr).toBe('');
+    expect(seeded.code).toBe(0);
+    const dashboard = await launch('dashboard', [server.url], { SOULS_TOKEN: token }).done();
+    expect(dashboard.stderr).toBe('');
+    expect(dashboard.stdout).toContain(`${seedSouls.length} souls`);
+    const refine = await launch('refine', [server.url, `--token=${token}`]).done();
+    expect(refine.stderr).toBe('');
+    expect(refine.stdout).toContain('attuned at');
+    const typed = await launch('typed-client', [server.url, '--name', 'Tamsin'], { SOULS_TOKEN: token }).done();
+    expect(typed.stderr).toBe('');
+    expect(typed.stdout).toContain('created Tamsin');
+    const { body } = await server.request(`{ souls(orderBy: NAME) { name } }`, {}, bearer);
+    expect(body.data.souls.map((s: { name: string }) => s.name)).toEqual([...seedSouls.map((s) => s.name), 'Tamsin'].sort());
+  });
+
+  it('npc-subscriber sends the token in connectionParams and receives events', async () => {
+    const subscribe = vi.spyOn(server.app.pubsub, 'subscribe');
+    const subscriber = launch('npc-subscriber', [server.url, '--count', '1'], { SOULS_TOKEN: token });
+    await subscriber.printed(/^listening on ws:\/\//m);
+    await bounded(
+      (async () => {
+        while (!subscribe.mock.calls.some((call) => call[0] === 'crystallizationReady')) await new Promise((resolve) => setTimeout(resolve, 10));
+      })(),
+      5_000,
+      () => `the subscriber never subscribed\n${subscriber.output.stdout}${subscriber.output.stderr}`,
+    );
+    const created = await server.request(`mutation { createSoul(input: { name: "Hale", essence: "Hale keeps the well." }) { ... on SoulPayload { soul { id } } } }`, {}, bearer);
+    const id = created.body.data.createSoul.soul.id;
+    const dropped = await server.request(`mutation($inputs: [DropShardInput!]!) { dropShards(inputs: $inputs) { __typename } }`, { inputs: readyingShards(id, 'well') }, bearer);
+    expect(dropped.body.data.dropShards.__typename).toBe('DropShardsPayload');
+    const result = await subscriber.done();
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/READY +Hale/);
+  });
+});
+
+describe('npm run example', { timeout: 30_000 }, () => {
+  function npm(args: string[]): Promise<Run> {
+    const child = spawn('npm', ['run', '--silent', 'example', '--', ...args], { cwd: ROOT, env: { ...process.env, SOULS_URL: server.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    const output = { stdout: '', stderr: '' };
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
+    return bounded(
+      new Promise<Run>((resolve) => child.once('close', (code) => resolve({ code, ...output }))),
+      RUN_TIMEOUT_MS,
+      () => `npm run example did not exit: ${output.stdout}${output.stderr}`,
+    );
+  }
+
+  it('runs an example by name on the project’s Node, passing its arguments', async () => {
+    await createSoul('Tamsin');
+    const result = await npm(['dashboard', server.url]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('1 soul, 0 ready for refinement');
+    expect(result.stdout).toMatch(/^Tamsin +0 +0\/10/m);
+  });
+
+  it('lists the examples when the name is unknown', async () => {
+    const result = await npm(['nonesuch']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('No example "nonesuch". Usage: npm run example -- <name> [args…]');
+    expect(result.stderr).toContain('Examples: dashboard, library, npc-subscriber, refine, seed, typed-client');
   });
 });

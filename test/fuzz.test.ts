@@ -56,7 +56,7 @@ describe(`fuzzing the API (${CASES} seeded cases against a live server)`, () => 
     for (const op of operations) expect(report.validOps[op.name], `${op.name} was never sent unmutated`).toBeGreaterThan(0);
     // The mutators land on each layer: parse/validation (400), CSRF (403), method (405), Accept (406), body limit (413), chunked (411).
     for (const status of ['200', '400', '403', '405', '406', '411', '413']) expect(report.statuses[status], `no response had status ${status}`).toBeGreaterThan(0);
-    for (const mutation of ['weirdString', 'weirdNumber', 'wrongType', 'deepList', 'hugeList', 'removeRequiredVariable', 'extraVariable', 'spliceToken', 'truncate', 'duplicateFields', 'duplicateFragments', 'deepSelection', 'bogusOperationName', 'http.get', 'http.noCsrfHeader', 'http.body', 'limit.over', 'limit.under']) {
+    for (const mutation of ['weirdString', 'weirdNumber', 'wrongType', 'deepList', 'hugeList', 'listSize.at', 'listSize.over', 'removeRequiredVariable', 'extraVariable', 'spliceToken', 'truncate', 'duplicateFields', 'duplicateFragments', 'deepSelection', 'bogusOperationName', 'http.get', 'http.noCsrfHeader', 'http.body', 'limit.over', 'limit.under']) {
       expect(report.mutations[mutation], `mutator ${mutation} never ran`).toBeGreaterThan(0);
     }
   });

@@ -406,7 +406,7 @@ describe('applying a level-up', () => {
       expect([t.status, t.generation, t.updatedAt]).toEqual(['active', 1, at]);
     }
 
-    expect(after).toEqual({ ...before, essence: 'A test-first engineer who keeps commits small.', level: 1, updatedAt: at });
+    expect(after).toEqual({ ...before, essence: 'A test-first engineer who keeps commits small.', level: 1, updatedAt: at, orderedAt: at });
     expect(await getSoul(db, soul.id)).toEqual(after);
     expect((await listTraits(db, soul.id, { status: 'active' })).map((t) => t.id).sort((x, y) => x - y)).toEqual([c.id, d.id, mergedId].sort((x, y) => x - y));
 
@@ -522,7 +522,7 @@ describe('reverting a level-up', () => {
     await citeShard(db, s[9], a.id);
     await citeShard(db, s[5], e.id);
     // s0 (a, e), s5 (p, e) and s9 (a, p) fade now.
-    expect(await fadeExhaustedShards(db)).toBe(3);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(3);
     const reverted = await trait(db, soul.id, 'Deploys on Fridays');
     await revertTrait(db, reverted.id);
     clock.advance(HOUR);
@@ -559,7 +559,7 @@ describe('reverting a level-up', () => {
     await citeShard(db, s[1], mergedId);
     await citeShard(db, s[0], mergedId);
     await citeShard(db, s[6], mergedId);
-    expect(await fadeExhaustedShards(db)).toBe(2); // s1 (a, merged) and s6 (e, merged)
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(2); // s1 (a, merged) and s6 (e, merged)
     expect((await getShard(db, s[1]))!.status).toBe('faded');
     expect((await getShard(db, s[6]))!.status).toBe('faded');
     expect(await renderSoul(db, soul.id)).not.toBe(lean);

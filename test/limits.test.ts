@@ -141,15 +141,16 @@ describe('query limits', () => {
   });
 
   it(`refuses more than maxTokens (${defaultLimits.maxTokens}) tokens and serves exactly that many`, async () => {
-    /** A query of `n` tokens: a tag list is one token per tag and costs nothing to execute. */
+    /** A query of `n` tokens: a tag list is one token per tag and costs nothing to execute (here tag filters are not bounded). */
     const ofTokens = (n: number) => {
       const fixed = tokenCount('{ shards(tags: []) { totalCount } }');
       return `{ shards(tags: [${'"t" '.repeat(n - fixed)}]) { totalCount } }`;
     };
     expect(tokenCount(ofTokens(5000))).toBe(5000);
     expect(tokenCount(ofTokens(5001))).toBe(5001);
-    expectServed(await ask(server, ofTokens(5000)));
-    expectRefused(await ask(server, ofTokens(5001)), /token limit of 5000 exceeded/i);
+    const unboundedTags = await dedicated({ app: { limits: { maxFilterTags: 5000 } } });
+    expectServed(await ask(unboundedTags, ofTokens(5000)));
+    expectRefused(await ask(unboundedTags, ofTokens(5001)), /token limit of 5000 exceeded/i);
   });
 
   it(`refuses more than maxDirectives (${defaultLimits.maxDirectives}) directives and serves that many`, async () => {
@@ -429,9 +430,7 @@ describe('input bounds (SPEC §11) over the API', () => {
     ['shard content over maxShardContentBytes', dropShardQuery, () => ({ input: shard({ content: 'c'.repeat(33) }) }), 'input.content'],
     ['shard content over the limit in UTF-8 bytes, not characters', dropShardQuery, () => ({ input: shard({ content: 'é'.repeat(17) }) }), 'input.content'],
     ['a tag over maxTagLength', dropShardQuery, () => ({ input: shard({ tags: ['ok', 'much-too-long'] }) }), 'input.tags[1]'],
-    ['more tags than maxTagsPerShard', dropShardQuery, () => ({ input: shard({ tags: ['a', 'b', 'c', 'd'] }) }), 'input.tags'],
     ['a source over maxSourceLength', dropShardQuery, () => ({ input: shard({ source: 'much-too-long' }) }), 'input.source'],
-    ['a batch over maxBatchSize', dropShardsQuery, () => ({ inputs: [shard(), shard(), shard()] }), 'inputs'],
     ['a tag over maxTagLength in a batch', dropShardsQuery, () => ({ inputs: [shard({ tags: ['ok', 'much-too-long'] })] }), 'inputs[0].tags[1]'],
     ['content over the limit in a batch', dropShardsQuery, () => ({ inputs: [shard(), shard({ content: 'c'.repeat(33) })] }), 'inputs[1].content'],
     ['a name over maxNameLength', createSoulQuery, () => ({ input: { name: 'n'.repeat(11), essence: 'Calm.' } }), 'input.name'],
@@ -459,7 +458,18 @@ describe('input bounds (SPEC §11) over the API', () => {
     const data = expectServed(response);
     const value = Object.values(data)[0] as any;
     expect(value, response.text).toMatchObject({ __typename: 'ValidationError', field });
-    expect(value.message).toContain(field);
+    expect(value.message).toMatch(/^must be at most \d+ (bytes|characters)$|^at most \d+ (tags|shards) per (shard|batch)$/);
+    expect(snapshot(bounded.app.db)).toBe(before);
+  });
+
+  it.each([
+    ['more tags than maxTagsPerShard', dropShardQuery, () => ({ input: shard({ tags: ['a', 'b', 'c', 'd'] }) }), 'DropShardInput.tags', 'Mutation.dropShard(input:).tags'],
+    ['a batch over maxBatchSize', dropShardsQuery, () => ({ inputs: [shard(), shard(), shard()] }), 'Mutation.dropShards(inputs:)', 'Mutation.dropShards(inputs:)'],
+  ])('refuses %s before execution, naming the list and its bound, writing nothing', async (_label, query, variables, _coordinate, argument) => {
+    const before = snapshot(bounded.app.db);
+    const response = await ask(bounded, query, variables());
+    expectRefused(response, /at most (2|3) are allowed \((maxTagsPerShard|maxBatchSize)\)/);
+    expect(response.body.errors[0].extensions).toMatchObject({ code: 'LIST_TOO_LONG', argument });
     expect(snapshot(bounded.app.db)).toBe(before);
   });
 

@@ -122,7 +122,7 @@ describe('query plans of the hot statements', () => {
         await citeShard(db, shardId, first.id);
         await citeShard(db, shardId, second.id);
       }
-      expect(await fadeExhaustedShards(db)).toBe(exhausted.length);
+      expect((await fadeExhaustedShards(db)).fadedCount).toBe(exhausted.length);
       expect((await listShards(db, { status: 'faded', first: 0 })).totalCount).toBe(exhausted.length);
 
       // Precondition, read-only: PRAGMA optimize did gather statistics, so this plan is not the no-statistics one.

@@ -76,7 +76,7 @@ describe('render format', () => {
 
 /**
  * Six traits whose order exercises every tie-breaker. Densities are measured
- * at day 10, when the last citation bumps the soul's updatedAt:
+ * at day 10, when the last citation bumps the soul's orderedAt:
  *   Cedar   created day 8, 3 citations → 3/2 = 1.5
  *   Ash     created day 0, 5 citations → 5/10 = 0.5   (ties with Birch: older first)
  *   Birch   created day 6, 2 citations → 2/4 = 0.5
@@ -117,7 +117,7 @@ describe('render order', () => {
   it('citation density descending, then createdAt ascending, then id', async () => {
     const { db, clock } = setup();
     const { soul } = await buildGrove(db, clock);
-    expect((await getSoul(db, soul.id))!.updatedAt).toBe(T0 + 10 * DAY_MS);
+    expect((await getSoul(db, soul.id))!.orderedAt).toBe(T0 + 10 * DAY_MS);
     expect(await renderSoul(db, soul.id)).toBe(groveBlock);
   });
 
@@ -129,7 +129,7 @@ describe('render order', () => {
     clock.advance(60 * DAY_MS);
     // Density depends on age, and age on the clock: measured at now (day 70)
     // Ash would be 5/70, Cedar 3/62 and Birch 2/64, reordering the block
-    // between two writes. The engine measures age at the soul's updatedAt
+    // between two writes. The engine measures age at the soul's orderedAt
     // (bumped by every write that changes the block), so the block is a pure
     // function of stored rows and stays identical until the next such write.
     const active = await listTraits(db, soul.id, { status: 'active' });
@@ -138,7 +138,7 @@ describe('render order', () => {
       [traits.birch.id, 2],
       [traits.cedar.id, 3],
     ]);
-    const orderAtNow = orderForRender({ updatedAt: clock.now() }, active, counts).map((t) => t.principle);
+    const orderAtNow = orderForRender({ orderedAt: clock.now() }, active, counts).map((t) => t.principle);
     expect(orderAtNow.slice(0, 3)).toEqual(['Ash', 'Cedar', 'Birch']);
 
     expect(await renderSoul(db, soul.id)).toBe(lean);
@@ -156,7 +156,7 @@ describe('render order', () => {
   });
 
   it('orders by createdAt before id and by id last, whatever order the rows arrive in (pure renderBlock)', () => {
-    const soul = { name: 'Pure', description: '', essence: 'Rows only.', updatedAt: T0 + 10 * DAY_MS };
+    const soul = { name: 'Pure', description: '', essence: 'Rows only.', orderedAt: T0 + 10 * DAY_MS };
     const row = (id: number, principle: string, day: number): Trait => ({
       id,
       soulId: 1,
@@ -174,6 +174,25 @@ describe('render order', () => {
     const expected = '# Pure\n\nRows only.\n\n## Traits\n- cited\n- imported, oldest\n- same day, id 3\n- same day, id 7\n';
     expect(renderBlock(soul, traits, counts)).toBe(expected);
     expect(renderBlock(soul, [...traits].reverse(), counts)).toBe(expected);
+  });
+});
+
+describe('render order ties', () => {
+  it('mathematically equal densities tie and fall through to createdAt, whatever the last floating-point bit says', async () => {
+    const { db, clock } = setup();
+    const soul = await createSoul(db, { name: 'Tie', essence: 'Equal densities.' });
+    const s = [];
+    for (const content of ['first note', 'second note', 'third note', 'fourth note']) s.push((await dropShard(db, content, 'chat', [soul.id])).shardId);
+    // Older: 3 citations over 11 days. Younger: 1 citation over 11/3 days. Both 3/11 exactly,
+    // but in floating point 1 / (11/3) is one bit above 3 / 11.
+    const older = await addTrait(db, soul.id, { principle: 'Older', provenance: 'p', citeShardIds: s.slice(0, 3) });
+    clock.set(T0 + (22 * DAY_MS) / 3);
+    await addTrait(db, soul.id, { principle: 'Younger', provenance: 'p', citeShardIds: [s[3]] });
+    clock.set(T0 + 11 * DAY_MS);
+    await addTrait(db, soul.id, { principle: 'Uncited', provenance: 'p' });
+    expect(1 / (11 / 3)).toBeGreaterThan(3 / 11);
+    expect(older.createdAt).toBe(T0);
+    expect(await renderSoul(db, soul.id)).toBe('# Tie\n\nEqual densities.\n\n## Traits\n- Older\n- Younger\n- Uncited\n');
   });
 });
 
@@ -226,7 +245,7 @@ describe('previewTraitChanges', () => {
     const real = await renderSoul(db, soul.id);
     expect(lean.after).toBe(real);
     expect(full.after).toBe(await renderSoul(db, soul.id, { includeProvenance: true }));
-    // Measured at the new updatedAt (day 12): Oak 2/1 = 2, Ash 5/12, Birch 2/6, then the uncited by age.
+    // Measured at the new orderedAt (day 12): Oak 2/1 = 2, Ash 5/12, Birch 2/6, then the uncited by age.
     expect(real).toBe('# Grove\n\nA stand of trees.\n\n## Traits\n- Oak\n- Ash\n- Birch\n- Dogwood\n- Elm, revised\n- Pine\n');
   });
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,11 @@ describe('souls serve', { timeout: 30_000 }, () => {
     const url = await listening(child);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/graphql$/);
     expect(child.output().stdout).toContain(`Database: ${db}`);
+    const webApp = url.replace(/graphql$/, '');
+    expect(child.output().stdout).toContain(`Character sheet on ${webApp} (the web app)\n`);
+    const page = await fetch(webApp);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
 
     const created = await graphql(url, 'mutation { createSoul(input: { name: "Ada", essence: "Calm." }) { __typename ... on SoulPayload { soul { id } } } }');
     expect(created).toEqual({ data: { createSoul: { __typename: 'SoulPayload', soul: { id: '1' } } } });
@@ -156,6 +161,22 @@ describe('souls serve', { timeout: 30_000 }, () => {
   }
 });
 
+describe('the demo while the server runs', { timeout: 30_000 }, () => {
+  it('seed-demo fills the database a running server uses, which answers with the demo souls at once', async () => {
+    const db = join(dir, 'live.db');
+    const server = cli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db]);
+    const url = await listening(server);
+    expect(await graphql(url, '{ souls { name } }')).toEqual({ data: { souls: [] } });
+    const demo = await exited(cli(['seed-demo', '--db', db]));
+    expect(demo.code, demo.stderr).toBe(0);
+    const { data } = await graphql(url, '{ souls(orderBy: NAME) { name } crystallizationReadiness { soul { name } } }');
+    expect(data.souls.map((s: { name: string }) => s.name)).toEqual(['Brannoc', 'Mira', 'Relay', 'Sela']);
+    expect(data.crystallizationReadiness.length).toBeGreaterThan(0);
+    server.process.kill('SIGTERM');
+    expect((await exited(server)).code).toBe(0);
+  });
+});
+
 describe('souls render and backup', { timeout: 30_000 }, () => {
   async function seed(path: string): Promise<void> {
     const db = openSoulsDb({ path });
@@ -186,6 +207,11 @@ describe('souls render and backup', { timeout: 30_000 }, () => {
       closeSoulsDb(check);
     }
 
+    // Names are looked up by their folded key: any case, width or invisible character finds the one soul.
+    const folded = await exited(cli(['render', 'ＡＤＡ\u200b', '--db', db]));
+    expect(folded.code, folded.stderr).toBe(0);
+    expect(folded.stdout).toBe(lean.stdout);
+
     const missing = await exited(cli(['render', 'Nobody', '--db', db]));
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('souls: no soul Nobody\n');
@@ -206,5 +232,83 @@ describe('souls render and backup', { timeout: 30_000 }, () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(`souls: backup target ${copy} already exists: choose a new file\n`);
     expect(await soulNamesIn(copy)).toEqual(['Ada', 'Bram']);
+  });
+});
+
+describe('read-only commands, negative numbers and --version', { timeout: 30_000 }, () => {
+  /** Every file and folder under the test's directory, relative to it. */
+  const entries = () => readdirSync(dir, { recursive: true }).map(String).sort();
+
+  it('render and backup never create a database: a missing one is a clear error and nothing appears', async () => {
+    for (const args of [
+      ['render', 'Mira', '--db', 'missing/dir/x.db'],
+      ['render', 'Mira', '--db', 'x.db'],
+      ['backup', 'copy.db', '--db', 'missing/dir/x.db'],
+    ]) {
+      const result = await exited(cli(args.map((a) => (a.endsWith('.db') ? join(dir, a) : a))));
+      expect(result.code, args.join(' ')).toBe(1);
+      const db = join(dir, args.at(-1)!);
+      expect(result.stderr).toBe(`souls: no database at ${db} (--db): ${args[0]} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it\n`);
+      expect(entries(), args.join(' ')).toEqual([]);
+    }
+    const fromEnv = await exited(cli(['render', 'Mira'], { SOULS_DB: join(dir, 'env.db') }));
+    expect(fromEnv.stderr).toBe(`souls: no database at ${join(dir, 'env.db')} (SOULS_DB): render only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it\n`);
+    expect(entries()).toEqual([]);
+  });
+
+  it('render leaves no new file beside an existing database', async () => {
+    const db = join(dir, 'kept.db');
+    const seeded = openSoulsDb({ path: db });
+    await createSoul(seeded, { name: 'Ada', essence: 'Calm.' });
+    closeSoulsDb(seeded);
+    const before = entries();
+    const result = await exited(cli(['render', 'Ada', '--db', db]));
+    expect(result.code, result.stderr).toBe(0);
+    expect(entries()).toEqual(before);
+  });
+
+  it('backup refuses a target in a folder that does not exist, creating nothing', async () => {
+    const db = join(dir, 'source.db');
+    closeSoulsDb(openSoulsDb({ path: db }));
+    const before = entries();
+    const target = join(dir, 'nowhere', 'copy.db');
+    const result = await exited(cli(['backup', target, '--db', db]));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`souls: backup target folder ${join(dir, 'nowhere')} does not exist: create it first\n`);
+    expect(entries()).toEqual(before);
+  });
+
+  it('a negative number for a flag gets the domain error naming the flag, not the parser’s "ambiguous"', async () => {
+    const db = join(dir, 'neg.db');
+    closeSoulsDb(openSoulsDb({ path: db }));
+    const results = await Promise.all([
+      exited(cli(['render', 'Ada', '--db', db, '--trait-limit', '-1'])),
+      exited(cli(['serve', '--host', '127.0.0.1', '--db', db, '--port', '-5'])),
+      exited(cli(['serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--max-depth', '-2'])),
+      exited(cli(['serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--clustering-threshold', '-.5'])),
+    ]);
+    expect(results.map((r) => r.stderr)).toEqual([
+      'souls: --trait-limit: must be >= 1 and <= 1000, got -1\n',
+      'souls: --port: must be a port number from 0 to 65535, got "-5"\n',
+      'souls: --max-depth: must be a whole number of at least 1, got "-2"\n',
+      'souls: --clustering-threshold: must be > 0 and <= 1, got -0.5\n',
+    ]);
+    for (const result of results) expect(result.code).toBe(1);
+  });
+
+  it('a flag with no value is still refused, naming the flag', async () => {
+    const result = await exited(cli(['render', 'Ada', '--db']));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^souls: .*--db/);
+    expect(entries()).toEqual([]);
+  });
+
+  it('--version and -v print the version and exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v', 'version']) {
+      const result = await exited(cli([flag]));
+      expect(result, flag).toMatchObject({ code: 0, stderr: '', stdout: `souls ${version}\n` });
+    }
+    expect((await exited(cli(['help']))).stdout).toContain('souls --version');
   });
 });

@@ -7,6 +7,7 @@ import {
   addTrait,
   closeSoulsDb,
   createSoul,
+  defaultClusteringThresholds,
   defaultKnobs,
   defaultSettings,
   getSoul,
@@ -43,6 +44,7 @@ describe('runtime', () => {
 describe('knob defaults', () => {
   it('equal SPEC §10 exactly', () => {
     const spec = {
+      similarity: 'trigram',
       traitLimit: 10,
       crystallizationThreshold: 3,
       shardExpiryDays: 120,
@@ -98,6 +100,7 @@ const fractionBad: unknown[] = [-0.1, 1.01, 2, ...notNumbers];
 
 /** Every setting's refused values; the table must cover every setting, so a new knob without tests fails here. */
 const badValues: Record<string, unknown[]> = {
+  similarity: ['Lexical', 'TRIGRAM', 'PROVIDED', 'semantic', '', 0, null, true, ['lexical']],
   traitLimit: [...wholeCountBad, 1001],
   crystallizationThreshold: wholeCountBad,
   shardExpiryDays: wholeCountBad,
@@ -117,6 +120,8 @@ const badValues: Record<string, unknown[]> = {
   maxNameLength: wholeCountBad,
   maxDescriptionBytes: wholeCountBad,
   maxSourceLength: wholeCountBad,
+  maxClusteredShards: [1, 1_000_001, ...wholeCountBad],
+  maxEmbeddingDimension: [16_385, ...wholeCountBad],
 };
 
 describe('knob validation', () => {
@@ -140,6 +145,16 @@ describe('knob validation', () => {
       consolidationThreshold: 0,
       clusteringThreshold: 0.01,
     });
+  });
+
+  it('gives each similarity mode its own clustering threshold unless clusteringThreshold is set', () => {
+    expect(resolveSettings()).toMatchObject({ similarity: 'trigram', clusteringThreshold: 0.4 });
+    expect(defaultClusteringThresholds.lexical).not.toBe(defaultClusteringThresholds.trigram);
+    expect(resolveSettings({ similarity: 'lexical' })).toMatchObject({ similarity: 'lexical', clusteringThreshold: defaultClusteringThresholds.lexical });
+    expect(resolveSettings({ similarity: 'lexical', clusteringThreshold: 0.4 })).toMatchObject({ similarity: 'lexical', clusteringThreshold: 0.4 });
+    expect(resolveSettings({ similarity: 'trigram', clusteringThreshold: 0.25 })).toMatchObject({ clusteringThreshold: 0.25 });
+    const error = thrown(() => resolveSettings({ similarity: 'semantic' }));
+    expect((error as ValidationError).message).toMatch(/trigram, lexical/);
   });
 
   it('refuses an unknown knob, naming it', () => {

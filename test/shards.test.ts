@@ -336,7 +336,7 @@ describe('fadeExhaustedShards', () => {
     expect(await pendingShardCount(db, a)).toBe(4);
     expect(await pendingShardCount(db, b)).toBe(1);
 
-    expect(await fadeExhaustedShards(db)).toBe(2);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(2);
     expect((await getShard(db, s1))!.status).toBe('pending');
     expect((await getShard(db, s2))!.status).toBe('faded');
     expect((await getShard(db, s3))!.status).toBe('faded');
@@ -354,12 +354,12 @@ describe('fadeExhaustedShards', () => {
     expect(faded.totalCount).toBe(2);
     expect((await listShards(db)).items.map((s) => s.id).toSorted((x, y) => x - y)).toEqual([s1, s4]);
 
-    expect(await fadeExhaustedShards(db)).toBe(0);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(0);
   });
 
   it('follows the shardFadeCitations knob', async () => {
     const { db, a } = await citedWorld({ shardFadeCitations: 3 });
-    expect(await fadeExhaustedShards(db)).toBe(0);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(0);
     expect(await pendingShardCount(db, a)).toBe(4);
   });
 });
@@ -402,7 +402,7 @@ describe('searchShards', () => {
     const t2 = await addTrait(db, a, { principle: 'Likes fruit', provenance: 'p' });
     await citeShard(db, toFade.shardId, t1.id);
     await citeShard(db, toFade.shardId, t2.id);
-    expect(await fadeExhaustedShards(db)).toBe(1);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(1);
 
     const ids = async (soulId?: number) => (await searchShards(db, 'kiwi', { soulId })).map((h) => h.shard.id).toSorted((x, y) => x - y);
     expect(await ids()).toEqual([ofA.shardId, ofB.shardId, shared.shardId]);

@@ -51,18 +51,19 @@ async function dropReadyEvidence(db: SoulsDb, soulId: number, extra: string[] = 
 const emptyPlan = (newEssence: string) => ({ newEssence, consolidations: [], promotedTraitIds: [], carriedTraitIds: [] });
 
 describe('createSoul', () => {
-  it('trims name and essence, starts at level 0, defaults description to empty and slug to null', async () => {
+  it('trims name and essence, starts at level 0, defaults description to empty and derives the slug from the name', async () => {
     const { db } = setup();
     const soul = await createSoul(db, { name: '  Ada  ', essence: '\n A careful engineer. \t' });
     expect(soul).toEqual({
       id: soul.id,
       name: 'Ada',
-      slug: null,
+      slug: 'ada',
       essence: 'A careful engineer.',
       description: '',
       level: 0,
       createdAt: T0,
       updatedAt: T0,
+      orderedAt: T0,
       deletedAt: null,
       lastAttunedAt: null,
     });
@@ -75,7 +76,7 @@ describe('createSoul', () => {
     expect(soul.slug).toBe('ada-1_x');
     expect(soul.description).toBe('Counts everything.');
     const blank = await createSoul(db, { name: 'Bob', slug: '   ', essence: 'e' });
-    expect(blank.slug).toBeNull();
+    expect(blank.slug).toBe('bob');
   });
 
   it.each([
@@ -134,7 +135,7 @@ describe('retireSoul and awakenSoul', () => {
     expect((await listDormantSouls(db)).map((s) => s.name)).toEqual(['Ada']);
 
     clock.advance(HOUR_MS);
-    const awake = await awakenSoul(db, ada.id);
+    const { soul: awake } = await awakenSoul(db, ada.id);
     expect(awake.deletedAt).toBeNull();
     expect(awake.name).toBe('Ada');
     expect((await listSouls(db)).map((s) => s.id)).toEqual([ada.id, bob.id]);
@@ -171,7 +172,7 @@ describe('retireSoul and awakenSoul', () => {
     expect(await getSoul(db, old.id)).toMatchObject({ name: 'Ada', deletedAt: expect.any(Number) });
 
     clock.advance(HOUR_MS);
-    const renamed = await awakenSoul(db, old.id, { rename: '  Ada (elder)  ' });
+    const { soul: renamed } = await awakenSoul(db, old.id, { rename: '  Ada (elder)  ' });
     expect(renamed.name).toBe('Ada (elder)');
     expect(renamed.deletedAt).toBeNull();
     // The name is part of the rendered block, so a rename bumps updatedAt.
@@ -179,14 +180,26 @@ describe('retireSoul and awakenSoul', () => {
     expect((await listSouls(db)).map((s) => s.name)).toEqual(['Ada', 'Ada (elder)', 'Ada II']);
   });
 
-  it('refuses to awaken a soul whose slug was taken meanwhile (ConflictError on slug)', async () => {
+  it('gives a soul whose slug was taken while it slept a free slug from its name when it awakens', async () => {
     const { db } = setup();
     const old = await createSoul(db, { name: 'Ada', slug: 'ada', essence: 'old' });
     await retireSoul(db, old.id);
     await createSoul(db, { name: 'Other', slug: 'ada', essence: 'new' });
-    const error = await rejection(awakenSoul(db, old.id, { rename: 'Ada again' }), ConflictError);
-    expect(error.field).toBe('slug');
-    expect((await getSoul(db, old.id))!.deletedAt).not.toBeNull();
+    expect((await awakenSoul(db, old.id, { rename: 'Ada again' })).soul.slug).toBe('ada-again');
+
+    const kept = await createSoul(db, { name: 'Bea', slug: 'bea-slug', essence: 'e' });
+    await retireSoul(db, kept.id);
+    expect((await awakenSoul(db, kept.id)).soul.slug).toBe('bea-slug');
+
+    const taken = await createSoul(db, { name: 'Cy', essence: 'e' });
+    await retireSoul(db, taken.id);
+    await createSoul(db, { name: 'Cy', essence: 'e' });
+    await createSoul(db, { name: 'Cy 2', slug: 'cy-2', essence: 'e' });
+    expect((await awakenSoul(db, taken.id, { rename: 'Cy the elder' })).soul.slug).toBe('cy-the-elder');
+    await retireSoul(db, taken.id);
+    await createSoul(db, { name: 'Cy the elder', essence: 'e' });
+    // Its name and slug both taken now: awakened under a new name whose slug is free.
+    expect((await awakenSoul(db, taken.id, { rename: 'Cy III' })).soul.slug).toBe('cy-iii');
   });
 
   it('keeps history intact through retire and awaken: traits, level history, level and render', async () => {
@@ -214,7 +227,7 @@ describe('retireSoul and awakenSoul', () => {
     expect(await listTraits(db, soul.id)).toEqual(before.traits);
     expect(await getLevelHistory(db, soul.id)).toEqual(before.history);
     clock.advance(DAY_MS);
-    const awake = await awakenSoul(db, soul.id);
+    const { soul: awake } = await awakenSoul(db, soul.id);
 
     expect(awake).toEqual(before.soul);
     expect(await listTraits(db, soul.id)).toEqual(before.traits);
@@ -263,20 +276,22 @@ describe('updateSoul', () => {
     const soul = await createSoul(db, { name: 'Ada', slug: 'ada', essence: 'old essence', description: 'old' });
     clock.advance(DAY_MS);
     const updated = await updateSoul(db, soul.id, { name: ' Grace ', slug: 'grace', essence: ' new essence ', description: ' new ' });
-    expect(updated).toEqual({ ...soul, name: 'Grace', slug: 'grace', essence: 'new essence', description: 'new', updatedAt: T0 + DAY_MS });
+    // The block changed, so its reference time moves with it.
+    expect(updated).toEqual({ ...soul, name: 'Grace', slug: 'grace', essence: 'new essence', description: 'new', updatedAt: T0 + DAY_MS, orderedAt: T0 + DAY_MS });
     expect(await getLevelHistory(db, soul.id)).toEqual([]);
     expect(updated.level).toBe(0);
     expect(await getSoul(db, soul.id)).toEqual(updated);
   });
 
-  it('leaves fields it is not given alone and clears the slug with null', async () => {
+  it('leaves fields it is not given alone, and derives the slug from the name again with null', async () => {
     const { db, clock } = setup();
-    const soul = await createSoul(db, { name: 'Ada', slug: 'ada', essence: 'e', description: 'd' });
+    const soul = await createSoul(db, { name: 'Ada Lovelace', slug: 'ada', essence: 'e', description: 'd' });
     clock.advance(HOUR_MS);
     const updated = await updateSoul(db, soul.id, { slug: null });
-    expect(updated).toEqual({ ...soul, slug: null, updatedAt: T0 + HOUR_MS });
-    const same = await updateSoul(db, soul.id, { name: 'Ada' });
-    expect(same.name).toBe('Ada');
+    // Only the slug changed, which the block does not show: orderedAt stays.
+    expect(updated).toEqual({ ...soul, slug: 'ada-lovelace', updatedAt: T0 + HOUR_MS });
+    const same = await updateSoul(db, soul.id, { name: 'Ada Lovelace' });
+    expect(same.name).toBe('Ada Lovelace');
   });
 
   it('checks conflicts and input, writing nothing when refused', async () => {

@@ -1,27 +1,49 @@
-import { clusterTexts, meetsThreshold, normalizeForSimilarity } from './similarity.ts';
+import { decodeEmbedding } from './provided.ts';
+import type { SimilarityMode } from './settings.ts';
+import { clusterBy, clusterSteps } from './similarity-modes.ts';
+import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
+import { runStepsSliced, yieldToEventLoop } from './slices.ts';
 
 /** From this many shards, a soul seen for the first time is clustered all at once rather than shard by shard. */
 const BULK_BUILD = 24;
 
+/** Texts loaded per statement when a read warms the memo in slices. */
+const LOAD_CHUNK = 50;
+
+/** Stored embeddings of shards, by id (only those that have one). */
+export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
+
+/** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
+const NO_GRAMS = new Int32Array(0);
+
 /**
- * Keeps, per soul, the single-linkage partition of the last shard set it was
- * asked about, and updates it incrementally: a shard added is compared with
- * the members (one pass), a shard removed re-splits only its own cluster.
- * Connectivity does not depend on the order of additions, so the result is
- * always exactly the partition of the set asked about; the memo only saves
- * work. Shard contents never change, so gram sets are cached by shard id.
+ * Keeps, per soul, the partition of the last shard set it was asked about.
+ * Trigram (single linkage) updates it incrementally: a shard added is
+ * compared with the members (one pass), a shard removed re-splits only its
+ * own cluster. Connectivity does not depend on the order of additions, so the
+ * result is always exactly the partition of the set asked about; the memo
+ * only saves work. Lexical similarity weighs terms by their rarity in the
+ * whole set (IDF), so any change of the set can change every pair: the
+ * partition is recomputed whenever the set differs, and reused while it does
+ * not; so is provided's, which mixes lexical in. Shard contents and
+ * embeddings never change, so texts (gram sets, vectors) are cached by shard id.
  */
 export class ClusterMemo {
   private readonly threshold: number;
   private readonly gramCapacity: number;
+  private readonly mode: SimilarityMode;
   private readonly dictionary = new Map<number | string, number>();
   private readonly grams = new Map<number, Int32Array>();
   private readonly texts = new Map<number, string>();
   private readonly souls = new Map<number, Partition>();
+  private readonly vectors = new Map<number, Float32Array | null>();
+  private readonly loadVectors: EmbeddingLoader;
 
-  constructor(threshold: number, gramCapacity = 100_000) {
+  constructor(threshold: number, gramCapacity = 100_000, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map()) {
     this.threshold = threshold;
     this.gramCapacity = gramCapacity;
+    this.mode = mode;
+    this.loadVectors = loadVectors;
   }
 
   /**
@@ -39,7 +61,7 @@ export class ClusterMemo {
 
   private sync(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
     const remembered = this.souls.get(soulId);
-    if (!remembered && shardIds.length >= BULK_BUILD) {
+    if (this.rebuilds(remembered, shardIds)) {
       const partition = this.buildAll(shardIds, contents);
       this.souls.set(soulId, partition);
       return partition;
@@ -57,6 +79,51 @@ export class ClusterMemo {
     return partition;
   }
 
+  /**
+   * For reads: when clustering `shardIds` would be a bulk build (the soul is not remembered, or most
+   * of them are new), does it in slices that hand the event loop back, loading texts in chunks, and
+   * remembers the partition. The synchronous calls after it then only apply differences.
+   */
+  async prepare(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Promise<void> {
+    if (!this.rebuilds(this.souls.get(soulId), shardIds)) return;
+    const missing = this.uncached(shardIds);
+    for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
+      this.cacheGrams(contents(missing.slice(start, start + LOAD_CHUNK)));
+      await yieldToEventLoop();
+    }
+    // Held here: eviction during the slices below must not take them.
+    const texts = shardIds.map((id) => this.texts.get(id) ?? contents([id]).get(id)!);
+    const grams = shardIds.map((id, i) => this.grams.get(id) ?? this.gramsOf(texts[i]));
+    const vectors = this.vectorsOf(shardIds);
+    const clusters = await runStepsSliced(clusterSteps(this.mode, texts, this.threshold, vectors));
+    // A partition remembered meanwhile is as exact for its own set as this one is for this set.
+    const partition = new Partition();
+    for (const cluster of clusters) partition.place(new Map(cluster.map((i) => [shardIds[i], grams[i]])));
+    for (const [i, id] of shardIds.entries()) {
+      this.grams.set(id, grams[i]);
+      this.texts.set(id, texts[i]);
+      if (this.mode === 'provided') this.vectors.set(id, vectors[i]);
+    }
+    this.souls.set(soulId, partition);
+    this.evict();
+  }
+
+  /**
+   * Whether `shardIds` are clustered from scratch rather than by updating the remembered partition: for
+   * lexical, whenever the set changed; for trigram, when most of a large set is new (then cheaper).
+   */
+  private rebuilds(remembered: Partition | undefined, shardIds: readonly number[]): boolean {
+    if (this.mode !== 'trigram') return !remembered || !remembered.holdsExactly(shardIds);
+    return shardIds.length >= BULK_BUILD && (!remembered || this.mostlyNew(remembered, shardIds));
+  }
+
+  /** Whether most of `shardIds` are not in the partition yet: clustering them all at once is then cheaper than one by one. */
+  private mostlyNew(partition: Partition, shardIds: readonly number[]): boolean {
+    let added = 0;
+    for (const id of shardIds) if (!partition.has(id)) added++;
+    return added * 2 > shardIds.length;
+  }
+
   /** The shards among `ids` whose texts are not cached: load them in one go and hand them to `remember`. */
   uncached(ids: Iterable<number>): number[] {
     return [...new Set(ids)].filter((id) => !this.grams.has(id));
@@ -71,7 +138,8 @@ export class ClusterMemo {
     const missing = this.uncached(shardIds);
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const partition = new Partition();
-    for (const cluster of clusterTexts(shardIds.map((id) => this.texts.get(id)!), this.threshold)) {
+    const texts = shardIds.map((id) => this.texts.get(id)!);
+    for (const cluster of clusterBy(this.mode, texts, this.threshold, this.vectorsOf(shardIds))) {
       partition.place(new Map(cluster.map((i) => [shardIds[i], this.grams.get(shardIds[i])!])));
     }
     this.evict();
@@ -105,9 +173,30 @@ export class ClusterMemo {
 
   private cacheGrams(texts: ReadonlyMap<number, string>): void {
     for (const [id, text] of texts) {
-      this.grams.set(id, this.gramIds(text));
+      this.grams.set(id, this.gramsOf(text));
       this.texts.set(id, text);
     }
+    if (this.mode === 'provided') this.cacheVectors([...texts.keys()]);
+  }
+
+  private cacheVectors(ids: number[]): void {
+    const loaded = this.loadVectors(ids);
+    for (const id of ids) {
+      const bytes = loaded.get(id);
+      this.vectors.set(id, bytes === undefined ? null : decodeEmbedding(bytes));
+    }
+  }
+
+  /** The shards' vectors in order (provided mode; empty otherwise), loading those not cached. */
+  private vectorsOf(shardIds: readonly number[]): (Float32Array | null)[] {
+    if (this.mode !== 'provided') return [];
+    const missing = shardIds.filter((id) => !this.vectors.has(id));
+    if (missing.length > 0) this.cacheVectors(missing);
+    return shardIds.map((id) => this.vectors.get(id)!);
+  }
+
+  private gramsOf(text: string): Int32Array {
+    return this.mode === 'trigram' ? this.gramIds(text) : NO_GRAMS;
   }
 
   /** The text's trigram set (as trigramSet defines it) as sorted ids of this memo's dictionary. */
@@ -150,6 +239,7 @@ export class ClusterMemo {
       if (held.has(id)) continue;
       this.grams.delete(id);
       this.texts.delete(id);
+      this.vectors.delete(id);
     }
   }
 }
@@ -166,6 +256,11 @@ class Partition {
 
   memberIds(): number[] {
     return [...this.clusterOf.keys()];
+  }
+
+  /** Whether the members are exactly `ids` (distinct ids). */
+  holdsExactly(ids: readonly number[]): boolean {
+    return ids.length === this.clusterOf.size && ids.every((id) => this.clusterOf.has(id));
   }
 
   clusterCount(): number {

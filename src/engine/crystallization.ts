@@ -1,5 +1,5 @@
 import { DAY_MS } from './clock.ts';
-import type { Knobs } from './settings.ts';
+import type { Knobs, Settings } from './settings.ts';
 import type { GateStats, ShardAggregate } from '../store/store.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 
@@ -21,6 +21,8 @@ export type Crystallization = {
   newSinceAttuned: boolean;
   /** null when the cheap pre-check failed and clustering was skipped. */
   clusterCount: number | null;
+  /** How many shards clustering covered: pendingCount, or maxClusteredShards when the soul has more; null when skipped. */
+  clusteredShardCount: number | null;
   unmet: CrystallizationCondition[];
 };
 
@@ -41,9 +43,10 @@ function ageSpreadMs(agg: ShardAggregate): number {
   return agg.oldest === null || agg.newest === null ? 0 : agg.newest - agg.oldest;
 }
 
+/** A shard revealed after the attunement is new evidence too: it was invisible when the soul was attuned. */
 function newSinceAttuned(agg: ShardAggregate, lastAttunedAt: number | null): boolean {
-  if (agg.newest === null) return false;
-  return lastAttunedAt === null || agg.newest > lastAttunedAt;
+  if (agg.latest === null) return false;
+  return lastAttunedAt === null || agg.latest > lastAttunedAt;
 }
 
 /** priority = pendingCount × distinctSources × ageSpreadDays × recencyFactor, the seed's formula taken literally. */
@@ -58,7 +61,7 @@ export function assessCrystallization(
   agg: ShardAggregate,
   subject: GateSubject,
   clusterCount: number | null,
-  knobs: Pick<Knobs, 'crystallizationThreshold'>,
+  knobs: Pick<Settings, 'crystallizationThreshold' | 'maxClusteredShards'>,
   now: number,
 ): Crystallization {
   const unmet = cheapUnmet(agg, subject, knobs);
@@ -72,6 +75,7 @@ export function assessCrystallization(
     ageSpreadDays: ageSpreadMs(agg) / DAY_MS,
     newSinceAttuned: newSinceAttuned(agg, subject.lastAttunedAt),
     clusterCount,
+    clusteredShardCount: clusterCount === null ? null : Math.min(agg.count, knobs.maxClusteredShards),
     unmet,
   };
 }
@@ -82,8 +86,17 @@ export function passesCheapGate(stats: GateStats, which: 'before' | 'after', kno
 
 // Reads over the store.
 
+/**
+ * The shards clustering covers, of a soul's considered shards (ascending ids): all of them, or
+ * the `max` most recently dropped. Exact single linkage degenerates to all pairs on low-variety
+ * text, so this bounds its work; within the bound the clusters stay exact (SPEC §5).
+ */
+export function clusteredShards(shardIds: readonly number[], max: number): readonly number[] {
+  return shardIds.length <= max ? shardIds : shardIds.slice(shardIds.length - max);
+}
+
 function clusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]): number {
-  return db.clusters.clusterCount(soulId, shardIds, (ids) => db.store.shardContents(ids));
+  return db.clusters.clusterCount(soulId, clusteredShards(shardIds, db.settings.maxClusteredShards), (ids) => db.store.shardContents(ids));
 }
 
 /**
@@ -92,7 +105,7 @@ function clusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]):
  */
 function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known: ReadonlyMap<number, string> = new Map()): GateStats[] {
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
-  const missing = db.clusters.uncached(passing.flatMap((g) => g.shardIds));
+  const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
   const toLoad = missing.filter((id) => !known.has(id));
   db.clusters.remember(new Map(missing.filter((id) => known.has(id)).map((id) => [id, known.get(id)!])));
   if (toLoad.length > 0) db.clusters.remember(db.store.shardContents(toLoad));
@@ -102,23 +115,40 @@ function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known: Reado
 /**
  * The souls a write moved from not-ready to ready (an edge, not a level).
  * Only souls whose cheap conditions pass after the write cluster their
- * shards, and the remembered partitions make that incremental.
+ * shards, and the remembered partitions make that incremental; a bulk build
+ * (a large batch) runs in slices, after the write's transaction has committed.
  */
-export function readyEdges(db: SoulsDb, gate: readonly GateStats[], newShardIds: readonly number[], newTexts?: ReadonlyMap<number, string>): number[] {
-  const fresh = new Set(newShardIds);
-  return passingCheapGate(db, gate, newTexts)
-    .filter((g) => {
-      const wasReady = passesCheapGate(g, 'before', db.settings) && clusterCount(db, g.soulId, g.shardIds.filter((id) => !fresh.has(id))) >= MIN_CLUSTERS;
-      return !wasReady && clusterCount(db, g.soulId, g.shardIds) >= MIN_CLUSTERS;
-    })
-    .map((g) => g.soulId);
+export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTexts?: ReadonlyMap<number, string>): Promise<number[]> {
+  const edges: number[] = [];
+  for (const g of passingCheapGate(db, gate, newTexts)) {
+    const wasReady = passesCheapGate(g, 'before', db.settings) && (await slicedClusterCount(db, g.soulId, g.beforeShardIds)) >= MIN_CLUSTERS;
+    if (!wasReady && (await slicedClusterCount(db, g.soulId, g.shardIds)) >= MIN_CLUSTERS) edges.push(g.soulId);
+  }
+  return edges;
+}
+
+/** clusterCount, with a bulk build (a cold soul, a large batch) done first in slices that hand the event loop back. */
+async function slicedClusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<number> {
+  await prepareBulk(db, soulId, shardIds);
+  return clusterCount(db, soulId, shardIds);
 }
 
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
 export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Crystallization>> {
   const now = db.clock.now();
   const stats = db.store.gateStats(soulIds, expiryCutoff(db, now));
+  await prepareClusters(db, [...stats.values()]);
   return assessAll(db, [...stats.values()], now);
+}
+
+/** Reads cluster cold souls (after a restart, or a large batch) in slices, so other requests keep being served meanwhile. */
+async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<void> {
+  for (const g of stats) if (passesCheapGate(g, 'after', db.settings)) await prepareBulk(db, g.soulId, g.shardIds);
+}
+
+/** A bulk build (a cold soul, a large batch) in slices; nothing for a soul whose partition needs only a few changes. */
+function prepareBulk(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<void> {
+  return db.clusters.prepare(soulId, clusteredShards(shardIds, db.settings.maxClusteredShards), (ids) => db.store.shardContents(ids));
 }
 
 function assessAll(db: SoulsDb, stats: readonly GateStats[], now: number): Map<number, Crystallization> {
@@ -137,6 +167,7 @@ export type ReadySoul = { soulId: number; priority: number; crystallization: Cry
 export async function crystallizationReadiness(db: SoulsDb): Promise<ReadySoul[]> {
   const now = db.clock.now();
   const stats = db.store.gateStats('awake', expiryCutoff(db, now));
+  await prepareClusters(db, [...stats.values()]);
   return [...assessAll(db, [...stats.values()], now).values()]
     .filter((c) => c.ready)
     .sort((a, b) => b.priority - a.priority || a.soulId - b.soulId)

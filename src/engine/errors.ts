@@ -14,17 +14,27 @@ export class NotFoundError extends SoulsError {
   }
 }
 
+/**
+ * `message` says what is wrong ("must not be empty") and never repeats the
+ * path: `field` carries it, and clients show their own label for it.
+ */
 export class ValidationError extends SoulsError {
   override name = 'ValidationError';
   readonly field: string;
   constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
+    super(message);
     this.field = field;
   }
   /** The same error with its field placed under a prefix, e.g. `inputs[2]`. */
   within(prefix: string): ValidationError {
-    return new ValidationError(`${prefix}.${this.field}`, this.message.slice(this.field.length + 2));
+    return new ValidationError(`${prefix}.${this.field}`, this.message);
   }
+}
+
+/** "field: message" for a person reading a log or a terminal, where no form shows the field. */
+export function describeError(error: unknown): string {
+  if (error instanceof ValidationError) return `${error.field}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 export class ConflictError extends SoulsError {
@@ -70,5 +80,21 @@ export class LevelUpPlanError extends SoulsError {
     this.duplicated = diff.duplicated;
     this.notActive = diff.notActive;
     this.problems = diff.problems;
+  }
+}
+
+/**
+ * The database file cannot be opened or written: it is missing, damaged, a
+ * directory, in a read-only location, or its disk is full. The message names
+ * the file and the reason; nothing was written.
+ */
+export class StorageError extends SoulsError {
+  override name = 'StorageError';
+  readonly code: 'STORAGE_FULL' | 'STORAGE_UNAVAILABLE';
+  readonly path: string;
+  constructor(code: 'STORAGE_FULL' | 'STORAGE_UNAVAILABLE', path: string, message: string) {
+    super(message);
+    this.code = code;
+    this.path = path;
   }
 }

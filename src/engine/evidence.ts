@@ -5,10 +5,15 @@ import { normalizeTags } from './normalize.ts';
 import { searchTerms } from './shards.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import type { Citation, Shard, Soul, Trait } from './model.ts';
-import type { Knobs } from './settings.ts';
-import { traitSignals } from './signals.ts';
+import type { Knobs, SimilarityMode } from './settings.ts';
+import { rankKey, traitSignals } from './signals.ts';
 import type { TraitSignals } from './signals.ts';
-import { buildGramIndex, clusterTexts, jaccardOfIndexed } from './similarity.ts';
+import { clusteredShards } from './crystallization.ts';
+import { dot, lexicalVectors } from './lexical.ts';
+import { mixSimilarity } from './provided.ts';
+import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
+import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
+import { runSteps, runStepsSliced, yieldToEventLoop, type Steps } from './slices.ts';
 import type { GramIndex } from './similarity.ts';
 
 export type EvidenceInput = {
@@ -21,8 +26,14 @@ export type EvidenceInput = {
   /** The soul's attunement times. */
   attunedAt: readonly number[];
   crystallization: Crystallization;
-  /** The shards' single-linkage partition as lists of shard ids, when the caller already has it; computed otherwise. */
+  /** Stored embeddings by shard id (similarity `provided`); a shard missing here is compared lexically. */
+  embeddings?: ReadonlyMap<number, Float32Array>;
+  /** The clustered shards' single-linkage partition as lists of shard ids, when the caller already has it; computed otherwise. */
   partition?: readonly (readonly number[])[];
+  /** Clusters cover at most this many shards, the most recently dropped (highest ids); default: all. */
+  clusterLimit?: number;
+  /** Representatives found before, by a cluster's member ids ("3,5,9"); read and filled. Contents never change, so neither do they. */
+  representatives?: { get(key: string): number | undefined; set(key: string, id: number): void };
   /** Names of souls that may appear in sharedWith, for the markdown. */
   soulNames: ReadonlyMap<number, string>;
   knobs: Knobs;
@@ -68,6 +79,8 @@ export type EvidenceReport = {
   soulId: number;
   generatedAt: number;
   shardCount: number;
+  /** How many of the shards the clusters cover: shardCount, or maxClusteredShards (the most recently dropped) when there are more. */
+  clusteredShardCount: number;
   crystallization: Crystallization;
   clusters: ShardCluster[];
   traits: TraitSignals[];
@@ -78,28 +91,78 @@ export type EvidenceReport = {
   suggestedActions: SuggestedAction[];
   markdown: string;
   scope: { tags: string[]; query: string | null };
+  /** The similarity that produced the clusters, alignments and trait pairs, and the clustering threshold. */
+  similarity: { mode: SimilarityMode; threshold: number };
 };
 
 export const TREND_WINDOW_DAYS = 14;
 
-/** Everything needed to cluster and align, with one gram index over shard contents followed by principles. */
+/**
+ * Everything needed to cluster and align. Texts are numbered as one pool: the clustered shards' contents,
+ * then the active traits' principles; `pair` compares two of them (lexical IDF is over that pool).
+ */
 type Context = {
   input: EvidenceInput;
+  /** The clustered shards, by id. */
   shards: Shard[];
   traits: Trait[];
-  index: GramIndex;
+  pair: (i: number, j: number) => number;
+  /** The clustered shards' embeddings by position (provided mode), else empty. */
+  embeddings: Embeddings;
+  /** For each of `members`, the sum of its similarities to every other member. */
+  sums: (members: readonly number[]) => Steps<Float64Array>;
 };
 
+/**
+ * The pool's pairwise similarity in the knobs' mode: trigram Jaccard over one gram index, or lexical cosine;
+ * provided mixes in the embeddings of shard pairs (`embeddings` by position; principles have none, so stay lexical).
+ */
+function* poolSimilarity(mode: SimilarityMode, texts: readonly string[], embeddings: Embeddings): Steps<Pick<Context, 'pair' | 'sums'>> {
+  if (mode === 'trigram') {
+    // One index lets every shard–shard, shard–principle and principle–principle Jaccard skip re-tokenizing.
+    const index = yield* gramIndexSteps(texts);
+    return { pair: (i, j) => jaccardOfIndexed(index, i, j), sums: (members) => similaritySumsSteps(index, members) };
+  }
+  const vectors = lexicalVectors(texts);
+  const lexical = (i: number, j: number): number => Math.min(1, dot(vectors[i], vectors[j]));
+  const shardCount = embeddings.length;
+  const pair =
+    mode === 'provided'
+      ? (i: number, j: number): number => (i < shardCount && j < shardCount ? mixSimilarity(lexical(i, j), embeddings[i], embeddings[j]) : lexical(i, j))
+      : lexical;
+  return {
+    pair,
+    *sums(members) {
+      const sums = new Float64Array(members.length);
+      for (let p = 0; p < members.length; p++) {
+        yield;
+        for (let q = p + 1; q < members.length; q++) {
+          const s = pair(members[p], members[q]);
+          sums[p] += s;
+          sums[q] += s;
+        }
+      }
+      return sums;
+    },
+  };
+}
+
 export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
+  return runSteps(evidenceReportSteps(input));
+}
+
+/** buildEvidenceReport in steps, for runStepsSliced: a large report does not hold the event loop. */
+export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport> {
   const { soul, knobs, now } = input;
   // Sorted by id so the report does not depend on the order the caller fetched rows in.
   const shards = [...input.shards].sort((x, y) => x.id - y.id);
+  const clustered = shards.slice(Math.max(0, shards.length - (input.clusterLimit ?? shards.length)));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
-  // One index lets every shard–shard, shard–principle and principle–principle Jaccard skip re-tokenizing.
-  const index = buildGramIndex([...shards.map((s) => s.content), ...traits.map((t) => t.principle)]);
-  const ctx: Context = { input, shards, traits, index };
+  const embeddings = knobs.similarity === 'provided' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
+  const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
+  const ctx: Context = { input, shards: clustered, traits, embeddings, ...pool };
 
-  const clusters = buildClusters(ctx);
+  const clusters = yield* clusterSteps(ctx);
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
   );
@@ -116,6 +179,7 @@ export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
     soulId: soul.id,
     generatedAt: now,
     shardCount: shards.length,
+    clusteredShardCount: clustered.length,
     crystallization: input.crystallization,
     clusters,
     traits: signals,
@@ -126,25 +190,23 @@ export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
     suggestedActions: [],
     markdown: '',
     scope: { tags: [...input.scope.tags], query: input.scope.query },
+    similarity: { mode: knobs.similarity, threshold: knobs.clusteringThreshold },
   };
   report.suggestedActions = suggestActions(report, shards, input.activeTraits.length, knobs);
   report.markdown = renderMarkdown(report, input);
   return report;
 }
 
-/** Rounded to 12 significant digits before ranking, so values equal up to float noise tie and fall back to ids. */
-function rankKey(value: number): number {
-  return Number(value.toPrecision(12));
-}
-
-function buildClusters(ctx: Context): ShardCluster[] {
+function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
   const { shards, input } = ctx;
   const position = new Map(shards.map((s, i) => [s.id, i]));
   const partition = input.partition
     ? input.partition.map((ids) => ids.map((id) => position.get(id)!).sort((a, b) => a - b))
-    : clusterTexts(
+    : yield* partitionSteps(
+        input.knobs.similarity,
         shards.map((s) => s.content),
         input.knobs.clusteringThreshold,
+        ctx.embeddings,
       );
   const citedBy = new Map<number, number[]>();
   const activeIds = new Set(ctx.traits.map((t) => t.id));
@@ -155,11 +217,12 @@ function buildClusters(ctx: Context): ShardCluster[] {
     else citedBy.set(c.shardId, [c.traitId]);
   }
 
-  const clusters = partition.map((indices) => describeCluster(ctx, indices, citedBy));
+  const clusters: ShardCluster[] = [];
+  for (const indices of partition) clusters.push(yield* describeCluster(ctx, indices, citedBy));
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
-function describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>): ShardCluster {
+function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>): Steps<ShardCluster> {
   const { shards, input } = ctx;
   const { now, knobs } = input;
   const members = [...indices].sort((i, j) => shards[i].createdAt - shards[j].createdAt || shards[i].id - shards[j].id);
@@ -176,7 +239,7 @@ function describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<n
   const freshness = freshnessSum / memberCount;
   const ageSpanDays = (shards[members[memberCount - 1]].createdAt - shards[members[0]].createdAt) / DAY_MS;
 
-  const rep = representative(ctx.index, members, shards);
+  const rep = yield* representative(ctx, members);
   return {
     representativeId: shards[rep].id,
     memberIds: members.map((i) => shards[i].id),
@@ -192,10 +255,16 @@ function describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<n
 }
 
 /** The member with the highest mean similarity to the others; ties go to the lowest shard id. */
-function representative(index: GramIndex, members: readonly number[], shards: readonly Shard[]): number {
+function* representative(ctx: Context, members: readonly number[]): Steps<number> {
+  const { shards, input } = ctx;
   const n = members.length;
   if (n === 1) return members[0];
-  const sums = similaritySums(index, members);
+  const key = members.map((i) => shards[i].id).sort((a, b) => a - b).join(',');
+  // A lexical similarity depends on the whole pool (IDF), so only trigram representatives are a function of the members alone.
+  const remembered = input.knobs.similarity === 'trigram' ? input.representatives : undefined;
+  const known = remembered?.get(key);
+  if (known !== undefined) return members.find((i) => shards[i].id === known)!;
+  const sums = yield* ctx.sums(members);
   let best = 0;
   let bestKey = rankKey(sums[0] / (n - 1));
   for (let p = 1; p < n; p++) {
@@ -205,6 +274,7 @@ function representative(index: GramIndex, members: readonly number[], shards: re
       bestKey = key;
     }
   }
+  remembered?.set(key, shards[members[best]].id);
   return members[best];
 }
 
@@ -213,11 +283,17 @@ const BITSET_MIN_MEMBERS = 32;
 
 /** For each member, the sum of its Jaccard similarities to every other member. */
 export function similaritySums(index: GramIndex, members: readonly number[]): Float64Array {
+  return runSteps(similaritySumsSteps(index, members));
+}
+
+/** similaritySums in steps, one per member: a cluster of n members compares n²/2 pairs. */
+function* similaritySumsSteps(index: GramIndex, members: readonly number[]): Steps<Float64Array> {
   const n = members.length;
   const sums = new Float64Array(n);
   const bitsets = n >= BITSET_MIN_MEMBERS ? memberBitsets(index, members) : null;
   if (bitsets === null) {
     for (let p = 0; p < n; p++) {
+      yield;
       for (let q = p + 1; q < n; q++) {
         const s = jaccardOfIndexed(index, members[p], members[q]);
         sums[p] += s;
@@ -229,6 +305,7 @@ export function similaritySums(index: GramIndex, members: readonly number[]): Fl
   // Same integer intersection and union as jaccardOfIndexed, so the sums are bit-identical.
   const { bits, words } = bitsets;
   for (let p = 0; p < n; p++) {
+    yield;
     const sizeP = index.sets[members[p]].length;
     const rowP = p * words;
     for (let q = p + 1; q < n; q++) {
@@ -275,7 +352,7 @@ function popcount(x: number): number {
 }
 
 function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>): ClusterAlignment {
-  const { traits, shards, index, input } = ctx;
+  const { traits, shards, input } = ctx;
   const cited = new Set<number>();
   for (const i of members) for (const traitId of citedBy.get(shards[i].id) ?? []) cited.add(traitId);
 
@@ -283,7 +360,7 @@ function align(ctx: Context, rep: number, members: readonly number[], citedBy: R
   let bestSeen = 0;
   // traits are in id order, so strict ">" keeps the lowest id on ties.
   for (let t = 0; t < traits.length; t++) {
-    const sim = jaccardOfIndexed(index, rep, shards.length + t);
+    const sim = ctx.pair(rep, shards.length + t);
     if (sim > bestSeen) bestSeen = sim;
     const qualifies = cited.has(traits[t].id) || sim >= input.knobs.redundancyThreshold;
     if (qualifies && (best === null || sim > best.similarity)) {
@@ -306,26 +383,29 @@ function sharedWith(members: readonly number[], shards: readonly Shard[], soulId
 }
 
 function similarTraitPairs(ctx: Context): TraitPair[] {
-  const { traits, index, shards, input } = ctx;
+  const { traits, shards, input } = ctx;
   const base = shards.length;
   const pairs: TraitPair[] = [];
   for (let i = 0; i < traits.length; i++) {
     for (let j = i + 1; j < traits.length; j++) {
-      const sim = jaccardOfIndexed(index, base + i, base + j);
+      const sim = ctx.pair(base + i, base + j);
       if (sim >= input.knobs.consolidationThreshold) pairs.push({ a: traits[i].id, b: traits[j].id, similarity: sim });
     }
   }
   return pairs.sort((x, y) => y.similarity - x.similarity || x.a - y.a || x.b - y.b);
 }
 
-const negationWords = new Set(['not', 'never', 'avoid', 'avoids', 'without', 'no', 'nor', 'none', 'nothing', 'neither', 'cannot']);
+const negationWords = new Set(['not', 'never', 'without', 'no', 'nor', 'none', 'nothing', 'neither', 'cannot']);
+/** Marker verbs, matched on their stem so every inflection counts: avoid, avoids, avoided, avoiding, avoidance. */
+const negationStems = new Set(['avoid', 'refus', 'refrain']);
+const inflection = /(?:ing|ance|ed|es|s|e)$/u;
 
 export function hasNegation(text: string): boolean {
   const words = text.toLowerCase().match(/[\p{L}\p{N}'’]+/gu) ?? [];
   return words.some((raw) => {
     // Quotes around a word ("'never'") are not part of it.
     const word = raw.replace(/^['’]+|['’]+$/gu, '');
-    return negationWords.has(word) || word.endsWith("n't") || word.endsWith('n’t');
+    return negationWords.has(word) || negationStems.has(word.replace(inflection, '')) || word.endsWith("n't") || word.endsWith('n’t');
   });
 }
 
@@ -395,7 +475,7 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
   const stale = report.traits.filter((s) => s.stale).map((s) => s.traitId);
   add('STALE_TRAITS', stale.length, `${plural(stale.length, 'trait', 'traits')} flagged stale`, distinctAscending(stale));
 
-  const redundant = report.traits.filter((s) => s.essenceRedundancy >= knobs.redundancyThreshold).map((s) => s.traitId);
+  const redundant = report.traits.filter((s) => s.essenceRedundancy > knobs.redundancyThreshold).map((s) => s.traitId);
   add('ESSENCE_REDUNDANT', redundant.length, `${plural(redundant.length, 'trait', 'traits')} redundant with essence`, distinctAscending(redundant));
 
   const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2);
@@ -453,6 +533,9 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   if (scopeParts.length > 0) lines.push(`Scope: ${scopeParts.join('; ')}`);
 
   lines.push(`Shards: ${report.shardCount}, clusters: ${report.clusters.length}, active traits: ${report.traits.length}`);
+  if (report.clusteredShardCount < report.shardCount) {
+    lines.push(`Clusters cover the ${report.clusteredShardCount} most recently dropped shards of ${report.shardCount} (maxClusteredShards)`);
+  }
   const cr = report.crystallization;
   lines.push(
     cr.ready
@@ -531,26 +614,47 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   const tags = normalizeTags(options.tags ?? []);
   const query = typeof options.query === 'string' && options.query.trim() !== '' ? options.query.trim() : null;
   const scoped = tags.length > 0 || query !== null;
-  const shards = db.store.consideredShards([soulId], cutoff, { tags, terms: query === null ? undefined : searchTerms(query) });
+  // Several reports asked for at once (aliases, a list) each start in a turn of their own, not back to back in this one.
+  await yieldToEventLoop();
+  const ids = db.store.consideredShardIds([soulId], cutoff, { tags, terms: query === null ? undefined : searchTerms(query) });
+  await yieldToEventLoop();
+  // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
+  const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));
+  const clusterLimit = db.settings.maxClusteredShards;
+  const clusteredIds = clusteredShards(ids, clusterLimit);
+  const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
+  const byId = new Map(shards.map((s) => [s.id, s]));
+  let partition: number[][];
+  if (scoped) {
+    partition = await db.evidence.partition(clusteredIds.map((id) => byId.get(id)!));
+  } else {
+    // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
+    const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
+    await db.clusters.prepare(soulId, clusteredIds, texts);
+    partition = db.clusters.partition(soulId, clusteredIds, texts);
+  }
+  const vectors = db.evidence.vectors(clusteredIds);
+  const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
   const activeTraits = db.store.listTraits([soulId], { statuses: ['active'] });
   const citations = db.store.citationsOfTraits(activeTraits.map((t) => t.id));
-  const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
-  // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
-  const texts = new Map(shards.map((s) => [s.id, s.content]));
-  const partition = scoped ? undefined : db.clusters.partition(soulId, [...texts.keys()].sort((a, b) => a - b), (ids) => new Map(ids.map((id) => [id, texts.get(id)!])));
   const otherSouls = [...new Set(shards.flatMap((s) => s.soulIds))].filter((id) => id !== soulId);
   const soulNames = new Map([...db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
-  return buildEvidenceReport({
-    soul,
-    shards,
-    activeTraits,
-    citations,
-    attunedAt: db.store.attunements([soulId]).get(soulId) ?? [],
-    crystallization,
-    partition,
-    soulNames,
-    knobs: db.settings,
-    now,
-    scope: { tags, query },
-  });
+  return runStepsSliced(
+    evidenceReportSteps({
+      soul,
+      shards,
+      activeTraits,
+      citations,
+      attunedAt: db.store.attunements([soulId]).get(soulId) ?? [],
+      crystallization,
+      partition,
+      embeddings,
+      clusterLimit,
+      representatives: db.evidence.representatives,
+      soulNames,
+      knobs: db.settings,
+      now,
+      scope: { tags, query },
+    }),
+  );
 }

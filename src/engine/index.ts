@@ -1,9 +1,21 @@
 /** The Souls engine's public surface: an async library API, usable with no server. */
 export { DAY_MS, manualClock, systemClock, type Clock } from './clock.ts';
-export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, ValidationError } from './errors.ts';
+export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError, describeError } from './errors.ts';
 export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from './model.ts';
-export { defaultKnobs, defaultSettings, resolveSettings, settingNames, type Bounds, type Knobs, type Settings } from './settings.ts';
+export {
+  defaultClusteringThresholds,
+  defaultKnobs,
+  defaultSettings,
+  resolveSettings,
+  settingNames,
+  similarityModes,
+  type Bounds,
+  type Knobs,
+  type Settings,
+  type SimilarityMode,
+} from './settings.ts';
 export { closeSoulsDb, openSoulsDb, type OpenOptions, type SoulsDb } from './souls-db.ts';
+export { settleSlicedWork } from './slices.ts';
 export { initSoulsTables, openSqliteStore } from '../store/sqlite.ts';
 export {
   awakenSoul,
@@ -47,7 +59,9 @@ export {
   dropShard,
   dropShards,
   fadeExhaustedShards,
+  getEmbeddingDimension,
   getShard,
+  getShardEmbeddings,
   getShards,
   listShards,
   pendingShardCount,
@@ -67,6 +81,9 @@ export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPl
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
 export { expiryCutoff } from './souls-db.ts';
 export { similarity } from './similarity.ts';
+export { clusterBy, textSimilarity } from './similarity-modes.ts';
+export { lexicalSimilarity } from './lexical.ts';
+export { VECTOR_WEIGHT } from './provided.ts';
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
 export { renderBlock } from './render.ts';
 export {

@@ -3,8 +3,9 @@ import type { LevelEvent, Soul, Trait } from './model.ts';
 import { requireText } from './normalize.ts';
 import { renderBlock, renderInputs } from './render.ts';
 import type { Knobs } from './settings.ts';
-import { meanPairwiseSimilarity, similarity } from './similarity.ts';
-import type { SoulsDb } from './souls-db.ts';
+import { meanPairwise, textSimilarity } from './similarity-modes.ts';
+import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import { readyEdges } from './crystallization.ts';
 
 export type ConsolidationGroup = { sourceTraitIds: readonly number[]; mergedPrinciple: string; mergedProvenance: string };
 export type LevelUpPlan = {
@@ -31,7 +32,7 @@ export function checkLevelUpPlan(activeTraits: readonly Trait[], plan: LevelUpPl
     try {
       return requireText(field, value, max);
     } catch (error) {
-      problems.push({ field, message: (error as Error).message.slice(field.length + 2) });
+      problems.push({ field, message: (error as Error).message });
       return '';
     }
   };
@@ -63,12 +64,12 @@ export function checkLevelUpPlan(activeTraits: readonly Trait[], plan: LevelUpPl
 }
 
 /** Advisory only: weak consolidations and premature promotions never block a level-up. */
-export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan, knobs: Pick<Knobs, 'consolidationThreshold' | 'redundancyThreshold'>): LevelUpWarning[] {
+export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan, knobs: Pick<Knobs, 'consolidationThreshold' | 'redundancyThreshold' | 'similarity'>): LevelUpWarning[] {
   const byId = new Map(activeTraits.map((t) => [t.id, t]));
   const warnings: LevelUpWarning[] = [];
   plan.consolidations.forEach((group, i) => {
     if (group.sourceTraitIds.length < 2) return;
-    const mean = meanPairwiseSimilarity(group.sourceTraitIds.map((id) => byId.get(id)!.principle));
+    const mean = meanPairwise(knobs.similarity, group.sourceTraitIds.map((id) => byId.get(id)!.principle));
     if (mean < knobs.consolidationThreshold) {
       warnings.push({
         kind: 'WEAK_CONSOLIDATION',
@@ -78,7 +79,7 @@ export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan,
     }
   });
   for (const id of plan.promotedTraitIds) {
-    const redundancy = similarity(byId.get(id)!.principle, plan.newEssence);
+    const redundancy = textSimilarity(knobs.similarity, byId.get(id)!.principle, plan.newEssence);
     if (redundancy < knobs.redundancyThreshold) {
       warnings.push({
         kind: 'PREMATURE_PROMOTION',
@@ -109,10 +110,14 @@ export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): P
   return { soul: db.store.getSouls([soulId]).get(soulId)!, event, warnings };
 }
 
-/** Undoes the latest level-up that is not yet reverted; never blocked by the trait limit. */
-export async function revertLevelUp(db: SoulsDb, soulId: number): Promise<{ soul: Soul; event: LevelEvent }> {
-  const event = db.store.revertLevelUp(soulId, db.clock.now(), db.settings.shardFadeCitations);
-  return { soul: db.store.getSouls([soulId]).get(soulId)!, event };
+/**
+ * Undoes the latest level-up that is not yet reverted; never blocked by the trait limit.
+ * Shards it un-fades count again, so `readySoulIds` lists the souls that made ready.
+ */
+export async function revertLevelUp(db: SoulsDb, soulId: number): Promise<{ soul: Soul; event: LevelEvent; readySoulIds: number[] }> {
+  const now = db.clock.now();
+  const { event, gate } = db.store.revertLevelUp(soulId, now, db.settings.shardFadeCitations, expiryCutoff(db, now));
+  return { soul: db.store.getSouls([soulId]).get(soulId)!, event, readySoulIds: await readyEdges(db, gate) };
 }
 
 export async function getLevelHistory(db: SoulsDb, soulId: number): Promise<LevelEvent[]> {
@@ -141,6 +146,6 @@ export async function previewLevelUp(db: SoulsDb, soulId: number, plan: LevelUpP
     createdAt: now,
     updatedAt: now,
   }));
-  const after = renderBlock({ ...soul, essence: checked.newEssence, updatedAt: now }, [...carried, ...merged], citationCounts, options);
+  const after = renderBlock({ ...soul, essence: checked.newEssence, orderedAt: now }, [...carried, ...merged], citationCounts, options);
   return { valid: true, error: null, warnings: levelUpWarnings(traits, checked, db.settings), before, after };
 }

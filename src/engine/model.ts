@@ -9,6 +9,8 @@ export type Soul = {
   level: number;
   createdAt: number;
   updatedAt: number;
+  /** The render's reference time: trait ages are measured at it (SPEC §6). Set by every write that changes the block, restored by a revert. */
+  orderedAt: number;
   deletedAt: number | null;
   lastAttunedAt: number | null;
 };
@@ -41,6 +43,8 @@ export type Shard = {
   soulIds: number[];
   createdAt: number;
   updatedAt: number;
+  /** When a sealed shard was revealed; null if it never was sealed or is sealed still. */
+  revealedAt: number | null;
 };
 
 export type CarriedTrait = { id: number; generation: number };

@@ -15,7 +15,7 @@ export function collapseWhitespace(text: string): string {
  * keeping one sentence terminator so "Did it work?" stays a question.
  */
 export function normalizeContent(raw: string): string {
-  let text = collapseWhitespace(stripControl(raw));
+  let text = collapseWhitespace(cleanText(raw));
   let previous;
   do {
     previous = text;
@@ -29,14 +29,57 @@ export function stripControl(text: string): string {
   return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/gu, '');
 }
 
+/**
+ * Invisible format characters: soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width
+ * space, joiners and marks, bidi embeddings, overrides and isolates, word joiner and invisible
+ * operators, BOM. They make "\u200b" look like text, two equal names look different, and a
+ * principle display reversed.
+ */
+const invisibleFormat = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/gu;
+
+/** Every stored text passes here before validation (SPEC §2): NFC, no control or invisible format characters. */
+export function cleanText(text: string): string {
+  return stripControl(text).replace(invisibleFormat, '').normalize('NFC');
+}
+
+/** A tag as stored: clean, one line, lowercase (then NFC again: lowercasing can decompose). */
+export function normalizeTag(tag: string): string {
+  return collapseWhitespace(cleanText(tag)).toLowerCase().normalize('NFC');
+}
+
 export function normalizeTags(raw: readonly string[] | undefined): string[] {
   if (!raw) return [];
   const seen = new Set<string>();
   for (const tag of raw) {
-    const t = collapseWhitespace(stripControl(tag)).toLowerCase();
+    const t = normalizeTag(tag);
     if (t !== '') seen.add(t);
   }
   return [...seen];
+}
+
+/**
+ * The key names are unique by (SPEC §2): NFKC, case-folded, whitespace collapsed, so "Mira",
+ * "mira", "ＭＩＲＡ" and "Mi\u200bra" are one name. Upper- then lower-casing folds what lower-casing
+ * alone keeps apart ("Straße" and "STRASSE").
+ */
+export function nameKey(name: string): string {
+  return collapseWhitespace(cleanText(name).normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC'));
+}
+
+export const MAX_SLUG_LENGTH = 64;
+const slugSuffixRoom = 6;
+
+/** The slug a name suggests: ASCII letters and digits joined by "-", accents dropped; "soul" when nothing is left. */
+export function slugBase(name: string): string {
+  const ascii = cleanText(name).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+  const slug = ascii.replace(/[^a-z0-9]+/g, '-').slice(0, MAX_SLUG_LENGTH - slugSuffixRoom).replace(/^-+|-+$/g, '');
+  return slug === '' ? 'soul' : slug;
+}
+
+/** The first of base, base-2, base-3 … that `taken` does not hold. */
+export function freeSlug(base: string, taken: (slug: string) => boolean): string {
+  if (!taken(base)) return base;
+  for (let n = 2; ; n++) if (!taken(`${base}-${n}`)) return `${base}-${n}`;
 }
 
 export function utf8Bytes(text: string): number {
@@ -46,7 +89,7 @@ export function utf8Bytes(text: string): number {
 /** Trimmed, control-free, non-empty text of at most `maxBytes` UTF-8 bytes. */
 export function requireText(field: string, value: unknown, maxBytes: number): string {
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');
-  const text = stripControl(value).trim();
+  const text = cleanText(value).trim();
   if (text === '') throw new ValidationError(field, 'must not be empty');
   if (utf8Bytes(text) > maxBytes) throw new ValidationError(field, `must be at most ${maxBytes} bytes`);
   return text;
@@ -55,13 +98,18 @@ export function requireText(field: string, value: unknown, maxBytes: number): st
 export function optionalText(field: string, value: unknown, maxBytes: number): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');
-  const text = stripControl(value).trim();
+  const text = cleanText(value).trim();
   if (utf8Bytes(text) > maxBytes) throw new ValidationError(field, `must be at most ${maxBytes} bytes`);
   return text;
 }
 
+/** A row id from a decimal string in canonical form ("7", never "07" or "7.0") or a number; else the value itself. */
+export function asRowId(value: unknown): unknown {
+  return typeof value === 'string' && /^[1-9][0-9]{0,14}$/.test(value) ? Number(value) : value;
+}
+
 export function requireId(field: string, value: unknown): number {
-  const id = typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value;
+  const id = asRowId(value);
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
     throw new ValidationError(field, `must be a positive row id, got ${JSON.stringify(value)}`);
   }

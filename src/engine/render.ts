@@ -1,6 +1,6 @@
 import { collapseWhitespace } from './normalize.ts';
 import type { Soul, Trait } from './model.ts';
-import { citationDensity } from './signals.ts';
+import { citationDensity, rankKey } from './signals.ts';
 import type { SoulsDb } from './souls-db.ts';
 import { NotFoundError } from './errors.ts';
 
@@ -8,17 +8,19 @@ export type RenderOptions = { includeProvenance?: boolean };
 
 /**
  * Citation density descending, then oldest first, then id. A trait's age is
- * measured at the soul's updatedAt, not at now, so the block stays
- * byte-identical between writes however far the clock moves.
+ * measured at the soul's orderedAt, not at now, so the block stays
+ * byte-identical between writes however far the clock moves, and a revert
+ * (which restores orderedAt) gives back the block exactly. Densities are
+ * rounded first, so equal ones tie whatever their last floating-point bit.
  */
-export function orderForRender<T extends Pick<Trait, 'id' | 'createdAt'>>(soul: Pick<Soul, 'updatedAt'>, traits: readonly T[], citationCounts: ReadonlyMap<number, number>): T[] {
-  const density = new Map(traits.map((t) => [t.id, citationDensity(citationCounts.get(t.id) ?? 0, t.createdAt, soul.updatedAt)]));
+export function orderForRender<T extends Pick<Trait, 'id' | 'createdAt'>>(soul: Pick<Soul, 'orderedAt'>, traits: readonly T[], citationCounts: ReadonlyMap<number, number>): T[] {
+  const density = new Map(traits.map((t) => [t.id, rankKey(citationDensity(citationCounts.get(t.id) ?? 0, t.createdAt, soul.orderedAt))]));
   return [...traits].sort((a, b) => density.get(b.id)! - density.get(a.id)! || a.createdAt - b.createdAt || a.id - b.id);
 }
 
 /** The identity block: a pure function of the soul, its active traits and their citation counts. */
 export function renderBlock(
-  soul: Pick<Soul, 'name' | 'description' | 'essence' | 'updatedAt'>,
+  soul: Pick<Soul, 'name' | 'description' | 'essence' | 'orderedAt'>,
   activeTraits: readonly Trait[],
   citationCounts: ReadonlyMap<number, number>,
   options: RenderOptions = {},

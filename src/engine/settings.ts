@@ -1,7 +1,20 @@
 import { ValidationError } from './errors.ts';
 
+/** How shard and trait texts are compared (README "How similarity works"). */
+export const similarityModes = ['trigram', 'lexical', 'provided'] as const;
+export type SimilarityMode = (typeof similarityModes)[number];
+
+/**
+ * Each mode's clustering threshold when `clusteringThreshold` is not set: trigram keeps the seed's 0.4;
+ * lexical's is the paraphrase corpus's choice (bench/paraphrase.ts: the best adjusted Rand index of the
+ * sweep among thresholds whose largest cluster is no larger than the largest labelled theme); provided's
+ * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts).
+ */
+export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.07, provided: 0.35 };
+
 /** The engine's knobs (SPEC §10). Source diversity >= 2 and age spread > 1 day are fixed, not knobs. */
 export type Knobs = {
+  similarity: SimilarityMode;
   traitLimit: number;
   crystallizationThreshold: number;
   shardExpiryDays: number;
@@ -25,17 +38,22 @@ export type Bounds = {
   maxNameLength: number;
   maxDescriptionBytes: number;
   maxSourceLength: number;
+  /** Clustering (the gate's condition 2 and the report's clusters) covers at most this many of a soul's shards, the most recently dropped. */
+  maxClusteredShards: number;
+  /** The longest shard embedding accepted (similarity `provided`). */
+  maxEmbeddingDimension: number;
 };
 
 export type Settings = Knobs & Bounds;
 
 export const defaultKnobs: Knobs = {
+  similarity: 'trigram',
   traitLimit: 10,
   crystallizationThreshold: 3,
   shardExpiryDays: 120,
   shardFadeCitations: 2,
   shardRelevanceHalfLife: 60,
-  clusteringThreshold: 0.4,
+  clusteringThreshold: defaultClusteringThresholds.trigram,
   staleDays: 90,
   redundancyThreshold: 0.3,
   consolidationThreshold: 0.3,
@@ -52,6 +70,10 @@ export const defaultBounds: Bounds = {
   maxNameLength: 200,
   maxDescriptionBytes: 4 * 1024,
   maxSourceLength: 128,
+  // Exact single linkage is all-pairs on adversarial low-variety text: 2,000 shards bound that work to about 2 million pairs.
+  maxClusteredShards: 2_000,
+  // 4,096 covers the common embedding models (16 KiB stored per shard).
+  maxEmbeddingDimension: 4096,
 };
 
 export const defaultSettings: Settings = { ...defaultKnobs, ...defaultBounds };
@@ -61,7 +83,9 @@ type Rule = { kind: 'int' | 'number'; min: number; max: number; minExclusive?: b
 const positiveInt: Rule = { kind: 'int', min: 1, max: 1_000_000_000 };
 const fraction: Rule = { kind: 'number', min: 0, max: 1 };
 
-const rules: Record<keyof Settings, Rule> = {
+type NumericSetting = Exclude<keyof Settings, 'similarity'>;
+
+const rules: Record<NumericSetting, Rule> = {
   traitLimit: { kind: 'int', min: 1, max: 1000 },
   crystallizationThreshold: positiveInt,
   shardExpiryDays: positiveInt,
@@ -81,11 +105,18 @@ const rules: Record<keyof Settings, Rule> = {
   maxNameLength: positiveInt,
   maxDescriptionBytes: positiveInt,
   maxSourceLength: positiveInt,
+  maxClusteredShards: { kind: 'int', min: 2, max: 1_000_000 },
+  maxEmbeddingDimension: { kind: 'int', min: 1, max: 16_384 },
 };
 
-export const settingNames = Object.keys(rules) as (keyof Settings)[];
+export const settingNames: (keyof Settings)[] = ['similarity', ...(Object.keys(rules) as NumericSetting[])];
 
-function checkSetting(name: keyof Settings, value: unknown): number {
+function checkSimilarity(value: unknown): SimilarityMode {
+  if (typeof value === 'string' && (similarityModes as readonly string[]).includes(value)) return value as SimilarityMode;
+  throw new ValidationError('similarity', `must be one of ${similarityModes.join(', ')}, got ${JSON.stringify(value)}`);
+}
+
+function checkSetting(name: NumericSetting, value: unknown): number {
   const rule = rules[name];
   const range = `${rule.minExclusive ? '>' : '>='} ${rule.min} and <= ${rule.max}`;
   if (typeof value !== 'number' || !Number.isFinite(value)) {
@@ -99,13 +130,18 @@ function checkSetting(name: keyof Settings, value: unknown): number {
   return value;
 }
 
-/** Defaults overlaid with `overrides`, every value checked; a bad or unknown one throws naming the knob. */
+/**
+ * Defaults overlaid with `overrides`, every value checked; a bad or unknown one throws naming the knob.
+ * Without a `clusteringThreshold`, the threshold is the similarity mode's own default.
+ */
 export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}): Settings {
   const settings: Settings = { ...defaultSettings };
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
-    if (!Object.hasOwn(rules, name)) throw new ValidationError(name, `unknown setting (known: ${settingNames.join(', ')})`);
-    settings[name as keyof Settings] = checkSetting(name as keyof Settings, value);
+    if (name === 'similarity') settings.similarity = checkSimilarity(value);
+    else if (Object.hasOwn(rules, name)) settings[name as NumericSetting] = checkSetting(name as NumericSetting, value);
+    else throw new ValidationError(name, `unknown setting (known: ${settingNames.join(', ')})`);
   }
+  if (overrides.clusteringThreshold === undefined) settings.clusteringThreshold = defaultClusteringThresholds[settings.similarity];
   return Object.freeze(settings);
 }

@@ -2,15 +2,29 @@ import { readyEdges } from './crystallization.ts';
 import { ValidationError } from './errors.ts';
 import type { Page, Shard, ShardStatus, SourceCount, TagCount } from './model.ts';
 import { shardStatuses } from './model.ts';
-import { normalizeContent, normalizeTags, requireIds, stripControl, utf8Bytes } from './normalize.ts';
+import { decodeEmbedding, encodeEmbedding } from './provided.ts';
+import { cleanText, normalizeContent, normalizeTag, normalizeTags, requireIds, utf8Bytes } from './normalize.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
-import type { NewShard } from '../store/store.ts';
+import { yieldToEventLoop } from './slices.ts';
+import type { NewShard, ShardWrite } from '../store/store.ts';
 
-export type ShardOptions = { tags?: readonly string[] | null; sealed?: boolean | null; createdAt?: number | null };
+export type ShardOptions = {
+  tags?: readonly string[] | null;
+  sealed?: boolean | null;
+  createdAt?: number | null;
+  /** The caller's embedding of the content (similarity `provided`): finite, not all zeros, the database's dimension. */
+  embedding?: readonly number[] | null;
+};
 export type ShardInput = ShardOptions & { content: string; source: string; soulIds: readonly number[] };
 
+/**
+ * The embedding dimension a write must match: the database's, or the first of the batch while it has none.
+ * Read from the store only when a shard carries a vector (undefined: not read yet), so plain writes skip it.
+ */
+type Dimension = { value: number | null | undefined };
+
 /** Validates and normalizes one shard; errors name the field relative to the shard. */
-function validShard(db: SoulsDb, input: ShardInput, now: number): NewShard {
+function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dimension): NewShard {
   const { settings } = db;
   if (typeof input !== 'object' || input === null) throw new ValidationError('content', 'a shard must be an object with content, source and soulIds');
   if (typeof input.content !== 'string') throw new ValidationError('content', 'must be a string');
@@ -19,7 +33,7 @@ function validShard(db: SoulsDb, input: ShardInput, now: number): NewShard {
   if (content === '') throw new ValidationError('content', 'must not be empty once whitespace and punctuation noise are removed');
   if (utf8Bytes(content) > settings.maxShardContentBytes) throw new ValidationError('content', `must be at most ${settings.maxShardContentBytes} bytes`);
   if (typeof input.source !== 'string') throw new ValidationError('source', 'must be a string');
-  const source = stripControl(input.source).trim();
+  const source = cleanText(input.source).trim();
   if (source === '') throw new ValidationError('source', 'must not be empty');
   if ([...source].length > settings.maxSourceLength) throw new ValidationError('source', `must be at most ${settings.maxSourceLength} characters`);
   const soulIds = [...new Set(requireIds('soulIds', input.soulIds))];
@@ -27,15 +41,28 @@ function validShard(db: SoulsDb, input: ShardInput, now: number): NewShard {
   if (input.tags !== undefined && input.tags !== null && !Array.isArray(input.tags)) throw new ValidationError('tags', 'must be a list of strings');
   (input.tags ?? []).forEach((tag, i) => {
     if (typeof tag !== 'string') throw new ValidationError(`tags[${i}]`, 'must be a string');
-    if ([...tag.trim()].length > settings.maxTagLength) throw new ValidationError(`tags[${i}]`, `must be at most ${settings.maxTagLength} characters`);
+    // Bounded as stored: lowercasing can lengthen a tag ("İ" becomes two characters).
+    if ([...normalizeTag(tag)].length > settings.maxTagLength) throw new ValidationError(`tags[${i}]`, `must be at most ${settings.maxTagLength} characters`);
   });
   const tags = normalizeTags(input.tags ?? []);
   if (tags.length > settings.maxTagsPerShard) throw new ValidationError('tags', `at most ${settings.maxTagsPerShard} tags per shard`);
   const createdAt = input.createdAt ?? now;
   if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new ValidationError('createdAt', 'must be a time in epoch milliseconds');
   if (createdAt > now) throw new ValidationError('createdAt', 'may not lie in the future');
-  return { content, source, soulIds, tags, sealed: input.sealed === true, createdAt };
+  const embedding = input.embedding === undefined || input.embedding === null ? null : encodeEmbedding('embedding', input.embedding, settings.maxEmbeddingDimension);
+  if (embedding !== null) {
+    const length = embedding.byteLength / 4;
+    if (dimension.value === undefined) dimension.value = db.store.embeddingDimension();
+    if (dimension.value !== null && length !== dimension.value) {
+      throw new ValidationError('embedding', `must have ${dimension.value} numbers, the dimension of this database's embeddings, got ${length}`);
+    }
+    dimension.value = length;
+  }
+  return { content, source, soulIds, tags, sealed: input.sealed === true, createdAt, embedding };
 }
+
+/** Shards validated between two hand-backs of the event loop. */
+const VALIDATION_CHUNK = 500;
 
 export type DropShardResult = { shardId: number; readySoulIds: number[] };
 export type DropShardsResult = { shardIds: number[]; readySoulIds: number[] };
@@ -43,9 +70,9 @@ export type DropShardsResult = { shardIds: number[]; readySoulIds: number[] };
 /** Deposits one observation; returns its id and the souls this write made ready for refinement. */
 export async function dropShard(db: SoulsDb, content: string, source: string, soulIds: readonly number[], options: ShardOptions = {}): Promise<DropShardResult> {
   const now = db.clock.now();
-  const shard = validShard(db, { ...options, content, source, soulIds }, now);
+  const shard = validShard(db, { ...options, content, source, soulIds }, now, { value: undefined });
   const write = db.store.insertShards([shard], now, expiryCutoff(db, now));
-  return { shardId: write.shardIds[0], readySoulIds: readyEdges(db, write.gate, write.shardIds, new Map([[write.shardIds[0], shard.content]])) };
+  return { shardId: write.shardIds[0], readySoulIds: await readyEdges(db, write.gate, new Map([[write.shardIds[0], shard.content]])) };
 }
 
 /**
@@ -58,17 +85,28 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
   if (!Array.isArray(inputs)) throw new ValidationError(field, 'must be a list');
   if (inputs.length > db.settings.maxBatchSize) throw new ValidationError(field, `at most ${db.settings.maxBatchSize} shards per batch`);
   const now = db.clock.now();
-  const shards = inputs.map((input, i) => {
+  const shards: NewShard[] = [];
+  const dimension: Dimension = { value: undefined };
+  for (const [i, input] of inputs.entries()) {
+    // A full batch is megabytes of text to normalize: other requests are served between chunks.
+    if (i > 0 && i % VALIDATION_CHUNK === 0) await yieldToEventLoop();
     try {
-      return validShard(db, input, now);
+      shards.push(validShard(db, input, now, dimension));
     } catch (error) {
       throw error instanceof ValidationError ? error.within(`${field}[${i}]`) : error;
     }
-  });
+  }
   if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
-  const write = db.store.insertShards(shards, now, expiryCutoff(db, now));
+  let write: ShardWrite;
+  try {
+    write = db.store.insertShards(shards, now, expiryCutoff(db, now));
+  } catch (error) {
+    // The store refuses a dimension another writer fixed meanwhile: name the batch's first vector.
+    if (!(error instanceof ValidationError) || error.field !== 'embedding') throw error;
+    throw error.within(`${field}[${shards.findIndex((s) => s.embedding !== null)}]`);
+  }
   const texts = new Map(write.shardIds.map((id, i) => [id, shards[i].content]));
-  return { shardIds: write.shardIds, readySoulIds: readyEdges(db, write.gate, write.shardIds, texts) };
+  return { shardIds: write.shardIds, readySoulIds: await readyEdges(db, write.gate, texts) };
 }
 
 /** Unseals deferred observations (they stay pending); may make souls ready. */
@@ -76,15 +114,21 @@ export async function revealShards(db: SoulsDb, shardIds: readonly number[]): Pr
   const ids = requireIds('ids', shardIds);
   const now = db.clock.now();
   const write = db.store.revealShards(ids, now, expiryCutoff(db, now));
-  // Only the shards this write actually unsealed are new: an already visible one counted before it too.
-  return { shardIds: [...new Set(ids)], readySoulIds: readyEdges(db, write.gate, write.shardIds) };
+  return { shardIds: [...new Set(ids)], readySoulIds: await readyEdges(db, write.gate) };
 }
 
-/** The one maintenance operation: shards cited by `shardFadeCitations` distinct traits fade. Also refreshes planner statistics. */
-export async function fadeExhaustedShards(db: SoulsDb): Promise<number> {
-  const faded = db.store.fadeExhaustedShards(db.settings.shardFadeCitations, db.clock.now());
+export type FadeResult = { fadedCount: number; readySoulIds: number[] };
+
+/**
+ * The one maintenance operation: shards cited by `shardFadeCitations` distinct traits fade. A
+ * shard that fades can split a chained cluster, so the souls this made ready are reported too.
+ * Also refreshes planner statistics.
+ */
+export async function fadeExhaustedShards(db: SoulsDb): Promise<FadeResult> {
+  const now = db.clock.now();
+  const { fadedCount, gate } = db.store.fadeExhaustedShards(db.settings.shardFadeCitations, now, expiryCutoff(db, now));
   db.store.optimize();
-  return faded;
+  return { fadedCount, readySoulIds: await readyEdges(db, gate) };
 }
 
 export async function getShard(db: SoulsDb, id: number): Promise<Shard | null> {
@@ -93,6 +137,16 @@ export async function getShard(db: SoulsDb, id: number): Promise<Shard | null> {
 
 export async function getShards(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Shard>> {
   return db.store.getShards(ids);
+}
+
+/** The stored embeddings (L2-normalized, as Float32) of those of the shards that have one. */
+export async function getShardEmbeddings(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Float32Array>> {
+  return new Map([...db.store.shardEmbeddings(requireIds('ids', ids))].map(([id, bytes]) => [id, decodeEmbedding(bytes)]));
+}
+
+/** The embedding dimension of this database (fixed by the first stored vector), or null while none is stored. */
+export async function getEmbeddingDimension(db: SoulsDb): Promise<number | null> {
+  return db.store.embeddingDimension();
 }
 
 export type ListShardsOptions = {
@@ -121,7 +175,7 @@ export async function listShards(db: SoulsDb, options: ListShardsOptions = {}): 
   return db.store.listShards(
     {
       soulId: options.soulId ?? undefined,
-      source: options.source === undefined || options.source === null ? undefined : options.source.trim(),
+      source: options.source === undefined || options.source === null ? undefined : cleanText(options.source).trim(),
       tags,
       status,
       sealed: options.sealed ?? undefined,
@@ -135,7 +189,7 @@ const MAX_SEARCH_TERMS = 32;
 
 /** Plain words of a user's query (those with a letter or digit): any string is safe, none is FTS syntax. */
 export function searchTerms(query: string): string[] {
-  return stripControl(query)
+  return cleanText(query)
     .split(/\s+/u)
     .filter((t) => /[\p{L}\p{N}]/u.test(t))
     .slice(0, MAX_SEARCH_TERMS);

@@ -1,7 +1,7 @@
 import { DAY_MS } from './clock.ts';
 import type { Citation, Soul, Trait } from './model.ts';
 import type { Knobs } from './settings.ts';
-import { similarity } from './similarity.ts';
+import { textSimilarity } from './similarity-modes.ts';
 
 export type TraitSignals = {
   traitId: number;
@@ -23,11 +23,16 @@ export type SignalInputs = {
   attunedAt: readonly number[];
 };
 
+/** Rounded to 12 significant digits before ranking, so values equal up to float noise tie and fall through to the next key. */
+export function rankKey(value: number): number {
+  return Number(value.toPrecision(12));
+}
+
 export function citationDensity(citationCount: number, createdAt: number, at: number): number {
   return citationCount / Math.max(1, (at - createdAt) / DAY_MS);
 }
 
-export function traitSignals(trait: Trait, inputs: SignalInputs, knobs: Pick<Knobs, 'staleDays'>, now: number): TraitSignals {
+export function traitSignals(trait: Trait, inputs: SignalInputs, knobs: Pick<Knobs, 'staleDays' | 'similarity'>, now: number): TraitSignals {
   const age = Math.max(0, now - trait.createdAt);
   const soulAge = Math.max(DAY_MS, now - inputs.soul.createdAt);
   const staleWindow = knobs.staleDays * DAY_MS;
@@ -41,7 +46,7 @@ export function traitSignals(trait: Trait, inputs: SignalInputs, knobs: Pick<Kno
     citationDensity: citationDensity(ownCitations.length, trait.createdAt, now),
     // The one costly signal: computed when read, so lists that never ask for it never pay.
     get essenceRedundancy() {
-      return similarity(trait.principle, inputs.soul.essence);
+      return textSimilarity(knobs.similarity, trait.principle, inputs.soul.essence);
     },
     survivalCount: inputs.attunedAt.filter((t) => t > trait.createdAt).length,
   };

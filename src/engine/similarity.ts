@@ -22,6 +22,7 @@
  * predicate `meetsThreshold` requires, so no qualifying pair is lost, and each
  * union is decided by that same predicate.
  */
+import { runSteps, type Steps } from './slices.ts';
 
 /** Relative tolerance applied to the threshold, so that e.g. 7/10 >= 0.7 and
  * 1/10 >= 0.1 hold despite binary floating point. Relative (not absolute), so
@@ -159,6 +160,11 @@ function isWhitespace(c: number): boolean {
  * (Normalization is done inline, equivalently to normalizeForSimilarity.)
  */
 export function buildGramIndex(texts: readonly string[]): GramIndex {
+  return runSteps(gramIndexSteps(texts));
+}
+
+/** buildGramIndex in steps, one per text tokenized. */
+export function* gramIndexSteps(texts: readonly string[]): Steps<GramIndex> {
   const n = texts.length;
   // Gram key -> provisional id (order of first occurrence). Trigrams whose
   // code points are all < 1024 go through a fast integer-keyed table; other
@@ -176,6 +182,7 @@ export function buildGramIndex(texts: readonly string[]): GramIndex {
   let cps = new Int32Array(256);
 
   for (let t = 0; t < n; t++) {
+    yield;
     // Code points of the normalized text: lowercased, whitespace runs -> one
     // space, trimmed.
     const lower = texts[t].toLowerCase();
@@ -365,16 +372,22 @@ function partitionFromParents(parent: Int32Array, slot: Int32Array): number[][] 
  *  Returns clusters as arrays of input indices, each sorted ascending,
  *  clusters ordered by their smallest index. Deterministic. */
 export function clusterTexts(texts: readonly string[], threshold: number): number[][] {
+  return runSteps(clusterTextsSteps(texts, threshold));
+}
+
+/** clusterTexts in steps (one per text tokenized, one per text joined), for runStepsSliced. */
+export function* clusterTextsSteps(texts: readonly string[], threshold: number): Steps<number[][]> {
   assertValidThreshold(threshold);
   if (texts.length === 0) return [];
-  return clusterGramIndex(buildGramIndex(texts), threshold);
+  const index = yield* gramIndexSteps(texts);
+  return yield* clusterIndexedSteps(index.sets, index.gramCount, threshold);
 }
 
 /** clusterTexts over an already built GramIndex (same result, no re-tokenizing). */
 export function clusterGramIndex(index: GramIndex, threshold: number): number[][] {
   assertValidThreshold(threshold);
   if (index.sets.length === 0) return [];
-  return clusterIndexedSets(index.sets, index.gramCount, threshold);
+  return runSteps(clusterIndexedSteps(index.sets, index.gramCount, threshold));
 }
 
 /** Number of bits set in a 32-bit integer. */
@@ -449,7 +462,7 @@ function neededOverlap(pairFactor: number, a: number, b: number): number {
  * lower bounds on the overlap the predicate needs, so no qualifying pair is
  * lost, and every pair that is joined passed `meetsThreshold` exactly.
  */
-function clusterIndexedSets(sets: Int32Array[], gramCount: number, threshold: number): number[][] {
+function* clusterIndexedSteps(sets: Int32Array[], gramCount: number, threshold: number): Steps<number[][]> {
   const n = sets.length;
   const tEff = threshold * (1 - THRESHOLD_TOLERANCE);
   // For a pair of sizes (a, b) that meets the threshold, with o its overlap:
@@ -554,6 +567,7 @@ function clusterIndexedSets(sets: Int32Array[], gramCount: number, threshold: nu
   // lo: the smallest rank large enough for the size filter (non-decreasing).
   let lo = 0;
   for (let x = 0; x < n; x++) {
+    yield;
     const minSize = tEff * size[x] - FILTER_SLACK;
     while (lo < x && size[lo] < minSize) lo++;
     if (x < firstLarge) {

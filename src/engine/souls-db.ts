@@ -2,7 +2,9 @@ import { systemClock, type Clock } from './clock.ts';
 import { resolveSettings, type Settings } from './settings.ts';
 import type { SoulsStore } from '../store/store.ts';
 import { openSqliteStore } from '../store/sqlite.ts';
+import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
+import { EvidenceCache } from './evidence-cache.ts';
 
 /** The handle every engine function takes first: where souls are stored, the knobs, and the clock. */
 export type SoulsDb = {
@@ -11,11 +13,15 @@ export type SoulsDb = {
   readonly clock: Clock;
   /** Remembered cluster partitions, so the gate re-clusters only what changed. */
   readonly clusters: ClusterMemo;
+  /** Shard rows, scoped partitions and representatives evidence reports reuse, keyed by the shards they came from. */
+  readonly evidence: EvidenceCache;
 };
 
 export type OpenOptions = {
   /** SQLite file path; ':memory:' (the default) keeps everything in memory. */
   path?: string;
+  /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it. */
+  mode?: OpenMode;
   /** A store to use instead of opening SQLite. */
   store?: SoulsStore;
   clock?: Clock;
@@ -25,12 +31,19 @@ export type OpenOptions = {
 
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
-  const store = options.store ?? openSqliteStore({ path: options.path });
-  return { store, settings, clock: options.clock ?? systemClock, clusters: new ClusterMemo(settings.clusteringThreshold) };
+  const store = options.store ?? openSqliteStore({ path: options.path, mode: options.mode });
+  return {
+    store,
+    settings,
+    clock: options.clock ?? systemClock,
+    clusters: new ClusterMemo(settings.clusteringThreshold, undefined, settings.similarity, (ids) => store.shardEmbeddings(ids)),
+    evidence: new EvidenceCache(settings.clusteringThreshold, settings.similarity, (ids) => store.shardEmbeddings(ids)),
+  };
 }
 
-export function closeSoulsDb(db: SoulsDb): void {
-  db.store.close();
+/** Checkpoints and closes; `checkpointDeferred` says why the WAL was left for the next open (a full disk), or is null. */
+export function closeSoulsDb(db: SoulsDb): { checkpointDeferred: string | null } {
+  return db.store.close();
 }
 
 /** Shards created at or before this moment are past `shardExpiryDays` and left out of every read (never deleted). */

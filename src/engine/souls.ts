@@ -1,6 +1,6 @@
 import { InvalidStateError, ValidationError } from './errors.ts';
 import type { Soul } from './model.ts';
-import { optionalText, requireText, stripControl } from './normalize.ts';
+import { cleanText, MAX_SLUG_LENGTH, optionalText, requireText } from './normalize.ts';
 import type { SoulsDb } from './souls-db.ts';
 import { getCrystallization, type Crystallization } from './crystallization.ts';
 import { pendingShardCounts } from './shards.ts';
@@ -19,13 +19,14 @@ function validName(db: SoulsDb, field: string, value: unknown): string {
   return name;
 }
 
+/** A chosen slug, or null: then the store derives one from the name ("Mira Vance" → mira-vance, then mira-vance-2 …). */
 function validSlug(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string') throw new ValidationError('slug', 'must be a string');
-  const slug = stripControl(value).trim();
+  const slug = cleanText(value).trim();
   if (slug === '') return null;
-  if (slug.length > 64 || !slugPattern.test(slug)) {
-    throw new ValidationError('slug', 'must be at most 64 lowercase letters, digits, "-" or "_", starting with a letter or digit');
+  if (slug.length > MAX_SLUG_LENGTH || !slugPattern.test(slug)) {
+    throw new ValidationError('slug', `must be at most ${MAX_SLUG_LENGTH} lowercase letters, digits, "-" or "_", starting with a letter or digit`);
   }
   return slug;
 }
@@ -55,9 +56,15 @@ export async function retireSoul(db: SoulsDb, id: number): Promise<Soul> {
   return db.store.setDormancy(id, { dormantAt: now }, now);
 }
 
-export async function awakenSoul(db: SoulsDb, id: number, options: { rename?: string | null } = {}): Promise<Soul> {
+/**
+ * Clears dormancy, checking the name again (and accepting a rename). A dormant soul is never
+ * ready, so if its considered shards pass the gate now, awakening it is the crossing.
+ */
+export async function awakenSoul(db: SoulsDb, id: number, options: { rename?: string | null } = {}): Promise<{ soul: Soul; readySoulIds: number[] }> {
   const rename = options.rename === undefined || options.rename === null ? undefined : validName(db, 'name', options.rename);
-  return db.store.setDormancy(id, { dormantAt: null, rename }, db.clock.now());
+  const soul = db.store.setDormancy(id, { dormantAt: null, rename }, db.clock.now());
+  const verdict = (await getCrystallization(db, [id])).get(id);
+  return { soul, readySoulIds: verdict?.ready ? [id] : [] };
 }
 
 /** Marks a refinement cycle done: the recency gate then waits for new evidence. */
@@ -73,7 +80,7 @@ export async function getSouls(db: SoulsDb, ids: readonly number[]): Promise<Map
   return db.store.getSouls(ids);
 }
 
-/** The awake soul with this name, else the most recently retired dormant one. */
+/** The awake soul with this name, else the most recently retired dormant one; "mira", "MIRA" and "Mi\u200bra" find "Mira". */
 export async function getSoulByName(db: SoulsDb, name: string): Promise<Soul | null> {
   return db.store.getSoulByName(name);
 }

@@ -143,7 +143,7 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
     counts.set(id, trait.citeShardIds.length);
   });
   const changed = revisions.length + (changes.revert?.length ?? 0) + additions.length > 0;
-  const soulAfter = changed ? { ...input.soul, updatedAt: now } : input.soul;
+  const soulAfter = changed ? { ...input.soul, orderedAt: now } : input.soul;
   return {
     before: renderBlock(input.soul, input.traits, input.citationCounts, options),
     after: renderBlock(soulAfter, [...active.values()], counts, options),

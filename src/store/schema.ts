@@ -1,8 +1,55 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { cleanText, collapseWhitespace, freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
+
+/** SQL, or a step that needs code (folding names) as well. */
+export type Migration = string | ((db: DatabaseSync) => void);
+
+type SoulNameRow = { id: number; name: string; slug: string | null; deleted_at: number | null };
+
+/**
+ * Version 2 (SPEC turn 2): names unique by a folded key, a slug for every soul,
+ * the render's own reference time (saved and restored by level-ups), and when
+ * a sealed shard was revealed. Awake souls whose names fold to one key keep
+ * them in id order: the oldest keeps its name, later ones get " (2)", " (3)" …
+ * so no soul is lost or retired by the upgrade; a name that is nothing but
+ * invisible characters becomes "Soul <id>".
+ */
+function foldedNamesAndReferenceTime(db: DatabaseSync): void {
+  db.exec(`
+    ALTER TABLE souls ADD COLUMN ordered_at INTEGER NOT NULL DEFAULT 0;
+    UPDATE souls SET ordered_at = updated_at;
+    ALTER TABLE souls ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
+    ALTER TABLE soul_levels ADD COLUMN ordered_at_before INTEGER;
+    ALTER TABLE soul_levels ADD COLUMN traits_updated_before TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE soul_shards ADD COLUMN revealed_at INTEGER;
+    DROP INDEX idx_souls_name_awake;
+  `);
+  const rows = db.prepare('SELECT id, name, slug, deleted_at FROM souls ORDER BY deleted_at IS NOT NULL, id').all() as SoulNameRow[];
+  const awakeKeys = new Set<string>();
+  const slugs = new Set(rows.flatMap((r) => (r.slug === null ? [] : [r.slug])));
+  const update = db.prepare('UPDATE souls SET name = :name, name_key = :key, slug = :slug WHERE id = :id');
+  for (const row of rows) {
+    const cleaned = collapseWhitespace(cleanText(row.name));
+    let name = cleaned === '' ? `Soul ${row.id}` : cleaned;
+    if (row.deleted_at === null) {
+      for (let n = 2; awakeKeys.has(nameKey(name)); n++) name = `${cleaned} (${n})`;
+      awakeKeys.add(nameKey(name));
+    }
+    let slug = row.slug;
+    if (slug === null) {
+      slug = freeSlug(slugBase(name), (s) => slugs.has(s));
+      slugs.add(slug);
+    }
+    update.run({ id: row.id, name, key: nameKey(name), slug });
+  }
+  db.exec(`CREATE UNIQUE INDEX idx_souls_name_key_awake ON souls(name_key) WHERE deleted_at IS NULL;`);
+}
+
 /**
  * Versioned migrations, applied in order; PRAGMA user_version records the last
  * one applied, so an existing file is upgraded in place.
  */
-export const migrations: readonly string[] = [
+export const migrations: readonly Migration[] = [
   `
   CREATE TABLE souls (
     id INTEGER PRIMARY KEY,
@@ -99,5 +146,12 @@ export const migrations: readonly string[] = [
     INSERT INTO shard_fts(shard_fts, rowid, content) VALUES ('delete', old.id, old.content);
     INSERT INTO shard_fts(rowid, content) VALUES (new.id, new.content);
   END;
+  `,
+  foldedNamesAndReferenceTime,
+  // Version 3: a caller-supplied embedding per shard (L2-normalized Float32, little-endian), and the
+  // database's facts, among them the embedding dimension the first stored vector fixed.
+  `
+  ALTER TABLE soul_shards ADD COLUMN embedding BLOB;
+  CREATE TABLE souls_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   `,
 ];

@@ -1,7 +1,9 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../engine/errors.ts';
+import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
+import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
   LevelUpWrite,
@@ -17,6 +19,7 @@ import type {
 } from './store.ts';
 
 type Row = Record<string, SQLInputValue>;
+type TraitTime = { id: number; updatedAt: number };
 type Params = Record<string, SQLInputValue>;
 
 const json = (ids: readonly (number | string)[]): string => JSON.stringify(ids);
@@ -24,6 +27,13 @@ const inList = (param: string): string => `(SELECT value FROM json_each(:${param
 
 /** Pending, unsealed and newer than the expiry cutoff: the shards crystallization and reports consider. */
 const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.sealed = 0 AND ${alias}.created_at > :cutoff`;
+
+/** A shard row's columns but its embedding, which only similarity reads. */
+const SHARD_COLUMNS = (alias: string) =>
+  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
+
+/** When a shard became evidence the soul could see: its creation, or its reveal if it was sealed (SPEC §4 condition 5). */
+const evidenceTime = (alias: string) => `MAX(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
 
 /*
  * The hot statements. Join order is fixed with CROSS JOIN so the plan does not
@@ -36,10 +46,13 @@ function gateSql(isNew: string): string {
   const old = `NOT (${isNew})`;
   return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
       COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
+      MAX(${evidenceTime('s')}) AS latest,
+      group_concat(CASE WHEN ${old} THEN s.id END) AS ids_before,
       COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
       COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
       MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
-      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before
+      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before,
+      MAX(CASE WHEN ${old} THEN ${evidenceTime('s')} END) AS latest_before
     FROM souls so
     LEFT JOIN shard_souls ss ON ss.soul_id = so.id
     LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
@@ -50,7 +63,7 @@ function gateSql(isNew: string): string {
 
 /** Every awake soul's aggregates, driven by the partial pending index. */
 const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
-    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest
+    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime('s')}) AS latest
   FROM soul_shards s
   CROSS JOIN shard_souls ss ON ss.shard_id = s.id
   CROSS JOIN souls so ON so.id = ss.soul_id AND so.deleted_at IS NULL
@@ -59,9 +72,9 @@ const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at
   ORDER BY so.id`;
 
 /** The considered shards of some souls, driven by their attributions. */
-function consideredSql(extraClauses: readonly string[]): string {
+function consideredSql(extraClauses: readonly string[], columns = SHARD_COLUMNS('s')): string {
   const where = [`ss.soul_id IN ${inList('soulIds')}`, considered('s'), ...extraClauses].join(' AND ');
-  return `SELECT DISTINCT s.* FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id WHERE ${where} ORDER BY s.id`;
+  return `SELECT DISTINCT ${columns} FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id WHERE ${where} ORDER BY s.id`;
 }
 
 /** Full-text search driven by the FTS index, ranked by bm25. */
@@ -72,10 +85,30 @@ function searchSql(bySoul: boolean): string {
     ORDER BY rank, s.id LIMIT :limit`;
 }
 
+type ShardScope = { tags?: readonly string[]; terms?: readonly string[] };
+
+/** The clauses and parameters narrowing the considered shards to a scope; null when the scope matches nothing. */
+function consideredQuery(soulIds: readonly number[], cutoff: number, scope: ShardScope): { clauses: string[]; params: Params } | null {
+  const clauses: string[] = [];
+  const params: Params = { soulIds: json(soulIds), cutoff };
+  if (scope.tags && scope.tags.length > 0) {
+    clauses.push(`s.id IN (SELECT shard_id FROM shard_tags WHERE tag IN ${inList('tags')})`);
+    params.tags = json(scope.tags);
+  }
+  if (scope.terms) {
+    if (scope.terms.length === 0) return null;
+    clauses.push('s.id IN (SELECT rowid FROM shard_fts WHERE shard_fts MATCH :query)');
+    params.query = ftsQuery(scope.terms);
+  }
+  return { clauses, params };
+}
+
 export type SqliteOptions = {
   /** A file path, or ':memory:' (the default). */
   path?: string;
   busyTimeoutMs?: number;
+  /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it (no migration, query_only). */
+  mode?: OpenMode;
 };
 
 /** Creates the tables on a fresh database and migrates an older one; safe to call on every start. */
@@ -89,7 +122,11 @@ export function initSoulsTables(db: DatabaseSync): void {
   try {
     // Read again under the write lock: another process opening the same file may have migrated while this one waited.
     const locked = Number((db.prepare('PRAGMA user_version').get() as Row).user_version);
-    for (let version = locked; version < migrations.length; version++) db.exec(migrations[version]);
+    for (let version = locked; version < migrations.length; version++) {
+      const migration = migrations[version];
+      if (typeof migration === 'string') db.exec(migration);
+      else migration(db);
+    }
     db.exec(`PRAGMA user_version = ${migrations.length}`);
     db.exec('COMMIT');
   } catch (error) {
@@ -119,14 +156,26 @@ function enableWal(db: DatabaseSync, timeoutMs: number): void {
 
 export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
   const path = options.path ?? ':memory:';
-  const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
-  if (path !== ':memory:') {
-    enableWal(db, options.busyTimeoutMs ?? 5000);
-    db.exec('PRAGMA synchronous = NORMAL');
+  const timeout = options.busyTimeoutMs ?? 5000;
+  const mode = options.mode ?? 'create';
+  if (path === ':memory:') {
+    if (mode === 'read-only') throw new StorageError('STORAGE_UNAVAILABLE', path, 'an in-memory database (:memory:) has nothing to read');
+    const db = new DatabaseSync(path, { timeout });
+    db.exec('PRAGMA foreign_keys = ON');
+    initSoulsTables(db);
+    return new SqliteStore(db, path);
   }
-  db.exec('PRAGMA foreign_keys = ON');
-  initSoulsTables(db);
-  return new SqliteStore(db);
+  return openDatabaseFile(path, mode, timeout, (db) => {
+    if (mode === 'read-only') {
+      db.exec('PRAGMA query_only = ON');
+    } else {
+      enableWal(db, timeout);
+      db.exec('PRAGMA synchronous = NORMAL');
+    }
+    db.exec('PRAGMA foreign_keys = ON');
+    if (mode === 'create') initSoulsTables(db);
+    return new SqliteStore(db, path);
+  });
 }
 
 function toSoul(r: Row): Soul {
@@ -139,6 +188,7 @@ function toSoul(r: Row): Soul {
     level: Number(r.level),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    orderedAt: Number(r.ordered_at),
     deletedAt: r.deleted_at === null ? null : Number(r.deleted_at),
     lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
   };
@@ -175,14 +225,17 @@ function toLevelEvent(r: Row): LevelEvent {
 }
 
 function toAggregate(r: Row | undefined, suffix: '' | '_before'): ShardAggregate {
-  if (!r) return { count: 0, distinctSources: 0, oldest: null, newest: null };
-  const oldest = r[`oldest${suffix}`];
-  const newest = r[`newest${suffix}`];
+  if (!r) return { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null };
+  const time = (column: string) => {
+    const value = r[`${column}${suffix}`];
+    return value === null ? null : Number(value);
+  };
   return {
     count: Number(r[`count${suffix}`]),
     distinctSources: Number(r[`sources${suffix}`]),
-    oldest: oldest === null ? null : Number(oldest),
-    newest: newest === null ? null : Number(newest),
+    oldest: time('oldest'),
+    newest: time('newest'),
+    latest: time('latest'),
   };
 }
 
@@ -216,8 +269,12 @@ export class SqliteStore implements SoulsStore {
   private inTransaction = false;
   private executed = 0;
 
-  constructor(db: DatabaseSync) {
+  /** The file (or ':memory:'), for messages about it. */
+  readonly path: string;
+
+  constructor(db: DatabaseSync, path = ':memory:') {
     this.db = db;
+    this.path = path;
   }
 
   private stmt(sql: string): StatementSync {
@@ -256,7 +313,7 @@ export class SqliteStore implements SoulsStore {
       return result;
     } catch (error) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
-      throw error;
+      throw asStorageFull(error, this.path);
     } finally {
       this.inTransaction = false;
     }
@@ -280,21 +337,31 @@ export class SqliteStore implements SoulsStore {
     return soul;
   }
 
-  private assertUniqueAmongAwake(name: string, slug: string | null, exceptId: number): void {
-    const byName = this.get('SELECT id FROM souls WHERE name = :name AND deleted_at IS NULL AND id != :exceptId', { name, exceptId });
-    if (byName) throw new ConflictError('name', `an awake soul is already named "${name}"`);
-    if (slug === null) return;
-    const bySlug = this.get('SELECT id FROM souls WHERE slug = :slug AND deleted_at IS NULL AND id != :exceptId', { slug, exceptId });
-    if (bySlug) throw new ConflictError('slug', `an awake soul already has the slug "${slug}"`);
+  /** Names are unique among awake souls by their folded key; the message names the soul that holds it, as it is spelt. */
+  private assertNameFree(name: string, exceptId: number): void {
+    const holder = this.get('SELECT name FROM souls WHERE name_key = :key AND deleted_at IS NULL AND id != :exceptId', { key: nameKey(name), exceptId });
+    if (holder) throw new ConflictError('name', `an awake soul is already named "${String(holder.name)}"`);
+  }
+
+  private slugTaken(slug: string, exceptId: number): boolean {
+    return this.get('SELECT 1 AS taken FROM souls WHERE slug = :slug AND deleted_at IS NULL AND id != :exceptId', { slug, exceptId }) !== undefined;
+  }
+
+  /** A chosen slug must be free; with none chosen, the name's slug, or the first free "-2", "-3" … after it. */
+  private slugFor(chosen: string | null, name: string, exceptId: number): string {
+    if (chosen === null) return freeSlug(slugBase(name), (slug) => this.slugTaken(slug, exceptId));
+    if (this.slugTaken(chosen, exceptId)) throw new ConflictError('slug', `an awake soul already has the slug "${chosen}"`);
+    return chosen;
   }
 
   insertSoul(input: NewSoul, now: number): Soul {
     return this.transaction(() => {
-      this.assertUniqueAmongAwake(input.name, input.slug, 0);
+      this.assertNameFree(input.name, 0);
+      const slug = this.slugFor(input.slug, input.name, 0);
       const { lastInsertRowid } = this.run(
-        `INSERT INTO souls (name, slug, essence, description, level, created_at, updated_at)
-         VALUES (:name, :slug, :essence, :description, 0, :now, :now)`,
-        { ...input, now },
+        `INSERT INTO souls (name, name_key, slug, essence, description, level, created_at, updated_at, ordered_at)
+         VALUES (:name, :key, :slug, :essence, :description, 0, :now, :now, :now)`,
+        { ...input, key: nameKey(input.name), slug, now },
       );
       return this.soulRow(lastInsertRowid);
     });
@@ -304,10 +371,17 @@ export class SqliteStore implements SoulsStore {
     return this.transaction(() => {
       const soul = this.soulRow(id);
       const next = { ...soul, ...patch };
-      if (soul.deletedAt === null) this.assertUniqueAmongAwake(next.name, next.slug, id);
+      const awake = soul.deletedAt === null;
+      if (awake) this.assertNameFree(next.name, id);
+      // A dormant soul's slug is checked when it awakens.
+      let slug = soul.slug;
+      if (patch.slug !== undefined) slug = awake || patch.slug === null ? this.slugFor(patch.slug, next.name, id) : patch.slug;
+      const blockChanged = next.name !== soul.name || next.essence !== soul.essence || next.description !== soul.description;
       this.run(
-        `UPDATE souls SET name = :name, slug = :slug, essence = :essence, description = :description, updated_at = :now WHERE id = :id`,
-        { id, name: next.name, slug: next.slug, essence: next.essence, description: next.description, now },
+        `UPDATE souls SET name = :name, name_key = :key, slug = :slug, essence = :essence, description = :description, updated_at = :now,
+           ordered_at = CASE WHEN :blockChanged THEN :now ELSE ordered_at END
+         WHERE id = :id`,
+        { id, name: next.name, key: nameKey(next.name), slug, essence: next.essence, description: next.description, now, blockChanged: blockChanged ? 1 : 0 },
       );
       return this.soulRow(id);
     });
@@ -323,14 +397,16 @@ export class SqliteStore implements SoulsStore {
       }
       if (soul.deletedAt === null) throw new InvalidStateError(`soul ${id} is not dormant`);
       const name = change.rename ?? soul.name;
-      this.assertUniqueAmongAwake(name, soul.slug, id);
+      this.assertNameFree(name, id);
+      // Its slug may have been given to another soul while it slept: it then takes a free one from its name.
+      const slug = soul.slug !== null && !this.slugTaken(soul.slug, id) ? soul.slug : this.slugFor(null, name, id);
       const renamed = name !== soul.name;
-      this.run(`UPDATE souls SET deleted_at = NULL, name = :name, updated_at = CASE WHEN :renamed THEN :now ELSE updated_at END WHERE id = :id`, {
-        id,
-        name,
-        renamed: renamed ? 1 : 0,
-        now,
-      });
+      this.run(
+        `UPDATE souls SET deleted_at = NULL, name = :name, name_key = :key, slug = :slug,
+           updated_at = CASE WHEN :renamed THEN :now ELSE updated_at END, ordered_at = CASE WHEN :renamed THEN :now ELSE ordered_at END
+         WHERE id = :id`,
+        { id, name, key: nameKey(name), slug, renamed: renamed ? 1 : 0, now },
+      );
       return this.soulRow(id);
     });
   }
@@ -350,7 +426,7 @@ export class SqliteStore implements SoulsStore {
   }
 
   getSoulByName(name: string): Soul | null {
-    const row = this.get('SELECT * FROM souls WHERE name = :name ORDER BY deleted_at IS NOT NULL, deleted_at DESC, id DESC LIMIT 1', { name });
+    const row = this.get('SELECT * FROM souls WHERE name_key = :key ORDER BY deleted_at IS NOT NULL, deleted_at DESC, id DESC LIMIT 1', { key: nameKey(name) });
     return row ? toSoul(row) : null;
   }
 
@@ -371,8 +447,9 @@ export class SqliteStore implements SoulsStore {
     return Number(this.get(`SELECT COUNT(*) AS n FROM soul_traits WHERE soul_id = :soulId AND status = 'active'`, { soulId })!.n);
   }
 
+  /** A write that changes the rendered block: the last write, and the reference time the render measures ages at. */
   private touchSoul(soulId: number, now: number): void {
-    this.run('UPDATE souls SET updated_at = :now WHERE id = :soulId', { soulId, now });
+    this.run('UPDATE souls SET updated_at = :now, ordered_at = :now WHERE id = :soulId', { soulId, now });
   }
 
   private assertShardsExist(ids: readonly number[]): void {
@@ -511,6 +588,10 @@ export class SqliteStore implements SoulsStore {
         throw new InvalidStateError(`the active traits of soul ${soulId} changed while the plan was being checked: validate it again`);
       }
       const level = soul.level + 1;
+      const touched = [...plan.consolidations.flatMap((g) => g.sourceTraitIds), ...plan.promotedTraitIds, ...plan.carriedTraitIds];
+      const updatedBefore: TraitTime[] = this.all(`SELECT id, updated_at FROM soul_traits WHERE id IN ${inList('ids')} ORDER BY id`, { ids: json(touched) }).map(
+        (r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }),
+      );
       const merged: number[] = [];
       for (const group of plan.consolidations) {
         const { lastInsertRowid: mergedId } = this.run(
@@ -530,12 +611,20 @@ export class SqliteStore implements SoulsStore {
         ids: json(plan.carriedTraitIds),
       }).map((r) => ({ id: Number(r.id), generation: Number(r.generation) }));
       this.run(`UPDATE soul_traits SET generation = :level, updated_at = :now WHERE id IN ${inList('ids')}`, { level, now, ids: json(plan.carriedTraitIds) });
-      this.run('UPDATE souls SET essence = :essence, level = :level, updated_at = :now WHERE id = :soulId', { soulId, essence: plan.newEssence, level, now });
+      this.run('UPDATE souls SET essence = :essence, level = :level, updated_at = :now, ordered_at = :now WHERE id = :soulId', {
+        soulId,
+        essence: plan.newEssence,
+        level,
+        now,
+      });
       const consolidated = plan.consolidations.flatMap((g) => g.sourceTraitIds);
       const { lastInsertRowid: eventId } = this.run(
-        `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried, traits_merged, created_at)
-         VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now)`,
+        `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried, traits_merged, created_at,
+           ordered_at_before, traits_updated_before)
+         VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now, :orderedAtBefore, :updatedBefore)`,
         {
+          orderedAtBefore: soul.orderedAt,
+          updatedBefore: JSON.stringify(updatedBefore),
           soulId,
           level,
           before: soul.essence,
@@ -551,12 +640,19 @@ export class SqliteStore implements SoulsStore {
     });
   }
 
-  revertLevelUp(soulId: number, now: number, shardFadeCitations: number): LevelEvent {
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number): { event: LevelEvent; gate: GateStats[] } {
     return this.transaction(() => {
       const soul = this.awakeSoulRow(soulId);
       const row = this.get('SELECT * FROM soul_levels WHERE soul_id = :soulId AND reverted_at IS NULL ORDER BY id DESC LIMIT 1', { soulId });
       if (!row) throw new InvalidStateError(`soul ${soulId} has no level-up to revert`);
       const event = toLevelEvent(row);
+      const saved = JSON.parse(String(row.traits_updated_before)) as TraitTime[];
+      // Trait times the level-up set go back to what they were, so staleness reads as before it; a trait written since keeps the revert's time.
+      const untouched = new Set(
+        this.all(`SELECT id FROM soul_traits WHERE id IN ${inList('ids')} AND updated_at = :levelAt`, { ids: json(saved.map((t) => t.id)), levelAt: event.createdAt }).map(
+          (r) => Number(r.id),
+        ),
+      );
       const restored = json([...event.consolidated, ...event.promoted]);
       this.run(`UPDATE soul_traits SET status = 'active', merged_into = NULL, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: restored });
       const merged = json(event.merged);
@@ -566,23 +662,28 @@ export class SqliteStore implements SoulsStore {
       this.run(`UPDATE soul_traits SET merged_into = NULL WHERE merged_into IN ${inList('ids')}`, { ids: merged });
       this.run(`DELETE FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged });
       this.run(`DELETE FROM soul_traits WHERE id IN ${inList('ids')}`, { ids: merged });
-      this.run(
+      const unfaded = this.all(
         `UPDATE soul_shards SET status = 'pending', updated_at = :now
          WHERE id IN ${inList('ids')} AND status = 'faded'
-           AND (SELECT COUNT(DISTINCT trait_id) FROM shard_citations c WHERE c.shard_id = soul_shards.id) < :threshold`,
+           AND (SELECT COUNT(DISTINCT trait_id) FROM shard_citations c WHERE c.shard_id = soul_shards.id) < :threshold
+         RETURNING id`,
         { now, ids: citedShards, threshold: shardFadeCitations },
-      );
+      ).map((r) => Number(r.id));
       for (const carried of event.carried) {
         this.run('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { ...carried, now });
       }
-      this.run('UPDATE souls SET essence = :essence, level = :level, updated_at = :now WHERE id = :soulId', {
+      for (const before of saved) if (untouched.has(before.id)) this.run('UPDATE soul_traits SET updated_at = :updatedAt WHERE id = :id', before);
+      // The render's reference time comes back with the essence (level rows from before it was saved fall back to now).
+      this.run('UPDATE souls SET essence = :essence, level = :level, updated_at = :now, ordered_at = COALESCE(:orderedAt, :now) WHERE id = :soulId', {
         soulId,
         essence: event.essenceBefore,
         level: soul.level - 1,
+        orderedAt: row.ordered_at_before,
         now,
       });
       this.run('UPDATE soul_levels SET reverted_at = :now WHERE id = :id', { id: event.id, now });
-      return { ...event, revertedAt: now };
+      const gate = unfaded.length === 0 ? [] : this.gate(this.soulsOfShards(unfaded), cutoff, `s.id IN ${inList('unfaded')}`, { unfaded: json(unfaded) });
+      return { event: { ...event, revertedAt: now }, gate };
     });
   }
 
@@ -615,19 +716,27 @@ export class SqliteStore implements SoulsStore {
       dormant: r.deleted_at !== null,
       lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
       shardIds: parseIds(r.ids),
+      beforeShardIds: parseIds(r.ids_before),
       after: toAggregate(r, ''),
       before: toAggregate(r, '_before'),
     }));
   }
 
+  private soulsOfShards(shardIds: readonly number[]): number[] {
+    return this.all(`SELECT DISTINCT soul_id FROM shard_souls WHERE shard_id IN ${inList('ids')} ORDER BY soul_id`, { ids: json(shardIds) }).map((r) =>
+      Number(r.soul_id),
+    );
+  }
+
   insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite {
     return this.transaction(() => {
       const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
+      this.fixEmbeddingDimension(shards);
       const shardIds: number[] = [];
       for (const shard of shards) {
         const { lastInsertRowid: shardId } = this.run(
-          `INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES (:content, :source, 'pending', :sealed, :createdAt, :now)`,
-          { content: shard.content, source: shard.source, sealed: shard.sealed ? 1 : 0, createdAt: shard.createdAt, now },
+          `INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, embedding) VALUES (:content, :source, 'pending', :sealed, :createdAt, :now, :embedding)`,
+          { content: shard.content, source: shard.source, sealed: shard.sealed ? 1 : 0, createdAt: shard.createdAt, now, embedding: shard.embedding },
         );
         shardIds.push(shardId);
         for (const soulId of new Set(shard.soulIds)) {
@@ -646,6 +755,29 @@ export class SqliteStore implements SoulsStore {
     });
   }
 
+  /** Checked again inside the write: another process may have fixed the dimension since the engine looked. */
+  private fixEmbeddingDimension(shards: readonly NewShard[]): void {
+    const first = shards.find((s) => s.embedding !== null);
+    if (first === undefined) return;
+    const dimension = first.embedding!.byteLength / 4;
+    this.run(`INSERT OR IGNORE INTO souls_meta (key, value) VALUES ('embedding_dimension', :dimension)`, { dimension: String(dimension) });
+    const fixed = this.embeddingDimension()!;
+    const other = shards.find((s) => s.embedding !== null && s.embedding.byteLength / 4 !== fixed);
+    if (other) {
+      throw new ValidationError('embedding', `must have ${fixed} numbers, the dimension of this database's embeddings, got ${other.embedding!.byteLength / 4}`);
+    }
+  }
+
+  embeddingDimension(): number | null {
+    const row = this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_dimension'`);
+    return row === undefined ? null : Number(row.value);
+  }
+
+  shardEmbeddings(ids: readonly number[]): Map<number, Uint8Array> {
+    const rows = this.all(`SELECT id, embedding FROM soul_shards WHERE id IN ${inList('ids')} AND embedding IS NOT NULL`, { ids: json(ids) });
+    return new Map(rows.map((r) => [Number(r.id), r.embedding as Uint8Array]));
+  }
+
   revealShards(ids: readonly number[], now: number, cutoff: number): ShardWrite {
     return this.transaction(() => {
       const unique = [...new Set(ids)];
@@ -653,24 +785,31 @@ export class SqliteStore implements SoulsStore {
       const revealed = this.all(`SELECT id FROM soul_shards WHERE id IN ${inList('ids')} AND sealed = 1 ORDER BY id`, { ids: json(unique) }).map((r) =>
         Number(r.id),
       );
-      this.run(`UPDATE soul_shards SET sealed = 0, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(revealed) });
-      const soulIds = this.all(`SELECT DISTINCT soul_id FROM shard_souls WHERE shard_id IN ${inList('ids')} ORDER BY soul_id`, {
-        ids: json(revealed),
-      }).map((r) => Number(r.soul_id));
+      this.run(`UPDATE soul_shards SET sealed = 0, revealed_at = :now, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(revealed) });
+      const soulIds = this.soulsOfShards(revealed);
       const gate = this.gate(soulIds, cutoff, `s.id IN ${inList('revealed')}`, { revealed: json(revealed) });
       return { shardIds: revealed, gate };
     });
   }
 
-  fadeExhaustedShards(threshold: number, now: number): number {
-    return this.transaction(
-      () =>
-        this.run(
-          `UPDATE soul_shards SET status = 'faded', updated_at = :now
-           WHERE status = 'pending' AND id IN (SELECT shard_id FROM shard_citations GROUP BY shard_id HAVING COUNT(DISTINCT trait_id) >= :threshold)`,
-          { now, threshold },
-        ).changes,
-    );
+  fadeExhaustedShards(threshold: number, now: number, cutoff: number): { fadedCount: number; gate: GateStats[] } {
+    return this.transaction(() => {
+      const exhausted = this.all(
+        `SELECT s.id FROM soul_shards s WHERE s.status = 'pending'
+           AND s.id IN (SELECT shard_id FROM shard_citations GROUP BY shard_id HAVING COUNT(DISTINCT trait_id) >= :threshold)`,
+        { threshold },
+      ).map((r) => Number(r.id));
+      if (exhausted.length === 0) return { fadedCount: 0, gate: [] };
+      // Fading removes evidence, and a removed shard can split a chained cluster: the souls it leaves are gated before and after.
+      const soulIds = this.soulsOfShards(exhausted);
+      const before = new Map(this.gate(soulIds, cutoff, '0', {}).map((g) => [g.soulId, g]));
+      const { changes } = this.run(`UPDATE soul_shards SET status = 'faded', updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(exhausted) });
+      const gate = this.gate(soulIds, cutoff, '0', {}).map((g) => {
+        const was = before.get(g.soulId)!;
+        return { ...g, before: was.after, beforeShardIds: was.shardIds };
+      });
+      return { fadedCount: changes, gate };
+    });
   }
 
   /** Adds tags and souls to shard rows: two statements, whatever the number of shards. */
@@ -698,6 +837,7 @@ export class SqliteStore implements SoulsStore {
       soulIds: souls.get(Number(r.id)) ?? [],
       createdAt: Number(r.created_at),
       updatedAt: Number(r.updated_at),
+      revealedAt: r.revealed_at === null ? null : Number(r.revealed_at),
     }));
   }
 
@@ -708,7 +848,7 @@ export class SqliteStore implements SoulsStore {
 
   getShards(ids: readonly number[]): Map<number, Shard> {
     return this.read(() => {
-      const shards = this.hydrateShards(this.all(`SELECT * FROM soul_shards WHERE id IN ${inList('ids')}`, { ids: json(ids) }));
+      const shards = this.hydrateShards(this.all(`SELECT ${SHARD_COLUMNS('soul_shards')} FROM soul_shards WHERE id IN ${inList('ids')}`, { ids: json(ids) }));
       return new Map(shards.map((s) => [s.id, s]));
     });
   }
@@ -749,7 +889,7 @@ export class SqliteStore implements SoulsStore {
     }
     return this.read(() => {
       const totalCount = Number(this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params)!.n);
-      const rows = this.all(`SELECT s.* FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
+      const rows = this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
         ...pageParams,
         limit: page.first + 1,
       });
@@ -767,23 +907,16 @@ export class SqliteStore implements SoulsStore {
     return rows.map((r) => ({ shardId: Number(r.id), score: -Number(r.rank) }));
   }
 
-  consideredShards(soulIds: readonly number[], cutoff: number, scope: { tags?: readonly string[]; terms?: readonly string[] } = {}): Shard[] {
-    const clauses: string[] = [];
-    const params: Params = { soulIds: json(soulIds), cutoff };
-    if (scope.tags && scope.tags.length > 0) {
-      clauses.push(`s.id IN (SELECT shard_id FROM shard_tags WHERE tag IN ${inList('tags')})`);
-      params.tags = json(scope.tags);
-    }
-    if (scope.terms) {
-      if (scope.terms.length === 0) return [];
-      clauses.push('s.id IN (SELECT rowid FROM shard_fts WHERE shard_fts MATCH :query)');
-      params.query = ftsQuery(scope.terms);
-    }
-    return this.read(() =>
-      this.hydrateShards(
-        this.all(consideredSql(clauses), params),
-      ),
-    );
+  consideredShards(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Shard[] {
+    const query = consideredQuery(soulIds, cutoff, scope);
+    if (!query) return [];
+    return this.read(() => this.hydrateShards(this.all(consideredSql(query.clauses), query.params)));
+  }
+
+  consideredShardIds(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): number[] {
+    const query = consideredQuery(soulIds, cutoff, scope);
+    if (!query) return [];
+    return this.all(consideredSql(query.clauses, 's.id'), query.params).map((r) => Number(r.id));
   }
 
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats> {
@@ -797,6 +930,7 @@ export class SqliteStore implements SoulsStore {
           dormant: false,
           lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
           shardIds: parseIds(r.ids),
+          beforeShardIds: parseIds(r.ids),
           after: agg,
           before: agg,
         };
@@ -862,7 +996,16 @@ export class SqliteStore implements SoulsStore {
   }
 
   backup(path: string): void {
-    this.run('VACUUM INTO :path', { path });
+    // VACUUM INTO writes only the copy; a read-only store lifts query_only for it alone.
+    const queryOnly = Number((this.db.prepare('PRAGMA query_only').get() as Row).query_only) === 1;
+    if (queryOnly) this.db.exec('PRAGMA query_only = OFF');
+    try {
+      this.run('VACUUM INTO :path', { path });
+    } catch (error) {
+      throw asStorageFull(error, path);
+    } finally {
+      if (queryOnly) this.db.exec('PRAGMA query_only = ON');
+    }
   }
 
   /** The plans SQLite chooses for the hot statements, for tests that guard against plan regressions. */
@@ -877,13 +1020,21 @@ export class SqliteStore implements SoulsStore {
     };
   }
 
-  close(): void {
-    if (!this.db.isOpen) return;
+  close(): { checkpointDeferred: string | null } {
+    if (!this.db.isOpen) return { checkpointDeferred: null };
+    // On a full disk or a read-only store these writes fail; the WAL then keeps every commit and is applied on the next open.
+    let checkpointDeferred: string | null = null;
     try {
       this.db.exec('PRAGMA optimize');
-      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    } finally {
-      this.db.close();
+    } catch {
+      // Statistics only: optimize runs again on the next close.
     }
+    try {
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch (error) {
+      checkpointDeferred = error instanceof Error ? error.message : String(error);
+    }
+    this.db.close();
+    return { checkpointDeferred };
   }
 }

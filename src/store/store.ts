@@ -16,6 +16,7 @@ export interface SoulsStore {
   setDormancy(id: number, change: { dormantAt: number | null; rename?: string }, now: number): Soul;
   stampAttuned(id: number, now: number): Soul;
   getSouls(ids: readonly number[]): Map<number, Soul>;
+  /** By folded name key (SPEC §2): the awake soul, else the most recently retired one. */
   getSoulByName(name: string): Soul | null;
   listSouls(filter: { dormant: boolean }): Soul[];
 
@@ -35,24 +36,35 @@ export interface SoulsStore {
 
   // Level-ups
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent;
-  revertLevelUp(soulId: number, now: number, shardFadeCitations: number): LevelEvent;
+  /** Also un-fades shards the merged traits' citations exhausted, and evaluates the cheap gate for their souls. */
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number): { event: LevelEvent; gate: GateStats[] };
   levelHistory(soulIds: readonly number[]): LevelEvent[];
   getLevelEvents(ids: readonly number[]): Map<number, LevelEvent>;
 
   // Shards
-  /** Inserts the shards and evaluates the cheap crystallization gate for every soul they touch. */
+  /**
+   * Inserts the shards and evaluates the cheap crystallization gate for every soul they touch. The first
+   * embedding ever stored fixes the database's dimension; one of another length is refused (ValidationError
+   * `embedding`), nothing written.
+   */
   insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite;
   /** Unseals the shards (still pending) and evaluates the cheap gate for their souls. */
   revealShards(ids: readonly number[], now: number, cutoff: number): ShardWrite;
-  /** Fades every pending shard cited by at least `threshold` distinct traits; returns how many. */
-  fadeExhaustedShards(threshold: number, now: number): number;
+  /** Fades every pending shard cited by at least `threshold` distinct traits; returns how many, and the cheap gate before and after for their souls. */
+  fadeExhaustedShards(threshold: number, now: number, cutoff: number): { fadedCount: number; gate: GateStats[] };
   getShards(ids: readonly number[]): Map<number, Shard>;
   shardContents(ids: readonly number[]): Map<number, string>;
+  /** The stored embeddings (encoded bytes) of those of the shards that have one. */
+  shardEmbeddings(ids: readonly number[]): Map<number, Uint8Array>;
+  /** The embedding dimension the first stored vector fixed, or null while none is stored. */
+  embeddingDimension(): number | null;
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
   /** FTS5 search over pending, unsealed, unexpired shards; `terms` are plain words, quoted by the store. */
   searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
   /** Considered shards (pending, unsealed, created after cutoff) of the souls, with their tags and souls. */
   consideredShards(soulIds: readonly number[], cutoff: number, scope?: { tags?: readonly string[]; terms?: readonly string[] }): Shard[];
+  /** The ids of those shards, ascending. */
+  consideredShardIds(soulIds: readonly number[], cutoff: number, scope?: { tags?: readonly string[]; terms?: readonly string[] }): number[];
   /** The cheap gate's aggregates for the souls, or for every non-dormant soul with considered shards. */
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats>;
   countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]>;
@@ -67,10 +79,13 @@ export interface SoulsStore {
   optimize(): void;
   backup(path: string): void;
   explainQueryPlans(): Record<string, string[]>;
-  close(): void;
+  /** Checkpoints and closes; a checkpoint that cannot run (full disk) is deferred to the next open, never lost. */
+  close(): { checkpointDeferred: string | null };
 }
 
+/** `slug` null: the store derives a free one from the name. */
 export type NewSoul = { name: string; slug: string | null; essence: string; description: string };
+/** `slug` undefined keeps it; null derives a free one from the (new) name. */
 export type SoulPatch = { name?: string; slug?: string | null; essence?: string; description?: string };
 export type NewTrait = { principle: string; provenance: string; citeShardIds: readonly number[] };
 export type TraitFilter = { statuses?: readonly TraitStatus[]; generation?: number };
@@ -82,6 +97,8 @@ export type NewShard = {
   tags: readonly string[];
   sealed: boolean;
   createdAt: number;
+  /** L2-normalized Float32 little-endian bytes, or null. */
+  embedding: Uint8Array | null;
 };
 
 export type ShardFilter = {
@@ -94,8 +111,11 @@ export type ShardFilter = {
   cutoff: number | null;
 };
 
-/** What the cheap gate needs about one soul's considered shards. */
-export type ShardAggregate = { count: number; distinctSources: number; oldest: number | null; newest: number | null };
+/**
+ * What the cheap gate needs about one soul's considered shards. oldest and newest are creation
+ * times (age spread); latest is when the newest evidence became visible, max(created, revealed) (recency).
+ */
+export type ShardAggregate = { count: number; distinctSources: number; oldest: number | null; newest: number | null; latest: number | null };
 
 export type GateStats = {
   soulId: number;
@@ -103,9 +123,11 @@ export type GateStats = {
   lastAttunedAt: number | null;
   /** The considered shards' ids now, ascending. */
   shardIds: number[];
+  /** The considered shards' ids before the write, ascending. */
+  beforeShardIds: number[];
   /** Considered shards now. */
   after: ShardAggregate;
-  /** Considered shards leaving out those this write inserted or revealed. */
+  /** Considered shards before the write. */
   before: ShardAggregate;
 };
 

@@ -24,6 +24,11 @@
 import { Agent, request as httpRequest } from 'node:http';
 import type { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
+import { getNullableType, isInputObjectType, isListType, Kind, parse, TypeInfo, typeFromAST, visit, visitWithTypeInfo, type GraphQLInputType } from 'graphql';
+import { schema } from '../../schema/index.ts';
+import { defaultSettings } from '../../src/engine/index.ts';
+import { defaultLimits } from '../../src/limits.ts';
+import { listBounds } from '../../src/request-cost.ts';
 
 // ---------------------------------------------------------------------------
 // PRNG
@@ -384,7 +389,7 @@ export const operations: readonly Operation[] = [
 }`,
     variables: (g) => {
       const { rng } = g;
-      const v: Record<string, unknown> = { first: rng.pick([0, 1, 5, 20, 50, 500]) };
+      const v: Record<string, unknown> = { first: rng.pick([0, 1, 5, 20, 50, 400]) };
       if (rng.chance(0.6)) v.soulId = soulId(g);
       if (rng.chance(0.3)) v.source = rng.pick(sources);
       if (rng.chance(0.3)) v.tags = [rng.pick(words)];
@@ -629,7 +634,53 @@ type Draft = {
   /** extra top-level body keys */
   extra: Record<string, unknown>;
   mutations: string[];
+  /** set by listSize: the list it resized, as the server names it, and whether that is over its bound */
+  list?: ListExpectation;
 };
+
+export type ListExpectation = { argument: string; over: boolean };
+
+/** The bound of each list, as the fuzzed server runs: default limits and settings. */
+const boundOf = listBounds(defaultLimits, defaultSettings);
+
+/**
+ * The list at `path` in an operation's variables, named as the server names
+ * it (`Mutation.dropShards(inputs:)[1].tags`), with its bound; null when the
+ * variable is not a whole argument or the path is not a list.
+ */
+function listAt(document: string, path: Path): { argument: string; bound: number } | null {
+  const [variable, ...rest] = path;
+  const ast = parse(document);
+  const typeInfo = new TypeInfo(schema);
+  let coordinate: string | null = null;
+  visit(
+    ast,
+    visitWithTypeInfo(typeInfo, {
+      Argument(node) {
+        const parent = typeInfo.getParentType();
+        const field = typeInfo.getFieldDef();
+        if (coordinate === null && parent && field && node.value.kind === Kind.VARIABLE && node.value.name.value === variable) coordinate = `${parent.name}.${field.name}(${node.name.value}:)`;
+      },
+    }),
+  );
+  const definition = ast.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? (d.variableDefinitions ?? []) : [])).find((v) => v.variable.name.value === variable);
+  if (coordinate === null || !definition) return null;
+  let type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+  let argument: string = coordinate;
+  let listCoordinate: string = coordinate;
+  for (const key of rest) {
+    const nullable = type && getNullableType(type);
+    if (typeof key === 'number' && nullable && isListType(nullable)) {
+      type = nullable.ofType as GraphQLInputType;
+      argument += `[${key}]`;
+    } else if (typeof key === 'string' && nullable && isInputObjectType(nullable) && nullable.getFields()[key]) {
+      type = nullable.getFields()[key].type;
+      listCoordinate = `${nullable.name}.${key}`;
+      argument += `.${key}`;
+    } else return null;
+  }
+  return type && isListType(getNullableType(type)) ? { argument, bound: boundOf(listCoordinate).limit } : null;
+}
 
 type Path = (string | number)[];
 
@@ -689,6 +740,19 @@ const variableMutators: Record<string, (g: Gen, d: Draft) => void> = {
     const small = (JSON.stringify(item) ?? '').length <= 300 ? item : 'x';
     setAt(d.variables, path, Array.from({ length: g.rng.pick([500, 2000, 12_000]) }, () => small));
   },
+  listSize(g, d) {
+    // A list at its bound, or one item over: refused before execution, naming it, only when over.
+    const lists = pathsOf(d.variables).flatMap((path) => {
+      const list = Array.isArray(getAt(d.variables, path)) ? listAt(d.op.document, path) : null;
+      return list ? [{ path, ...list }] : [];
+    });
+    if (lists.length === 0) return;
+    const { path, argument, bound } = g.rng.pick(lists);
+    const items = getAt(d.variables, path) as unknown[];
+    const over = g.rng.chance(0.5);
+    setAt(d.variables, path, Array.from({ length: bound + (over ? 1 : 0) }, (_, i) => (items.length > 0 ? items[i % items.length] : 'x')));
+    d.list = { argument, over };
+  },
   removeKey(g, d) {
     const path = pickPath(g, d);
     if (path) deleteAt(d.variables, path);
@@ -732,6 +796,14 @@ const spliceTokens = [
 ];
 
 const documentMutators: Record<string, (g: Gen, d: Draft) => void> = {
+  deepLiteral(g, d) {
+    // Nested list or object literals, around the nesting limit and far past it (graphql-js overflowed near 2,500).
+    const doc = String(d.document);
+    const at = g.rng.int(doc.length + 1);
+    const depth = g.rng.pick([90, 101, 2_500, 20_000]);
+    const [open, close] = g.rng.chance(0.5) ? ['[', ']'] : ['{a:', '}'];
+    d.document = `${doc.slice(0, at)}${open.repeat(depth)}1${close.repeat(depth)}${doc.slice(at)}`;
+  },
   spliceToken(g, d) {
     const doc = String(d.document);
     const at = g.rng.int(doc.length + 1);
@@ -831,6 +903,8 @@ export type FuzzCase = {
   expectStatus: number | null;
   /** an unmutated, valid operation sent plainly */
   valid: boolean;
+  /** a list resized by listSize alone: whether the server must refuse it */
+  list: ListExpectation | null;
 };
 
 const contentTypes = [
@@ -885,7 +959,11 @@ export function generateCase(seed: number, index: number, pool: Pool, protectedI
       draft.mutations.push(name);
     }
   };
-  if (variableMutation) apply(variableMutators);
+  if (variableMutation && rng.chance(0.15)) {
+    // Alone, so its oracle holds: a list at its bound or one over.
+    variableMutators.listSize(g, draft);
+    draft.mutations.push('listSize');
+  } else if (variableMutation) apply(variableMutators);
   if (documentMutation) apply(rng.chance(0.7) ? documentMutators : { ...documentMutators, ...variableMutators });
 
   draft.variables = guardIds(g, draft.variables);
@@ -991,7 +1069,10 @@ export function generateCase(seed: number, index: number, pool: Pool, protectedI
   const valid = draft.mutations.length === 0;
   // A subscription asked for one JSON response is refused (406): no oracle for it beyond "not 5xx".
   if (valid && op.kind !== 'subscription' && expectStatus === null) expectStatus = 200;
-  return { index, op: op.name, mutations: draft.mutations, request: { method, path, headers, body, chunked }, expectStatus, valid };
+  // Alone, and in a body the server reads, a resized list has an exact oracle.
+  const list = draft.list && draft.mutations.length === 1 && expectStatus === null && op.kind !== 'subscription' ? draft.list : null;
+  if (list) draft.mutations.push(list.over ? 'listSize.over' : 'listSize.at');
+  return { index, op: op.name, mutations: draft.mutations, request: { method, path, headers, body, chunked }, expectStatus, valid, list };
 }
 
 export function createClient(url: string, maxSockets: number) {
@@ -1386,6 +1467,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         else (report.stackTraces++, violate(c, 'leak', `${pattern} in ${res.text.slice(0, 500)}`));
       }
       if (/INTERNAL_SERVER_ERROR|Unexpected error\./.test(res.text)) (report.internalErrors++, violate(c, 'internal', res.text.slice(0, 500)));
+      if (c.list) {
+        const refused = res.text.includes('"LIST_TOO_LONG"') && res.text.includes(JSON.stringify(c.list.argument));
+        if (refused !== c.list.over) violate(c, 'list-bound', `${c.list.argument} ${c.list.over ? 'over its bound was not refused' : 'at its bound was refused'}: ${res.text.slice(0, 300)}`);
+      }
       const expected = c.expectStatus;
       if (expected !== null && res.status !== expected) (report.unexpectedStatus++, violate(c, 'status', `expected ${expected}, got ${res.status}: ${res.text.slice(0, 300)}`));
     };

@@ -31,6 +31,20 @@ export async function startServer(options: { settings?: Partial<Settings>; start
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : null };
     },
-    stop: () => app.stop(),
+    stop: async () => void (await app.stop()),
+  };
+}
+
+/** Servers a test starts with `start`, each stopped after its test (register in the describe or file scope). */
+export function serverPerTest(afterEach: (hook: () => Promise<void>) => void): (options?: Parameters<typeof startServer>[0]) => Promise<LiveServer> {
+  let servers: LiveServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    servers = [];
+  });
+  return async (options = {}) => {
+    const server = await startServer(options);
+    servers.push(server);
+    return server;
   };
 }

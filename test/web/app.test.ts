@@ -3,7 +3,7 @@
 // Screenshots of each screen go to test-results/screens/ (docs/screens/ holds committed copies for the README).
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, requireBuiltApp, screenshot, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
+import { closeBrowserSession, openBrowserSession, screenshot, until, type Chromium, type SeededServer } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 
@@ -12,15 +12,11 @@ let chrome: Chromium;
 let page: Page;
 
 beforeAll(async () => {
-  requireBuiltApp();
-  [server, chrome] = await Promise.all([startSeededServer(), launchChromium()]);
+  ({ server, chrome } = await openBrowserSession());
   page = chrome.page;
 }, 30_000);
 
-afterAll(async () => {
-  await chrome?.close();
-  await server?.stop();
-});
+afterAll(() => closeBrowserSession({ server, chrome }));
 
 const soulQuery = `query ($id: ID!) { soul(id: $id) { level activeTraitCount rendered essence
   traits { id principle citations { id } }
@@ -231,8 +227,8 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     await page.getByRole('heading', { name: 'Promoted into the essence (1)' }).waitFor(WAIT);
     await expect(page.locator('[data-zone=promote] .trait-card').innerText()).resolves.toContain(mother);
 
-    // Empty merged principles make the plan invalid, and the preview says where.
-    await page.getByText('Consolidation 1: the merged principle').waitFor(WAIT);
+    // The merged principles are drafted from their sources; the person writes each as one.
+    await expect(page.getByLabel('Merged principle of consolidation 1').inputValue()).resolves.toBe(`${blade} ${axe}`);
     await page.getByLabel('Merged principle of consolidation 1').fill('Never sell steel before the quench has cooled.');
     await page.getByLabel('Merged principle of consolidation 2').fill('The village comes before any paying customer.');
     await expect(page.getByLabel('Merged provenance of consolidation 1').inputValue()).resolves.toContain('Consolidated at level 1');

@@ -1,5 +1,5 @@
-// The character-sheet app in a real headless Chromium: Debian's `chromium` (/usr/bin/chromium), driven by
-// playwright-core, which never downloads a browser. Each test file shares one browser and one live server whose
+// The character-sheet app in a real headless Chromium (found by scripts/browser.ts: SOULS_CHROMIUM, CHROME_PATH,
+// PATH, the usual places), driven by playwright-core, which never downloads a browser. Each test file shares one browser and one live server whose
 // in-memory database holds the demo world (scripts/demo.ts), seeded through the engine with a hand-moved clock.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,17 +9,17 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { buildApp, type App } from '../../src/app.ts';
 import type { TokenEntry } from '../../src/auth.ts';
 import { manualClock, openSoulsDb } from '../../src/engine/index.ts';
+import { requireBrowser } from '../../scripts/browser.ts';
 import { seedDemo, type DemoSummary } from '../../scripts/demo.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENS = join(ROOT, 'test-results', 'screens');
 const BUILT = join(ROOT, 'web', 'dist', 'index.html');
 
 /** The app must be built (npm install runs `prepare` → build:web); say so plainly instead of testing a 503 page. */
 export function requireBuiltApp(): void {
   if (!existsSync(BUILT)) throw new Error(`web/dist/index.html is missing: run \`npm run build:web\` (npm install and npm ci run it) before the browser tests`);
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium; .ci/run does it)`);
+  requireBrowser();
 }
 
 export type SeededServer = {
@@ -64,7 +64,7 @@ export async function startSeededServer(options: { tokens?: TokenEntry[] } = {})
       return body.data;
     },
     subscriptions: (topic) => opened.get(topic) ?? 0,
-    stop: () => app.stop(),
+    stop: async () => void (await app.stop()),
   };
 }
 
@@ -74,7 +74,7 @@ export type Chromium = { context: BrowserContext; page: Page; errors: string[]; 
 export async function launchChromium(): Promise<Chromium> {
   const profile = mkdtempSync(join(tmpdir(), 'souls-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: requireBrowser(),
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 1440, height: 900 },
@@ -113,4 +113,17 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** The app built, a seeded server and a browser, started together: the usual start of a browser test file. */
+export async function openBrowserSession(options: { tokens?: TokenEntry[] } = {}): Promise<{ server: SeededServer; chrome: Chromium }> {
+  requireBuiltApp();
+  const [server, chrome] = await Promise.all([startSeededServer(options), launchChromium()]);
+  return { server, chrome };
+}
+
+/** Closes what openBrowserSession opened, whatever of it started. */
+export async function closeBrowserSession(session: { server?: SeededServer; chrome?: Chromium }): Promise<void> {
+  await session.chrome?.close();
+  await session.server?.stop();
 }

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, currentToken, onSocketState, onUnauthenticated, request, setToken, type SocketState } from './api.ts';
+import { Glossary } from './glossary.tsx';
 import { AppCallerDocument, type AppCallerQuery } from './gql/graphql.ts';
 import { href, useRoute } from './hooks.ts';
 import { Refinement } from './refine.tsx';
@@ -177,6 +178,7 @@ function Header({ socket, onSignOut }: { socket: SocketState; onSignOut: () => v
             </a>
             <nav aria-label="Main">
               <a href={href.roster()}>Roster</a>
+              <Glossary />
             </nav>
             <div class="topbar__who">
               <span class={`live live--${socket}`} title={socketTitle[socket]}>

@@ -23,7 +23,26 @@ export function date(iso: string): string {
 
 export const percent = (x: number) => `${Math.round(x * 100)}%`;
 
-export const fixed = (x: number, digits = 2) => x.toFixed(digits);
+const decimals = new Map<number, Intl.NumberFormat>();
+/**
+ * A number for people: at most `digits` decimals, no trailing zeros, thousands grouped ("1,107.86", "0.5", "3");
+ * a positive number too small to show reads "<0.01" rather than "0". The API keeps full precision.
+ */
+export function decimal(x: number, digits = 2): string {
+  let format = decimals.get(digits);
+  if (!format) decimals.set(digits, (format = new Intl.NumberFormat('en', { maximumFractionDigits: digits })));
+  const text = format.format(x);
+  if (x > 0 && text === '0') return `<${format.format(10 ** -digits)}`;
+  // Tiny negatives would read "-0".
+  return text === '-0' ? '0' : text;
+}
+
+/** A span of days for people: "under a day", "1 day", "12.5 days". */
+export function days(x: number): string {
+  if (x < 1) return 'under a day';
+  const text = decimal(x, 1);
+  return `${text} ${text === '1' ? 'day' : 'days'}`;
+}
 
 /** The words for the crystallization conditions a soul still misses. */
 export const unmetWords: Record<string, string> = {
@@ -35,6 +54,13 @@ export const unmetWords: Record<string, string> = {
   DORMANT: 'awakening',
 };
 
-export function unmetText(unmet: readonly string[]): string {
-  return unmet.map((u) => unmetWords[u] ?? u.toLowerCase()).join(', ');
+/**
+ * What a soul still needs, in words. A soul never attuned has nothing to be "new since attunement": the engine
+ * lists RECENCY when it has no shard at all, which "more shards" already says.
+ */
+export function unmetText(unmet: readonly string[], lastAttunedAt: string | null = null): string {
+  return unmet
+    .filter((u) => u !== 'RECENCY' || lastAttunedAt !== null)
+    .map((u) => unmetWords[u] ?? u.toLowerCase())
+    .join(', ');
 }

@@ -91,7 +91,8 @@ export type Route =
   | { screen: 'missing'; hash: string };
 
 export function parseRoute(hash: string): Route {
-  const path = hash.replace(/^#/, '') || '/';
+  // The roster keeps its search, order and page after a "?" (see roster-tools.tsx).
+  const path = hash.replace(/^#/, '').split('?')[0] || '/';
   if (path === '/' || path === '') return { screen: 'roster' };
   const match = /^\/soul\/(\d+)(?:\/(refine|workshop))?\/?$/.exec(path);
   if (!match) return { screen: 'missing', hash };

@@ -1,6 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from './api.ts';
-import { ago, fixed, percent, plural, unmetText } from './format.ts';
+import { apiErrorText, resultProblem } from './fields.ts';
+import { ago, days, decimal, percent, plural, unmetText } from './format.ts';
+import { Term } from './glossary.tsx';
 import {
   AddTraitDocument,
   EvidenceDocument,
@@ -8,6 +10,7 @@ import {
   ReviseTraitDocument,
   RevertTraitDocument,
   SoulChangedDocument,
+  SoulShardDroppedDocument,
   StampAttunedDocument,
   type EvidenceQuery,
   type PreviewTraitChangesQueryVariables,
@@ -15,6 +18,7 @@ import {
   type TraitSheetFragment,
 } from './gql/graphql.ts';
 import { href, useDebounced, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { bounds } from './limits.ts';
 import { TraitSignals } from './sheet.tsx';
 import { useCan, useSession } from './session.ts';
 import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, XpBar } from './ui.tsx';
@@ -32,8 +36,16 @@ type Proposal =
 export function Refinement({ soulId }: { soulId: string }) {
   const evidence = useQuery(EvidenceDocument, { id: soulId }, soulId);
   const [proposal, setProposal] = useState<Proposal | null>(null);
+  // Counts proposals started (not edits of one), so the panel comes into view and takes focus once per start.
+  const [started, setStarted] = useState(0);
+  const propose = (p: Proposal) => {
+    setProposal(p);
+    setStarted((n) => n + 1);
+  };
   const refresh = useDebouncedCallback(() => void evidence.refetch(), 150);
   useSubscription(SoulChangedDocument, { soulId }, soulId, refresh);
+  // New evidence re-opens a cycle closed by attunement.
+  useSubscription(SoulShardDroppedDocument, { soulId }, soulId, refresh);
 
   if (evidence.error && !evidence.data) return <ErrorNote error={evidence.error} retry={() => void evidence.refetch()} />;
   if (!evidence.data) return <Loading what="the evidence report" />;
@@ -59,14 +71,14 @@ export function Refinement({ soulId }: { soulId: string }) {
       </div>
       <div class="refine__grid">
         <div class="refine__evidence">
-          <EvidenceReport report={report} soul={soul} onPropose={setProposal} />
+          <EvidenceReport report={report} soul={soul} onPropose={propose} />
         </div>
         <div class="refine__soul">
-          <ProposalPanel soul={soul} proposal={proposal} onChange={setProposal} onConfirmed={() => void evidence.refetch()} />
+          <ProposalPanel soul={soul} proposal={proposal} started={started} onChange={setProposal} onConfirmed={() => void evidence.refetch()} />
           <Panel title="The soul now" id="soul-now-title">
             <div class="mini-card">
               <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
-              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={unmetText(soul.crystallization.unmet)} />
+              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={unmetText(soul.crystallization.unmet, soul.lastAttunedAt)} />
             </div>
             <details class="soul-now__block" open={proposal === null}>
               <summary>The rendered block</summary>
@@ -79,10 +91,10 @@ export function Refinement({ soulId }: { soulId: string }) {
                   <p class="trait__principle">{trait.principle}</p>
                   <TraitSignals trait={trait} />
                   <div class="trait__actions">
-                    <Button scope="REFINE" variant="quiet" onClick={() => setProposal({ kind: 'revise', trait, principle: trait.principle, provenance: trait.provenance })} aria-label={`Propose a revision of: ${trait.principle}`}>
+                    <Button scope="REFINE" variant="quiet" onClick={() => propose({ kind: 'revise', trait, principle: trait.principle, provenance: trait.provenance })} aria-label={`Propose a revision of: ${trait.principle}`}>
                       Revise
                     </Button>
-                    <Button scope="REFINE" variant="quiet" onClick={() => setProposal({ kind: 'revert', trait })} aria-label={`Propose reverting: ${trait.principle}`}>
+                    <Button scope="REFINE" variant="quiet" onClick={() => propose({ kind: 'revert', trait })} aria-label={`Propose reverting: ${trait.principle}`}>
                       Revert
                     </Button>
                   </div>
@@ -102,6 +114,8 @@ function proposalTouches(proposal: Proposal | null, traitId: string): boolean {
 
 function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void }) {
   const { notify } = useSession();
+  // Stamped, and no shard has arrived since: stamping again would change nothing.
+  const waiting = soul.lastAttunedAt !== null && soul.crystallization.unmet.includes('RECENCY');
   const stamp = async () => {
     const { stampAttuned } = await request(StampAttunedDocument, { soulId: soul.id });
     if (stampAttuned.__typename === 'SoulPayload') notify(`${soul.name} is attuned: the next refinement waits for new evidence`, 'success');
@@ -110,25 +124,42 @@ function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void
   };
   return (
     <div class="attune">
-      <Button scope="REFINE" onClick={() => void stamp()} title="Marks this refinement cycle done: the soul waits for new evidence before it is ready again">
+      <Button scope="REFINE" onClick={() => void stamp()} disabled={waiting} title="Marks this refinement cycle done: the soul waits for new evidence before it is ready again">
         Done: stamp attunement
       </Button>
-      <small class="muted">{soul.lastAttunedAt ? `Last attuned ${ago(soul.lastAttunedAt)}` : 'Never attuned'}</small>
+      <small class="muted">
+        {soul.lastAttunedAt ? `Last attuned ${ago(soul.lastAttunedAt)}${waiting ? ': waiting for new evidence' : ''}` : 'Never attuned'} · <Term name="attunement">what is this?</Term>
+      </small>
     </div>
   );
 }
 
 function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: EvidenceSoul; onPropose: (p: Proposal) => void }) {
   const c = soul.crystallization;
+  const needs = unmetText(c.unmet, soul.lastAttunedAt);
   const canRefine = useCan('REFINE');
+  // Numbered as listed: clusters with a theme first, then the single shards.
+  const listed = [...report.clusters.filter((cluster) => cluster.memberCount > 1), ...report.clusters.filter((cluster) => cluster.memberCount === 1)];
+  const card = (cluster: Cluster) => (
+    <ClusterCard key={cluster.representative.id} cluster={cluster} index={listed.indexOf(cluster)} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} />
+  );
   return (
     <>
       <Panel title="Evidence report" id="evidence-title">
         <div class={`verdict${c.ready ? ' verdict--ready' : ''}`}>
-          <strong>{c.ready ? 'Ready for refinement' : 'Not ready yet'}</strong>
+          <strong>
+            <Term name="crystallization">{c.ready ? 'Ready for refinement' : 'Not ready yet'}</Term>
+          </strong>
           <span>
-            {plural(c.pendingCount, 'pending shard')} · {plural(c.distinctSources, 'source')} · spread over {fixed(c.ageSpreadDays, 1)} days
-            {c.ready ? ` · priority ${Math.round(c.priority)}` : ` · needs ${unmetText(c.unmet)}`}
+            {plural(c.pendingCount, 'pending shard')} · {plural(c.distinctSources, 'source')} · spread over {days(c.ageSpreadDays)}
+            {c.ready ? (
+              <>
+                {' '}
+                · <Term name="priority" /> {decimal(c.priority, 0)}
+              </>
+            ) : needs ? (
+              ` · needs ${needs}`
+            ) : null}
           </span>
         </div>
         <p class="trend">
@@ -156,18 +187,12 @@ function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: Evi
       </Panel>
       <Panel title={`Clusters (${report.clusters.length}), heaviest first`} id="clusters-title">
         {report.clusters.length === 0 ? <p class="muted">No considered shards.</p> : null}
-        <ol class="clusters">
-          {report.clusters.map((cluster, i) =>
-            cluster.memberCount > 1 ? <ClusterCard key={cluster.representative.id} cluster={cluster} index={i} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} /> : null,
-          )}
-        </ol>
+        <ol class="clusters">{listed.filter((cluster) => cluster.memberCount > 1).map(card)}</ol>
         {report.clusters.some((c) => c.memberCount === 1) ? (
           <>
             <h3 class="sub-title singles-title">Single shards ({report.clusters.filter((c) => c.memberCount === 1).length}), no theme yet</h3>
-            <ol class="clusters">
-              {report.clusters.map((cluster, i) =>
-                cluster.memberCount === 1 ? <ClusterCard key={cluster.representative.id} cluster={cluster} index={i} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} /> : null,
-              )}
+            <ol class="clusters" start={listed.findIndex((cluster) => cluster.memberCount === 1) + 1}>
+              {listed.filter((cluster) => cluster.memberCount === 1).map(card)}
             </ol>
           </>
         ) : null}
@@ -204,7 +229,10 @@ function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: Evi
               <ul class="pairs">
                 {report.promotionCandidates.map((candidate) => (
                   <li key={candidate.trait.id}>
-                    <Chip tone="good">{fixed(candidate.score, 3)}</Chip> “{candidate.trait.principle}”
+                    <Chip tone="good">
+                      <Term name="redundancy" /> {percent(soul.traits.find((t) => t.id === candidate.trait.id)?.signals.essenceRedundancy ?? 0)}
+                    </Chip>{' '}
+                    “{candidate.trait.principle}”
                   </li>
                 ))}
               </ul>
@@ -222,7 +250,7 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
     onPropose({
       kind: 'add',
       principle: '',
-      provenance: `${plural(cluster.memberCount, 'shard')} from ${cluster.sources.join(', ')} over ${fixed(cluster.ageSpanDays, 0)} days, e.g. “${cluster.representative.content}”`,
+      provenance: `${plural(cluster.memberCount, 'shard')} from ${cluster.sources.join(', ')} over ${days(cluster.ageSpanDays)}, e.g. “${cluster.representative.content}”`,
       cite: cluster.members,
       citeIds: cluster.members.map((m) => m.id),
       from: cluster.memberCount === 1 ? 'a single shard' : `cluster ${index + 1}`,
@@ -233,7 +261,7 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
       <li class={`cluster cluster--single cluster--${cluster.alignment.kind.toLowerCase()}`} aria-label={`Cluster ${index + 1}: ${cluster.representative.content}`}>
         <blockquote class="cluster__rep">{cluster.representative.content}</blockquote>
         <p class="cluster__meta">
-          {cluster.sources.join(', ')} · {ago(cluster.members[0]?.createdAt ?? '')} · weight {fixed(cluster.weight)}
+          {cluster.sources.join(', ')} · {ago(cluster.members[0]?.createdAt ?? '')} · <Term name="weight" /> {decimal(cluster.weight)}
         </p>
         <span class="cluster__align">
           {cluster.alignment.kind === 'REINFORCING' ? <Chip tone="good">Reinforces “{cluster.alignment.trait?.principle}”</Chip> : null}
@@ -255,14 +283,16 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
         <span class="cluster__rank" aria-hidden="true">
           {index + 1}
         </span>
-        <div class="cluster__weight" role="meter" aria-label={`Weight ${fixed(cluster.weight)}`} aria-valuemin={0} aria-valuemax={maxWeight} aria-valuenow={cluster.weight}>
+        <div class="cluster__weight" role="meter" aria-label={`Weight ${decimal(cluster.weight)}`} aria-valuemin={0} aria-valuemax={maxWeight} aria-valuenow={cluster.weight} aria-valuetext={decimal(cluster.weight)}>
           <span style={{ width: `${(cluster.weight / Math.max(maxWeight, 1e-9)) * 100}%` }} />
         </div>
-        <span class="cluster__weight-value">weight {fixed(cluster.weight)}</span>
+        <span class="cluster__weight-value">
+          <Term name="weight" /> {decimal(cluster.weight)}
+        </span>
       </div>
       <blockquote class="cluster__rep">{cluster.representative.content}</blockquote>
       <p class="cluster__meta">
-        {plural(cluster.memberCount, 'shard')} · {cluster.sources.join(', ')} · over {fixed(cluster.ageSpanDays, 1)} days · freshness {percent(cluster.freshness)}
+        {plural(cluster.memberCount, 'shard')} · {cluster.sources.join(', ')} · over {days(cluster.ageSpanDays)} · <Term name="freshness" /> {percent(cluster.freshness)}
       </p>
       <p class="cluster__align">
         {cluster.alignment.kind === 'NOVEL' ? (
@@ -315,8 +345,16 @@ function previewVariables(soulId: string, p: Proposal): PreviewTraitChangesQuery
   }
 }
 
-function ProposalPanel({ soul, proposal, onChange, onConfirmed }: { soul: EvidenceSoul; proposal: Proposal | null; onChange: (p: Proposal | null) => void; onConfirmed: () => void }) {
+function ProposalPanel({ soul, proposal, started, onChange, onConfirmed }: { soul: EvidenceSoul; proposal: Proposal | null; started: number; onChange: (p: Proposal | null) => void; onConfirmed: () => void }) {
   const { notify } = useSession();
+  // A proposal started far down the evidence opens here: bring the panel into view and the caret into its first field.
+  useEffect(() => {
+    const panel = document.getElementById('proposal-title')?.closest<HTMLElement>('.proposal');
+    const form = panel?.querySelector<HTMLElement>('.proposal__form');
+    if (!started || !panel || !form) return;
+    (form.querySelector<HTMLElement>('textarea') ?? form.querySelector<HTMLElement>('.proposal__kind'))?.focus({ preventScroll: true });
+    panel.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
+  }, [started]);
   const [busy, setBusy] = useState(false);
   const variables = proposal ? previewVariables(soul.id, proposal) : null;
   const settled = useDebounced(variables, 250);
@@ -336,9 +374,9 @@ function ProposalPanel({ soul, proposal, onChange, onConfirmed }: { soul: Eviden
         notify(proposal.kind === 'add' ? `New trait: ${result.trait.principle}` : proposal.kind === 'revise' ? 'Trait revised' : 'Trait reverted', 'success');
         onChange(null);
         onConfirmed();
-      } else notify('field' in result ? `${result.field}: ${result.message}` : result.message, 'error');
+      } else notify(resultProblem(result), 'error');
     } catch (error) {
-      notify(error instanceof ApiError ? error.message : String(error), 'error');
+      notify(error instanceof ApiError ? apiErrorText(error) : String(error), 'error');
     } finally {
       setBusy(false);
     }
@@ -360,7 +398,7 @@ function ProposalPanel({ soul, proposal, onChange, onConfirmed }: { soul: Eviden
           }}
           aria-label="The proposed change"
         >
-          <p class="proposal__kind">
+          <p class="proposal__kind" tabIndex={-1}>
             {proposal.kind === 'add' ? `Add a trait (from ${proposal.from})` : proposal.kind === 'revise' ? 'Revise a trait' : 'Revert a trait'}
           </p>
           {proposal.kind === 'revert' ? (
@@ -369,8 +407,8 @@ function ProposalPanel({ soul, proposal, onChange, onConfirmed }: { soul: Eviden
             </p>
           ) : (
             <>
-              <Area label="Principle" hint="One behavioural principle, in the imperative" value={proposal.principle} onInput={(principle) => onChange({ ...proposal, principle })} required rows={2} />
-              <Area label="Provenance" hint="How it was earned: no provenance, no trait" value={proposal.provenance} onInput={(provenance) => onChange({ ...proposal, provenance })} required rows={3} />
+              <Area label="Principle" hint="One behavioural principle, in the imperative" value={proposal.principle} onInput={(principle) => onChange({ ...proposal, principle })} required rows={2} maxBytes={bounds.principleBytes} />
+              <Area label="Provenance" hint="How it was earned: no provenance, no trait" value={proposal.provenance} onInput={(provenance) => onChange({ ...proposal, provenance })} required rows={3} maxBytes={bounds.provenanceBytes} />
             </>
           )}
           {proposal.kind === 'add' ? (

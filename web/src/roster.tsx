@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { date, plural, unmetText } from './format.ts';
+import { resultProblem } from './fields.ts';
+import { date, decimal, plural, unmetText } from './format.ts';
+import { Term } from './glossary.tsx';
 import {
   AwakenSoulDocument,
   CreateSoulDocument,
@@ -14,22 +16,19 @@ import {
   type SoulCardFragment,
 } from './gql/graphql.ts';
 import { href, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { bounds } from './limits.ts';
+import { compareBy, matchesSoul, orderWords, ROSTER_PAGE } from './roster-params.ts';
+import { Pager, RosterToolbar, useRosterParams } from './roster-tools.tsx';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, ErrorNote, Field, LevelBadge, Loading, Panel, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
+import { SoulFields } from './soul-edit.tsx';
+import { Button, ErrorNote, Field, LevelBadge, Loading, Panel, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
 
 type Dormant = RosterQuery['dormantSouls'][number];
 
-/** Ready souls first, then by priority, then name: the server's READINESS order, kept as events patch cards. */
-export function byReadiness(a: SoulCardFragment, b: SoulCardFragment): number {
-  return (
-    Number(b.crystallization.ready) - Number(a.crystallization.ready) ||
-    b.crystallization.priority - a.crystallization.priority ||
-    (a.name < b.name ? -1 : a.name > b.name ? 1 : Number(a.id) - Number(b.id))
-  );
-}
-
 export function Roster() {
-  const roster = useQuery(RosterDocument, {}, 'roster');
+  const [params, setParams] = useRosterParams();
+  const compare = compareBy[params.sort];
+  const roster = useQuery(RosterDocument, { orderBy: params.sort }, `roster:${params.sort}`);
   const [cards, setCards] = useState<SoulCardFragment[]>([]);
   const [dormant, setDormant] = useState<Dormant[]>([]);
   const [creating, setCreating] = useState(false);
@@ -37,7 +36,7 @@ export function Roster() {
 
   useEffect(() => {
     if (!roster.data) return;
-    setCards([...roster.data.souls].sort(byReadiness));
+    setCards([...roster.data.souls].sort(compare));
     setDormant(roster.data.dormantSouls);
   }, [roster.data]);
 
@@ -48,7 +47,7 @@ export function Roster() {
       const next = current.map((card) => souls.find((s) => s.id === card.id) ?? card);
       for (const soul of souls) if (!soul.dormant && !current.some((c) => c.id === soul.id)) missing = true;
       if (missing) refetchSoon();
-      return next.filter((card) => !card.dormant).sort(byReadiness);
+      return next.filter((card) => !card.dormant).sort(compare);
     });
   };
   useSubscription(RosterSoulChangedDocument, {}, 'roster', (data) => {
@@ -61,6 +60,11 @@ export function Roster() {
   useSubscription(RosterCrystallizationReadyDocument, {}, 'roster', (data) => patch([data.crystallizationReady.soul]));
 
   const readyCount = cards.filter((c) => c.crystallization.ready).length;
+  // Search and paging run here: Query.souls has an order but no filter or page arguments (see the README).
+  const found = params.q ? cards.filter((soul) => matchesSoul(soul, params.q)) : cards;
+  const pages = Math.max(1, Math.ceil(found.length / ROSTER_PAGE));
+  const page = Math.min(params.page, pages);
+  const shown = found.slice((page - 1) * ROSTER_PAGE, page * ROSTER_PAGE);
 
   return (
     <div class="roster">
@@ -70,7 +74,7 @@ export function Roster() {
           <p class="page-sub">
             {roster.data ? (
               <>
-                {plural(cards.length, 'soul')} awake · {readyCount} ready to refine · {dormant.length} dormant. Souls that need attention float to the top.
+                {plural(cards.length, 'soul')} awake · {readyCount} ready to refine · {dormant.length} dormant.{params.sort === 'READINESS' ? ' Souls that need attention float to the top.' : ''}
               </>
             ) : (
               'Every soul, most ready for refinement first.'
@@ -97,13 +101,20 @@ export function Roster() {
           <p>No souls yet. Create one, or fill a database with the demo souls: <code>npm run demo</code>.</p>
         </div>
       ) : null}
-      <ul class="cards" aria-label="Souls, most ready first">
-        {cards.map((soul) => (
+      {roster.data && cards.length > 0 ? <RosterToolbar params={params} onChange={setParams} shown={found.length} total={cards.length} /> : null}
+      {roster.data && cards.length > 0 && found.length === 0 ? (
+        <p class="panel empty" role="status">
+          No awake soul matches “{params.q}”.
+        </p>
+      ) : null}
+      <ul class="cards" aria-label={`Souls by ${orderWords[params.sort].toLowerCase()}`}>
+        {shown.map((soul) => (
           <li key={soul.id}>
             <SoulCard soul={soul} onRetired={() => void roster.refetch()} />
           </li>
         ))}
       </ul>
+      <Pager page={page} pages={pages} first={(page - 1) * ROSTER_PAGE + 1} last={(page - 1) * ROSTER_PAGE + shown.length} total={found.length} onPage={(to) => setParams({ page: to }, true)} />
       {roster.data ? <DormantList souls={dormant} onAwakened={() => void roster.refetch()} /> : null}
     </div>
   );
@@ -115,6 +126,7 @@ export function SoulCard({ soul, onRetired }: { soul: SoulCardFragment; onRetire
   const levelled = useFlash(soul.level);
   const becameReady = useFlash(soul.crystallization.ready);
   const { ready, unmet } = soul.crystallization;
+  const needs = unmetText(unmet, soul.lastAttunedAt);
   const retire = async () => {
     const { retireSoul } = await request(RetireSoulDocument, { id: soul.id });
     if (retireSoul.__typename === 'SoulPayload') {
@@ -155,15 +167,15 @@ export function SoulCard({ soul, onRetired }: { soul: SoulCardFragment; onRetire
       <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
       <div class="soul-card__shards">
         <span class="soul-card__label">Shards</span>
-        <ShardMarks count={soul.pendingShardCount} ready={ready} unmet={ready ? undefined : unmetText(unmet)} />
+        <ShardMarks count={soul.pendingShardCount} ready={ready} unmet={ready ? undefined : needs} />
       </div>
       <p class="soul-card__status" data-testid="status">
         {ready ? (
           <>
-            <strong>{plural(soul.crystallization.pendingCount, 'shard')}</strong> from {plural(soul.crystallization.distinctSources, 'source')} · priority {Math.round(soul.crystallization.priority)}
+            <strong>{plural(soul.crystallization.pendingCount, 'shard')}</strong> from {plural(soul.crystallization.distinctSources, 'source')} · <Term name="priority" /> {decimal(soul.crystallization.priority, 0)}
           </>
-        ) : unmet.length ? (
-          <>Gathering evidence: needs {unmetText(unmet)}</>
+        ) : needs ? (
+          <>Gathering evidence: needs {needs}</>
         ) : (
           'Settled'
         )}
@@ -196,7 +208,7 @@ function NewSoulForm({ onDone }: { onDone: () => void }) {
     if (createSoul.__typename === 'SoulPayload') {
       notify(`${createSoul.soul.name} joins the roster`, 'success');
       onDone();
-    } else setProblem('field' in createSoul ? `${createSoul.field}: ${createSoul.message}` : createSoul.message);
+    } else setProblem(resultProblem(createSoul));
   };
   return (
     <form id="new-soul" class="panel new-soul" onSubmit={(e) => void submit(e)} aria-labelledby="new-soul-title">
@@ -206,14 +218,7 @@ function NewSoulForm({ onDone }: { onDone: () => void }) {
         </h2>
       </header>
       <div class="panel__body form-grid">
-        <Field label="Name" value={name} onInput={setName} required disabled={!can} />
-        <Field label="Description" hint="A short line for cards and listings" value={description} onInput={setDescription} disabled={!can} />
-        <Area label="Essence" hint="The narrative core of the identity, as prose" value={essence} onInput={setEssence} required rows={3} disabled={!can} />
-        {problem ? (
-          <p class="error-note" role="alert">
-            {problem}
-          </p>
-        ) : null}
+        <SoulFields name={name} description={description} essence={essence} onName={setName} onDescription={setDescription} onEssence={setEssence} essenceRows={3} disabled={!can} problem={problem} />
         <div class="form-actions">
           <button type="submit" class="btn btn--primary" disabled={!can || !name.trim() || !essence.trim()}>
             Create soul
@@ -250,8 +255,8 @@ function DormantRow({ soul, onAwakened }: { soul: Dormant; onAwakened: () => voi
       onAwakened();
     } else if (awakenSoul.__typename === 'ConflictError') {
       setRename(rename ?? `${soul.name} II`);
-      notify(`${awakenSoul.message}: choose another name`, 'error');
-    } else notify(awakenSoul.message, 'error');
+      notify(`${resultProblem(awakenSoul)}: choose another name`, 'error');
+    } else notify(resultProblem(awakenSoul), 'error');
   };
   return (
     <li class="dormant__row">
@@ -263,7 +268,7 @@ function DormantRow({ soul, onAwakened }: { soul: Dormant; onAwakened: () => voi
           {soul.deletedAt ? ` · retired ${date(soul.deletedAt)}` : ''}
         </span>
       </div>
-      {rename !== null ? <Field label="New name" value={rename} onInput={setRename} /> : null}
+      {rename !== null ? <Field label="New name" value={rename} onInput={setRename} maxLength={bounds.nameLength} /> : null}
       <Button scope="ADMIN" onClick={() => void awaken()} aria-label={`Awaken ${soul.name}`}>
         Awaken
       </Button>

@@ -1,23 +1,28 @@
 import type { ComponentChildren } from 'preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { ago, ageDays, date, fixed, percent, plural, unmetText } from './format.ts';
+import { resultProblem } from './fields.ts';
+import { ago, date, decimal, percent, plural, unmetText } from './format.ts';
+import { Term } from './glossary.tsx';
 import {
   AwakenSoulDocument,
   DropShardDocument,
   RevertLevelUpDocument,
-  SearchSoulShardsDocument,
   SheetDocument,
   SoulChangedDocument,
   SoulShardDroppedDocument,
-  SoulShardsDocument,
   type LevelEventSheetFragment,
-  type ShardRowFragment,
   type SheetQuery,
   type SoulCardFragment,
   type TraitSheetFragment,
 } from './gql/graphql.ts';
-import { href, useDebounced, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { href, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { bounds, tagListLength } from './limits.ts';
+import { EssenceDiff } from './essence-diff.tsx';
+import { EvidenceChart } from './evidence-chart.tsx';
+import { InactiveTraits } from './inactive-traits.tsx';
+import { ShardsPanel } from './shard-list.tsx';
+import { SoulEditor } from './soul-edit.tsx';
 import { useCan, useSession } from './session.ts';
 import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
 
@@ -51,7 +56,9 @@ export function Sheet({ soulId }: { soulId: string }) {
       <nav class="crumbs" aria-label="Breadcrumb">
         <a href={href.roster()}>Roster</a> <span aria-hidden="true">›</span> <span aria-current="page">{soul.name}</span>
       </nav>
-      <SoulHero soul={soul} onChanged={refresh} />
+      <SoulHero soul={soul} onChanged={refresh}>
+        <SoulEditor soul={soul} onSaved={refresh} />
+      </SoulHero>
       <div class="sheet__grid">
         <div class="sheet__col">
           <Panel title="Rendered identity" id="rendered-title">
@@ -65,12 +72,14 @@ export function Sheet({ soulId }: { soulId: string }) {
               ))}
             </ol>
           </Panel>
+          <InactiveTraits soul={soul} traits={soul.inactiveTraits} onChanged={refresh} />
         </div>
         <div class="sheet__col">
           <Panel title="Level history" id="history-title">
             <Timeline soulId={soul.id} history={soul.levelHistory} onReverted={refresh} />
           </Panel>
-          <ShardsPanel soul={soul} version={shardsVersion} onDropped={refresh} />
+          <EvidenceChart soulId={soul.id} version={shardsVersion} />
+          <ShardsPanel soul={soul} version={shardsVersion} onChanged={refresh} dropForm={<DropShardForm soul={soul} onDropped={refresh} />} />
         </div>
       </div>
     </div>
@@ -82,6 +91,7 @@ export function SoulHero({ soul, onChanged, children }: { soul: SoulCardFragment
   const { notify } = useSession();
   const levelled = useFlash(soul.level);
   const { ready, unmet } = soul.crystallization;
+  const needs = unmetText(unmet, soul.lastAttunedAt);
   const awaken = async () => {
     const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id });
     if (awakenSoul.__typename === 'SoulPayload') notify(`${soul.name} awakens`, 'success');
@@ -104,9 +114,9 @@ export function SoulHero({ soul, onChanged, children }: { soul: SoulCardFragment
         <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
         <div class="hero__shards">
           <span class="soul-card__label">Pending shards: {soul.pendingShardCount}</span>
-          <ShardMarks count={soul.pendingShardCount} ready={ready} unmet={ready ? undefined : unmetText(unmet)} />
+          <ShardMarks count={soul.pendingShardCount} ready={ready} unmet={ready ? undefined : needs} />
         </div>
-        <p class="hero__status">{ready ? <strong>Ready to refine</strong> : unmet.length ? `Needs ${unmetText(unmet)}` : 'Settled'}</p>
+        <p class="hero__status">{ready ? <strong>Ready to refine</strong> : needs ? `Needs ${needs}` : 'Settled'}</p>
         <div class="hero__actions">
           {soul.dormant ? (
             <Button scope="ADMIN" variant="primary" onClick={() => void awaken()}>
@@ -135,16 +145,20 @@ export function TraitSignals({ trait, staleDays }: { trait: TraitSheetFragment; 
       <Chip tone={s.citationCount > 0 ? 'good' : 'plain'} title="Shards cited as evidence">
         {plural(s.citationCount, 'citation')}
       </Chip>
-      <Chip title="Citations per day of age">density {fixed(s.citationDensity)}</Chip>
+      <Chip>
+        <Term name="density" /> {decimal(s.citationDensity)}
+      </Chip>
       {s.stale ? (
         <Chip tone="warn" title={`Unchanged and uncited for ${staleDays ?? 'the stale'} days`}>
           stale
         </Chip>
       ) : null}
-      <Chip tone={s.essenceRedundancy >= 0.3 ? 'info' : 'plain'} title="Similarity of the principle to the essence: high means it could be promoted into it">
-        redundancy {percent(s.essenceRedundancy)}
+      <Chip tone={s.essenceRedundancy >= 0.3 ? 'info' : 'plain'}>
+        <Term name="redundancy" /> {percent(s.essenceRedundancy)}
       </Chip>
-      <Chip title="Generation: the level the trait was earned or last carried at">gen {trait.generation}</Chip>
+      <Chip>
+        <Term name="gen" /> {trait.generation}
+      </Chip>
     </span>
   );
 }
@@ -218,17 +232,8 @@ function Timeline({ soulId, history, onReverted }: { soulId: string; history: re
               </ul>
             ) : null}
             <details class="timeline__essence">
-              <summary>Essence before and after</summary>
-              <div class="essence-pair">
-                <div>
-                  <h4>Before</h4>
-                  <p>{event.essenceBefore}</p>
-                </div>
-                <div>
-                  <h4>After</h4>
-                  <p>{event.essenceAfter}</p>
-                </div>
-              </div>
+              <summary>Essence before and after (changes marked)</summary>
+              <EssenceDiff before={event.essenceBefore} after={event.essenceAfter} />
             </details>
             {latest && event.id === latest.id ? (
               confirming ? (
@@ -251,79 +256,6 @@ function Timeline({ soulId, history, onReverted }: { soulId: string; history: re
       ))}
     </ol>
   );
-}
-
-const SHARD_PAGE = 200;
-
-function ShardsPanel({ soul, version, onDropped }: { soul: SheetSoul; version: number; onDropped: () => void }) {
-  const [tag, setTag] = useState('');
-  const [search, setSearch] = useState('');
-  const query = useDebounced(search.trim(), 250);
-  const list = useQuery(SoulShardsDocument, { id: soul.id, tags: tag ? [tag] : null, first: SHARD_PAGE }, `${soul.id}:${tag}:${version}`);
-  const hits = useQuery(SearchSoulShardsDocument, { soulId: soul.id, query }, `${soul.id}:${query}:${version}`, !query);
-  const shards: ShardRowFragment[] = useMemo(() => {
-    const base = list.data?.soul?.shards.edges.map((e) => e.node) ?? [];
-    if (!query) return base;
-    const found = new Set((hits.data?.searchShards ?? []).map((h) => h.shard.id));
-    return base.filter((s) => found.has(s.id));
-  }, [list.data, hits.data, query]);
-  const groups = useMemo(() => {
-    const bySource = new Map<string, ShardRowFragment[]>();
-    for (const shard of shards) bySource.set(shard.source, [...(bySource.get(shard.source) ?? []), shard]);
-    return [...bySource.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
-  }, [shards]);
-  const total = list.data?.soul?.shards.totalCount ?? 0;
-  return (
-    <Panel title={`Pending shards (${soul.pendingShardCount})`} id="shards-title">
-      <DropShardForm soul={soul} onDropped={onDropped} />
-      <div class="filters" role="search">
-        <div class="field field--inline">
-          <label for="shard-tag">Tag</label>
-          <select id="shard-tag" value={tag} onChange={(e) => setTag(e.currentTarget.value)}>
-            <option value="">All tags</option>
-            {soul.shardCountsByTag.map((t) => (
-              <option key={t.tag} value={t.tag}>
-                {t.tag} ({t.count})
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field field--inline field--grow">
-          <label for="shard-search">Search</label>
-          <input id="shard-search" type="search" value={search} placeholder="words in the shards" onInput={(e) => setSearch(e.currentTarget.value)} />
-        </div>
-      </div>
-      {list.error ? <ErrorNote error={list.error} /> : null}
-      <p class="muted shard-count" aria-live="polite">
-        {query || tag ? `${plural(shards.length, 'shard')} match` : `${plural(total, 'shard')} pending`}
-        {total > SHARD_PAGE ? ` (the newest ${SHARD_PAGE} shown)` : ''}
-      </p>
-      {groups.map(([source, items]) => (
-        <section key={source} class="shard-group" aria-label={`Source ${source}`}>
-          <h3 class="shard-group__title">
-            {source} <span class="muted">· {items.length}</span>
-          </h3>
-          <ul class="shards">
-            {items.map((shard) => (
-              <li key={shard.id} class="shard" data-shard-id={shard.id}>
-                <span class={`age age--${ageBand(shard.createdAt)}`} title={date(shard.createdAt)}>
-                  {ago(shard.createdAt)}
-                </span>
-                <span class="shard__content">{shard.content}</span>
-                {shard.tags.length ? <span class="shard__tags">{shard.tags.map((t) => `#${t}`).join(' ')}</span> : null}
-                {shard.citedBy.length ? <span class="shard__cited" title="Cited by traits">✦ {shard.citedBy.length}</span> : null}
-              </li>
-            ))}
-          </ul>
-        </section>
-      ))}
-    </Panel>
-  );
-}
-
-function ageBand(iso: string): string {
-  const days = ageDays(iso);
-  return days < 3 ? 'fresh' : days < 14 ? 'recent' : days < 45 ? 'old' : 'ancient';
 }
 
 function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => void }) {
@@ -352,7 +284,7 @@ function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => 
       setContent('');
       setProblem(null);
       onDropped();
-    } else setProblem('field' in dropShard ? `${dropShard.field}: ${dropShard.message}` : dropShard.message);
+    } else setProblem(resultProblem(dropShard));
   };
   return (
     <div class="drop">
@@ -362,15 +294,15 @@ function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => 
       </Button>
       {open ? (
         <form id="drop-shard" class="drop__form" onSubmit={(e) => void submit(e)} aria-label="Drop a shard">
-          <Field label="Observation" value={content} onInput={setContent} required disabled={!can} placeholder="What the soul did or said" />
+          <Field label="Observation" value={content} onInput={setContent} required disabled={!can} placeholder="What the soul did or said" maxBytes={bounds.shardContentBytes} />
           <div class="form-row">
-            <Field label="Source" value={source} onInput={setSource} required disabled={!can} list="shard-sources" hint="The evidence channel" />
+            <Field label="Source" value={source} onInput={setSource} required disabled={!can} list="shard-sources" hint="The evidence channel" maxLength={bounds.sourceLength} />
             <datalist id="shard-sources">
               {soul.shardCountsBySource.map((s) => (
                 <option key={s.source} value={s.source} />
               ))}
             </datalist>
-            <Field label="Tags" value={tags} onInput={setTags} disabled={!can} hint="Comma-separated" />
+            <Field label="Tags" value={tags} onInput={setTags} disabled={!can} hint={`Comma-separated; up to ${bounds.tagsPerShard} tags of ${bounds.tagLength} characters`} maxLength={tagListLength} />
           </div>
           {problem ? (
             <p class="error-note" role="alert">

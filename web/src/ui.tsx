@@ -1,6 +1,9 @@
 import type { ButtonHTMLAttributes, ComponentChildren, CSSProperties } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.ts';
 import { diffLines } from './diff.ts';
+import { apiErrorText } from './fields.ts';
+import { utf8Bytes } from './limits.ts';
 import type { Scope } from './gql/graphql.ts';
 import { scopeNeeds, useCan, useSession } from './session.ts';
 
@@ -173,12 +176,15 @@ export function MarkdownLines({ text, label, lines }: { text?: string; label: st
   const rows = lines ?? (text ?? '').split('\n').map((line) => ({ kind: 'same', text: line }));
   return (
     <pre class="block" aria-label={label} tabIndex={0}>
-      {rows.map((row) => (
-        <span class={`block__line block__line--${lineKind(row.text)} diff--${row.kind}`}>
-          {row.kind === 'added' ? <span class="visually-hidden">added: </span> : row.kind === 'removed' ? <span class="visually-hidden">removed: </span> : null}
-          {row.text || '\u00a0'}
-          {'\n'}
-        </span>
+      {/* Lines joined by newlines only, so what is selected and copied is the text the agent receives. */}
+      {rows.map((row, i) => (
+        <>
+          {i > 0 ? '\n' : null}
+          <span class={`block__line block__line--${lineKind(row.text)} diff--${row.kind}`}>
+            {row.kind === 'added' ? <span class="visually-hidden">added: </span> : row.kind === 'removed' ? <span class="visually-hidden">removed: </span> : null}
+            {row.text}
+          </span>
+        </>
       ))}
     </pre>
   );
@@ -232,7 +238,7 @@ export function Loading({ what }: { what: string }) {
 export function ErrorNote({ error, retry }: { error: Error; retry?: () => void }) {
   return (
     <div class="error-note" role="alert">
-      <p>{error.message}</p>
+      <p>{error instanceof ApiError ? apiErrorText(error) : error.message}</p>
       {retry ? (
         <Button variant="quiet" onClick={retry}>
           Try again
@@ -242,8 +248,27 @@ export function ErrorNote({ error, retry }: { error: Error; retry?: () => void }
   );
 }
 
+/**
+ * The server's bound on a text: `maxLength` in characters, or `maxBytes` in UTF-8 bytes. A byte bound shows a counter;
+ * its maxlength is the byte count too, which no text within the bound reaches (a character is at least one byte).
+ */
+type Bounded = { maxLength?: number; maxBytes?: number };
+
+function describedBy(id: string, hint: string | undefined, maxBytes: number | undefined): string | undefined {
+  return [hint ? `${id}-hint` : '', maxBytes ? `${id}-count` : ''].filter(Boolean).join(' ') || undefined;
+}
+
+function ByteCount({ id, value, maxBytes }: { id: string; value: string; maxBytes: number }) {
+  const used = utf8Bytes(value);
+  return (
+    <small id={`${id}-count`} class={`field__count${used > maxBytes ? ' field__count--over' : ''}`}>
+      {used.toLocaleString('en')} / {maxBytes.toLocaleString('en')} bytes{used > maxBytes ? `: ${(used - maxBytes).toLocaleString('en')} too many` : ''}
+    </small>
+  );
+}
+
 /** A labelled text field; every input of the app goes through it or Area so none is unlabelled. */
-export function Field({ label, hint, value, onInput, required, placeholder, name, type = 'text', disabled, list }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; placeholder?: string; name?: string; type?: 'text' | 'search'; disabled?: boolean; list?: string }) {
+export function Field({ label, hint, value, onInput, required, placeholder, name, type = 'text', disabled, list, maxLength, maxBytes }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; placeholder?: string; name?: string; type?: 'text' | 'search'; disabled?: boolean; list?: string } & Bounded) {
   const id = useId();
   return (
     <div class="field">
@@ -251,17 +276,18 @@ export function Field({ label, hint, value, onInput, required, placeholder, name
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      <input id={id} name={name} type={type} value={value} required={required} placeholder={placeholder} disabled={disabled} list={list} aria-describedby={hint ? `${id}-hint` : undefined} onInput={(e) => onInput(e.currentTarget.value)} />
+      <input id={id} name={name} type={type} value={value} required={required} placeholder={placeholder} disabled={disabled} list={list} maxLength={maxLength ?? maxBytes} aria-describedby={describedBy(id, hint, maxBytes)} onInput={(e) => onInput(e.currentTarget.value)} />
       {hint ? (
         <small id={`${id}-hint`} class="field__hint">
           {hint}
         </small>
       ) : null}
+      {maxBytes ? <ByteCount id={id} value={value} maxBytes={maxBytes} /> : null}
     </div>
   );
 }
 
-export function Area({ label, hint, value, onInput, required, rows = 3, placeholder, name, disabled }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; rows?: number; placeholder?: string; name?: string; disabled?: boolean }) {
+export function Area({ label, hint, value, onInput, required, rows = 3, placeholder, name, disabled, maxLength, maxBytes }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; rows?: number; placeholder?: string; name?: string; disabled?: boolean } & Bounded) {
   const id = useId();
   return (
     <div class="field">
@@ -269,12 +295,13 @@ export function Area({ label, hint, value, onInput, required, rows = 3, placehol
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      <textarea id={id} name={name} rows={rows} value={value} required={required} placeholder={placeholder} disabled={disabled} aria-describedby={hint ? `${id}-hint` : undefined} onInput={(e) => onInput(e.currentTarget.value)} />
+      <textarea id={id} name={name} rows={rows} value={value} required={required} placeholder={placeholder} disabled={disabled} maxLength={maxLength ?? maxBytes} aria-describedby={describedBy(id, hint, maxBytes)} onInput={(e) => onInput(e.currentTarget.value)} />
       {hint ? (
         <small id={`${id}-hint`} class="field__hint">
           {hint}
         </small>
       ) : null}
+      {maxBytes ? <ByteCount id={id} value={value} maxBytes={maxBytes} /> : null}
     </div>
   );
 }

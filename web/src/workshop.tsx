@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, request } from './api.ts';
-import { percent, plural } from './format.ts';
+import { apiErrorText, fieldProblem } from './fields.ts';
+import { plural } from './format.ts';
 import {
   LevelUpDocument,
   PreviewLevelUpDocument,
@@ -14,6 +15,8 @@ import {
 } from './gql/graphql.ts';
 import { href, navigate, useDebounced, useQuery, useSubscription } from './hooks.ts';
 import { TraitSignals } from './sheet.tsx';
+import { bounds } from './limits.ts';
+import { WorkshopHints } from './workshop-hints.tsx';
 import { useCan, useSession } from './session.ts';
 import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, XpBar } from './ui.tsx';
 
@@ -22,7 +25,8 @@ type Trait = TraitSheetFragment;
 
 /** Where a trait goes in the plan: carried as it is, promoted into the essence, or merged in a consolidation. */
 type Place = 'carry' | 'promote' | `group:${number}`;
-type Group = { key: number; principle: string; provenance: string; provenanceEdited: boolean };
+type Group = { key: number; principle: string; provenance: string; principleEdited: boolean; provenanceEdited: boolean };
+const emptyGroup = (key: number): Group => ({ key, principle: '', provenance: '', principleEdited: false, provenanceEdited: false });
 type Payload = Extract<LevelUpMutation['levelUp'], { __typename: 'LevelUpPayload' }>;
 type Result = { payload: Payload; before: { level: number; active: number } };
 
@@ -101,15 +105,22 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
 
   const members = (place: Place) => soul.traits.filter((t) => places[t.id] === place);
   const groupName = (g: Group) => `Consolidation ${groups.indexOf(g) + 1}`;
-
-  // Provenance drafts itself from the group's members until the person edits it.
-  const draftProvenance = (traitIds: string[]) => {
-    const principles = soul.traits.filter((t) => traitIds.includes(t.id)).map((t) => `“${t.principle}”`);
-    return principles.length ? `Consolidated at level ${newLevel} from ${principles.join(' and ')}` : '';
+  // A plan problem names consolidations by their index in the plan, which skips the empty groups.
+  const groupNaming = (list: string, index: number) => {
+    const sent = groups.filter((g) => members(`group:${g.key}`).length > 0)[index];
+    return list === 'consolidations' && sent ? groupName(sent).toLowerCase() : undefined;
   };
+
+  // The merged texts draft themselves from the group's members until the person edits them: the principle as the
+  // sources' principles joined (a starting point to edit into one), the provenance as where it came from.
+  const draftPrinciple = (sources: Trait[]) => sources.map((t) => (/[.!?…]$/u.test(t.principle.trim()) ? t.principle.trim() : `${t.principle.trim()}.`)).join(' ');
+  const draftProvenance = (sources: Trait[]) => (sources.length ? `Consolidated at level ${newLevel} from ${sources.map((t) => `“${t.principle}”`).join(' and ')}` : '');
   useEffect(() => {
     setGroups((current) =>
-      current.map((g) => (g.provenanceEdited ? g : { ...g, provenance: draftProvenance(soul.traits.filter((t) => places[t.id] === `group:${g.key}`).map((t) => t.id)) })),
+      current.map((g) => {
+        const sources = soul.traits.filter((t) => places[t.id] === `group:${g.key}`);
+        return { ...g, principle: g.principleEdited ? g.principle : draftPrinciple(sources), provenance: g.provenanceEdited ? g.provenance : draftProvenance(sources) };
+      }),
     );
   }, [places]);
 
@@ -117,9 +128,21 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
     if (to === 'new') {
       const key = nextKey;
       setNextKey(key + 1);
-      setGroups((current) => [...current, { key, principle: '', provenance: '', provenanceEdited: false }]);
+      setGroups((current) => [...current, emptyGroup(key)]);
       setPlaces((current) => ({ ...current, [traitId]: `group:${key}` }));
     } else setPlaces((current) => ({ ...current, [traitId]: to }));
+  };
+  /** Both traits into one consolidation: the one either is already in, else a new one. */
+  const mergePair = (aId: string, bId: string) => {
+    const existing = [places[aId], places[bId]].find((place) => place.startsWith('group:'));
+    if (existing) {
+      setPlaces((current) => ({ ...current, [aId]: existing, [bId]: existing }));
+      return;
+    }
+    const key = nextKey;
+    setNextKey(key + 1);
+    setGroups((current) => [...current, emptyGroup(key)]);
+    setPlaces((current) => ({ ...current, [aId]: `group:${key}`, [bId]: `group:${key}` }));
   };
   const removeGroup = (key: number) => {
     setPlaces((current) => Object.fromEntries(Object.entries(current).map(([id, place]) => [id, place === `group:${key}` ? 'carry' : place])) as Record<string, Place>);
@@ -162,7 +185,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
       }
     } catch (error) {
       executing.current = false;
-      notify(error instanceof ApiError ? error.message : String(error), 'error');
+      notify(error instanceof ApiError ? apiErrorText(error) : String(error), 'error');
     } finally {
       setBusy(false);
     }
@@ -209,20 +232,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
       </div>
       <ScopeNote scope="REFINE" />
       {soul.traits.length === 0 ? <p class="panel">{soul.name} has no active traits: nothing to level up yet.</p> : null}
-      {soul.evidence.consolidationCandidates.length || soul.evidence.promotionCandidates.length ? (
-        <aside class="hints" aria-label="Hints from the evidence report">
-          {soul.evidence.consolidationCandidates.slice(0, 4).map((pair) => (
-            <span key={`${pair.a.id}-${pair.b.id}`} class="hint">
-              <Chip tone="info">merge? {percent(pair.similarity)}</Chip> “{pair.a.principle}” + “{pair.b.principle}”
-            </span>
-          ))}
-          {soul.evidence.promotionCandidates.slice(0, 2).map((c) => (
-            <span key={c.trait.id} class="hint">
-              <Chip tone="good">promote?</Chip> “{c.trait.principle}”
-            </span>
-          ))}
-        </aside>
-      ) : null}
+      <WorkshopHints evidence={soul.evidence} places={places} disabled={!canRefine} onMerge={mergePair} onPromote={(id) => move(id, 'promote')} />
       <div class="board">
         <section class="column dropzone" aria-labelledby="carry-title" {...dropProps('carry')} data-zone="carry">
           <h2 class="column__title" id="carry-title">
@@ -244,8 +254,18 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 </legend>
                 <ul class="card-list">{inside.map(card)}</ul>
                 {inside.length === 0 ? <p class="column__hint">Empty: drop traits here, or place them with their menu.</p> : null}
-                <Area label={`Merged principle of ${groupName(g).toLowerCase()}`} value={g.principle} onInput={(principle) => updateGroup(g.key, { principle })} required rows={2} placeholder="One principle that says what these traits say" disabled={!canRefine} />
-                <Area label={`Merged provenance of ${groupName(g).toLowerCase()}`} value={g.provenance} onInput={(provenance) => updateGroup(g.key, { provenance, provenanceEdited: true })} required rows={2} disabled={!canRefine} />
+                <Area
+                  label={`Merged principle of ${groupName(g).toLowerCase()}`}
+                  hint="Drafted from the traits’ principles: edit it into one"
+                  value={g.principle}
+                  onInput={(principle) => updateGroup(g.key, { principle, principleEdited: true })}
+                  required
+                  rows={2}
+                  placeholder="One principle that says what these traits say"
+                  disabled={!canRefine}
+                  maxBytes={bounds.principleBytes}
+                />
+                <Area label={`Merged provenance of ${groupName(g).toLowerCase()}`} value={g.provenance} onInput={(provenance) => updateGroup(g.key, { provenance, provenanceEdited: true })} required rows={2} disabled={!canRefine} maxBytes={bounds.provenanceBytes} />
                 <Button variant="quiet" onClick={() => removeGroup(g.key)} disabled={!canRefine}>
                   Dissolve {groupName(g).toLowerCase()}
                 </Button>
@@ -260,7 +280,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
               onClick={() => {
                 const key = nextKey;
                 setNextKey(key + 1);
-                setGroups((current) => [...current, { key, principle: '', provenance: '', provenanceEdited: false }]);
+                setGroups((current) => [...current, emptyGroup(key)]);
               }}
             >
               New empty consolidation
@@ -277,7 +297,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
       </div>
       <div class="workshop__bottom">
         <Panel title={`The new essence (level ${newLevel})`} id="essence-title">
-          <Area label="Essence" hint="The narrative core after this level-up; promoted principles belong in it" value={essence} onInput={setEssence} required rows={6} disabled={!canRefine} />
+          <Area label="Essence" hint="The narrative core after this level-up; promoted principles belong in it" value={essence} onInput={setEssence} required rows={6} disabled={!canRefine} maxBytes={bounds.essenceBytes} />
           <div class="form-actions">
             <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0}>
               Weave promoted principles in
@@ -300,7 +320,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 <strong>Not yet valid:</strong>
                 <ul>
                   {verdict.error?.problems.map((p) => (
-                    <li key={p.field}>{problemText(p.field, p.message, groups.filter((g) => members(`group:${g.key}`).length > 0), groupName)}</li>
+                    <li key={p.field}>{fieldProblem(p.field, p.message, groupNaming)}</li>
                   ))}
                   {verdict.error?.missing.length ? <li>{plural(verdict.error.missing.length, 'trait')} not placed</li> : null}
                   {verdict.error?.duplicated.length ? <li>{plural(verdict.error.duplicated.length, 'trait')} placed twice</li> : null}
@@ -329,20 +349,6 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
       </div>
     </>
   );
-}
-
-/** A plan problem in the workshop's words; consolidation indexes count the non-empty groups sent in the plan. */
-function problemText(field: string, message: string, planGroups: Group[], groupName: (g: Group) => string): string {
-  const match = /^plan\.consolidations\[(\d+)\]\.(\w+)|^consolidations\[(\d+)\]\.(\w+)/.exec(field);
-  if (field.endsWith('newEssence')) return `The essence ${message}`;
-  if (match) {
-    const index = Number(match[1] ?? match[3]);
-    const what = match[2] ?? match[4];
-    const group = planGroups[index];
-    const name = group ? groupName(group) : `Consolidation ${index + 1}`;
-    return `${name}: ${what === 'mergedPrinciple' ? 'the merged principle' : what === 'mergedProvenance' ? 'the merged provenance' : what} ${message}`;
-  }
-  return `${field}: ${message}`;
 }
 
 function TraitCard({
@@ -431,61 +437,71 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
             {reverted ? `${soulName} is back at level ${shown.level}` : `${soulName} reached level ${payload.soul.level}`}
           </h1>
           <XpBar active={shown.active} limit={payload.soul.traitLimit} />
-          <p class="muted">
-            {before.active} active traits became {payload.soul.activeTraitCount}: {plural(payload.event.consolidated.length, 'trait')} merged into {payload.event.merged.length}, {payload.event.promoted.length} promoted into the essence,{' '}
-            {payload.event.carried.length} carried.
-          </p>
+          {reverted ? (
+            <p class="muted">
+              The level-up is undone: its {before.active} traits are active again as they were, the merged ones are gone and the essence is the one before.
+            </p>
+          ) : (
+            <p class="muted">
+              {before.active} active traits became {payload.soul.activeTraitCount}: {plural(payload.event.consolidated.length, 'trait')} merged into {payload.event.merged.length}, {payload.event.promoted.length} promoted into the essence,{' '}
+              {payload.event.carried.length} carried.
+            </p>
+          )}
         </div>
       </div>
-      <div class="levelled__grid">
-        <Panel title="Merged" id="merged-title">
-          {payload.event.merged.length === 0 ? <p class="muted">No consolidation.</p> : null}
-          <ul class="merge-list">
-            {payload.event.merged.map((t, i) => (
-              <li key={t.id} class="merge-list__item">
-                <span class="merge-list__sources" aria-label="Merged from">
-                  {payload.event.consolidated
-                    .filter((source) => source.mergedInto?.id === t.id)
-                    .map((source, j) => (
-                      <span key={source.id} class={`merge-list__source merge-list__source--${j % 2 ? 'right' : 'left'}`} style={{ animationDelay: `${0.2 + i * 0.2}s` }}>
-                        {source.principle}
-                      </span>
-                    ))}
-                </span>
-                <span class="merge-list__merged" style={{ animationDelay: `${0.9 + i * 0.2}s` }}>
-                  {t.principle}
-                </span>
-              </li>
-            ))}
-          </ul>
-        </Panel>
-        <Panel title="Into the essence" id="essence-new-title">
-          {payload.event.promoted.length ? (
-            <ul class="promote-list">
-              {payload.event.promoted.map((t) => (
-                <li key={t.id}>{t.principle}</li>
+      {reverted ? null : (
+        <>
+          <div class="levelled__grid">
+            <Panel title="Merged" id="merged-title">
+              {payload.event.merged.length === 0 ? <p class="muted">No consolidation.</p> : null}
+              <ul class="merge-list">
+                {payload.event.merged.map((t, i) => (
+                  <li key={t.id} class="merge-list__item">
+                    <span class="merge-list__sources" aria-label="Merged from">
+                      {payload.event.consolidated
+                        .filter((source) => source.mergedInto?.id === t.id)
+                        .map((source, j) => (
+                          <span key={source.id} class={`merge-list__source merge-list__source--${j % 2 ? 'right' : 'left'}`} style={{ animationDelay: `${0.2 + i * 0.2}s` }}>
+                            {source.principle}
+                          </span>
+                        ))}
+                    </span>
+                    <span class="merge-list__merged" style={{ animationDelay: `${0.9 + i * 0.2}s` }}>
+                      {t.principle}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </Panel>
+            <Panel title="Into the essence" id="essence-new-title">
+              {payload.event.promoted.length ? (
+                <ul class="promote-list">
+                  {payload.event.promoted.map((t) => (
+                    <li key={t.id}>{t.principle}</li>
+                  ))}
+                </ul>
+              ) : null}
+              <p class="essence-flow">{payload.soul.essence}</p>
+            </Panel>
+            <Panel title="Carried" id="carried-title">
+              <ul class="carry-list">
+                {payload.event.carried.map((t) => (
+                  <li key={t.id}>{t.principle}</li>
+                ))}
+              </ul>
+            </Panel>
+          </div>
+          {payload.warnings.length ? (
+            <ul class="warnings">
+              {payload.warnings.map((w) => (
+                <li key={w.message}>
+                  <Chip tone="warn">{w.kind.toLowerCase().replace('_', ' ')}</Chip> {w.message}
+                </li>
               ))}
             </ul>
           ) : null}
-          <p class="essence-flow">{payload.soul.essence}</p>
-        </Panel>
-        <Panel title="Carried" id="carried-title">
-          <ul class="carry-list">
-            {payload.event.carried.map((t) => (
-              <li key={t.id}>{t.principle}</li>
-            ))}
-          </ul>
-        </Panel>
-      </div>
-      {payload.warnings.length ? (
-        <ul class="warnings">
-          {payload.warnings.map((w) => (
-            <li key={w.message}>
-              <Chip tone="warn">{w.kind.toLowerCase().replace('_', ' ')}</Chip> {w.message}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+        </>
+      )}
       <div class="form-actions">
         <a class="btn btn--primary" href={href.sheet(payload.soul.id)}>
           Open the sheet

@@ -1,0 +1,170 @@
+// Finds the Chromium or Chrome that the browser tests drive (through playwright-core, which never downloads one),
+// and, run as a script before `npm test`, installs Debian's `chromium` when none is found on a machine that can.
+//
+//   node scripts/browser.ts   # silent when a browser is found; installs with apt-get as root; else explains and exits 1
+//
+// Order: SOULS_CHROMIUM, then CHROME_PATH (a variable naming a missing file is an error, never a fall-through);
+// then chromium, chromium-browser, google-chrome, google-chrome-stable on PATH; then the usual install locations.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync, openSync, closeSync, statSync } from 'node:fs';
+import { join, posix, win32 } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BROWSER_VARIABLES = ['SOULS_CHROMIUM', 'CHROME_PATH'] as const;
+export const BROWSER_COMMANDS = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'] as const;
+
+const FIXED_LOCATIONS: Record<string, string[]> = {
+  linux: ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/snap/bin/chromium', '/opt/google/chrome/chrome', '/usr/bin/google-chrome'],
+  darwin: [
+    '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+    '/Applications/Chromium.app/Contents/MacOS/Chromium',
+    '~/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+    '~/Applications/Chromium.app/Contents/MacOS/Chromium',
+  ],
+  win32: [
+    '%PROGRAMFILES%\\Google\\Chrome\\Application\\chrome.exe',
+    '%PROGRAMFILES(X86)%\\Google\\Chrome\\Application\\chrome.exe',
+    '%LOCALAPPDATA%\\Google\\Chrome\\Application\\chrome.exe',
+    '%LOCALAPPDATA%\\Chromium\\Application\\chrome.exe',
+  ],
+};
+
+/** What the locator may look at: the environment, the platform and one question about a path. */
+export type BrowserProbe = {
+  env: Record<string, string | undefined>;
+  platform: NodeJS.Platform;
+  /** true when `path` is an existing file that can be run */
+  isExecutable(path: string): boolean;
+};
+
+export type BrowserLocation = { path: string; from: string };
+
+export class BrowserVariableError extends Error {
+  readonly variable: string;
+  constructor(variable: string, path: string) {
+    super(`${variable} names ${JSON.stringify(path)}, which is not an executable file: point it at Chromium or Chrome, or unset it`);
+    this.name = 'BrowserVariableError';
+    this.variable = variable;
+  }
+}
+
+/** The browser to drive, or null when the machine has none; throws BrowserVariableError for a variable naming no file. */
+export function locateBrowser(probe: BrowserProbe): BrowserLocation | null {
+  for (const variable of BROWSER_VARIABLES) {
+    const value = probe.env[variable]?.trim();
+    if (!value) continue;
+    if (!probe.isExecutable(value)) throw new BrowserVariableError(variable, value);
+    return { path: value, from: variable };
+  }
+  for (const command of BROWSER_COMMANDS) {
+    const found = findOnPath(command, probe);
+    if (found) return { path: found, from: 'PATH' };
+  }
+  for (const location of FIXED_LOCATIONS[probe.platform] ?? []) {
+    const path = expandLocation(location, probe);
+    if (path && probe.isExecutable(path)) return { path, from: 'usual location' };
+  }
+  return null;
+}
+
+/** The full path of `command` in the first PATH directory that has it. */
+export function findOnPath(command: string, probe: BrowserProbe): string | null {
+  const paths = probe.platform === 'win32' ? win32 : posix;
+  const extensions = probe.platform === 'win32' ? (probe.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
+  for (const directory of (probe.env.PATH ?? '').split(paths.delimiter)) {
+    if (!directory) continue;
+    for (const extension of extensions) {
+      const candidate = paths.join(directory, command + extension);
+      if (probe.isExecutable(candidate)) return candidate;
+    }
+  }
+  return null;
+}
+
+function expandLocation(location: string, probe: BrowserProbe): string | null {
+  let unknown = false;
+  const expanded = location
+    .replace(/^~(?=\/)/, () => probe.env.HOME ?? ((unknown = true), ''))
+    .replace(/%([^%]+)%/g, (_, name: string) => probe.env[name] ?? ((unknown = true), ''));
+  return unknown ? null : expanded;
+}
+
+export type InstallDecision = { install: true; command: string[] } | { install: false; message: string };
+
+/** With no browser found: install Debian's chromium where apt-get can run as root, else explain the three ways. */
+export function decideBrowserInstall(machine: { isRoot: boolean; aptGet: string | null }): InstallDecision {
+  if (machine.isRoot && machine.aptGet) return { install: true, command: [machine.aptGet, 'install', '-y', '-qq', 'chromium'] };
+  return { install: false, message: NO_BROWSER_MESSAGE };
+}
+
+export const NO_BROWSER_MESSAGE = [
+  'The browser tests need Chromium or Chrome, and none was found. Any one of these will do:',
+  '  1. point SOULS_CHROMIUM (or CHROME_PATH) at a Chromium or Chrome executable;',
+  '  2. install it with your package manager: `sudo apt-get install chromium` (Debian, Ubuntu), `sudo dnf install chromium`, `brew install --cask chromium`;',
+  '  3. install Google Chrome (found in its usual place, or as google-chrome on PATH).',
+  'As root with apt-get (containers, CI), `npm test` installs Debian\'s chromium by itself.',
+].join('\n');
+
+function systemProbe(env: Record<string, string | undefined> = process.env): BrowserProbe {
+  return {
+    env,
+    platform: process.platform,
+    isExecutable(path) {
+      try {
+        if (!statSync(path).isFile()) return false;
+        accessSync(path, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/** The browser for this machine; throws with the ways to get one when there is none. Used by test/web. */
+export function requireBrowser(env: Record<string, string | undefined> = process.env): string {
+  const found = locateBrowser(systemProbe(env));
+  if (!found) throw new Error(NO_BROWSER_MESSAGE);
+  return found.path;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const APT_LOG = join(ROOT, 'test-results', 'apt-chromium.log');
+
+/** `npm test`'s first step: a browser found, or installed, or a clear stop before anything runs. */
+function ensureBrowser(): number {
+  const probe = systemProbe();
+  let found: BrowserLocation | null;
+  try {
+    found = locateBrowser(probe);
+  } catch (error) {
+    console.error((error as Error).message);
+    return 1;
+  }
+  if (found) return 0;
+  const decision = decideBrowserInstall({ isRoot: process.getuid?.() === 0, aptGet: findOnPath('apt-get', probe) });
+  if (!decision.install) {
+    console.error(decision.message);
+    return 1;
+  }
+  mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+  console.log(`No Chromium found: installing Debian's chromium with apt-get (output in ${APT_LOG})`);
+  const log = openSync(APT_LOG, 'w');
+  const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  try {
+    for (const command of [[decision.command[0], 'update', '-qq'], decision.command]) {
+      const result = spawnSync(command[0], command.slice(1), { stdio: ['ignore', log, log], env: aptEnv });
+      if (result.status !== 0) {
+        console.error(`\`${command.join(' ')}\` failed (see ${APT_LOG}).\n\n${NO_BROWSER_MESSAGE}`);
+        return 1;
+      }
+    }
+  } finally {
+    closeSync(log);
+  }
+  if (locateBrowser(probe)) return 0;
+  console.error(`apt-get installed chromium but no browser was found afterwards (see ${APT_LOG}).\n\n${NO_BROWSER_MESSAGE}`);
+  return 1;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = ensureBrowser();

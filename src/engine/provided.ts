@@ -1,0 +1,108 @@
+/**
+ * The `provided` similarity: the caller supplies an embedding per shard, and
+ * two shards that both have one are compared by
+ *   VECTOR_WEIGHT · max(0, cosine) + (1 − VECTOR_WEIGHT) · lexical.
+ * A pair in which either shard has no vector (dropped before the mode was on,
+ * or without one) is compared lexically, put on this mode's scale: it meets
+ * the provided default threshold exactly when it meets lexical's own. Traits
+ * have no vectors, so every comparison with a principle stays plain lexical.
+ * Vectors are stored L2-normalized as little-endian Float32; every sum runs
+ * in index order, so the same input gives the same bits.
+ */
+import { ValidationError } from './errors.ts';
+import { averageLinkageSteps, cosineMatrixSteps, lexicalVectors } from './lexical.ts';
+import { defaultBounds, defaultClusteringThresholds } from './settings.ts';
+import type { Steps } from './slices.ts';
+
+/**
+ * Share of a vector pair's similarity that comes from the vectors; chosen with the default threshold on
+ * synthetic vectors over the paraphrase corpus (bench/provided.ts, README "How similarity works").
+ */
+export const VECTOR_WEIGHT = 0.8;
+
+/**
+ * A lexical similarity put on the provided scale: it meets provided's default threshold exactly when it meets
+ * lexical's. Not capped at 1, so a pool without vectors is clustered exactly as lexical clusters it (average
+ * linkage commutes with scaling); such values only ever feed clustering and the choice of representatives.
+ */
+const FALLBACK_SCALE = defaultClusteringThresholds.provided / defaultClusteringThresholds.lexical;
+
+export function fallbackSimilarity(lexical: number): number {
+  return lexical * FALLBACK_SCALE;
+}
+
+/**
+ * Checks an embedding and returns it L2-normalized as stored bytes (Float32, little-endian).
+ * Refuses a non-list, an empty or too long list (over maxEmbeddingDimension), a non-finite number and the all-zero vector.
+ */
+export function encodeEmbedding(field: string, values: unknown, maxDimension = defaultBounds.maxEmbeddingDimension): Uint8Array {
+  if (!Array.isArray(values)) throw new ValidationError(field, 'must be a list of numbers');
+  if (values.length === 0) throw new ValidationError(field, 'must not be empty');
+  if (values.length > maxDimension) throw new ValidationError(field, `must have at most ${maxDimension} numbers (maxEmbeddingDimension), got ${values.length}`);
+  let largest = 0;
+  values.forEach((v, i) => {
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new ValidationError(field, `must hold finite numbers only; position ${i} is ${JSON.stringify(v) ?? String(v)}`);
+    largest = Math.max(largest, Math.abs(v));
+  });
+  if (largest === 0) throw new ValidationError(field, 'must not be all zeros (it has no direction)');
+  // Scaled by the largest magnitude first, so squares neither overflow (1e200) nor vanish (1e-200).
+  let sum = 0;
+  for (const v of values as number[]) sum += (v / largest) * (v / largest);
+  const norm = Math.sqrt(sum);
+  const bytes = new Uint8Array(values.length * 4);
+  const view = new DataView(bytes.buffer);
+  (values as number[]).forEach((v, i) => view.setFloat32(i * 4, v / largest / norm, true));
+  return bytes;
+}
+
+export function decodeEmbedding(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vector = new Float32Array(bytes.byteLength / 4);
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
+  return vector;
+}
+
+/** Cosine of two stored (normalized) vectors, negatives as 0: in [0, 1]. */
+export function vectorCosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new RangeError(`embeddings of different dimensions: ${a.length} and ${b.length}`);
+  // Four running sums in a fixed order: faster than one, and the same bits on every run.
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  const n = a.length;
+  const end = n - (n % 4);
+  for (let i = 0; i < end; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (let i = end; i < n; i++) s0 += a[i] * b[i];
+  return Math.min(1, Math.max(0, s0 + s1 + (s2 + s3)));
+}
+
+/** The provided similarity of two shards given their lexical cosine and vectors (null: none). `weight` is for the bench's sweep. */
+export function mixSimilarity(lexical: number, a: Float32Array | null, b: Float32Array | null, weight = VECTOR_WEIGHT): number {
+  if (a === null || b === null) return fallbackSimilarity(lexical);
+  return weight * vectorCosine(a, b) + (1 - weight) * Math.min(1, lexical);
+}
+
+/** Pairwise provided similarities of the texts (condensed upper-triangular, as cosineMatrixSteps): lexical cosines, then mixed in place. */
+export function* providedMatrixSteps(texts: readonly string[], vectors: readonly (Float32Array | null)[], weight = VECTOR_WEIGHT): Steps<Float64Array> {
+  const n = texts.length;
+  const matrix = yield* cosineMatrixSteps(lexicalVectors(texts));
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    yield;
+    for (let j = i + 1; j < n; j++, at++) matrix[at] = mixSimilarity(matrix[at], vectors[i] ?? null, vectors[j] ?? null, weight);
+  }
+  return matrix;
+}
+
+/** Provided clustering: exact average linkage (as lexical's) over the mixed similarities. */
+export function* clusterProvidedSteps(texts: readonly string[], vectors: readonly (Float32Array | null)[], threshold: number, weight = VECTOR_WEIGHT): Steps<number[][]> {
+  if (texts.length === 0) return [];
+  const matrix = yield* providedMatrixSteps(texts, vectors, weight);
+  return yield* averageLinkageSteps(texts.length, matrix, threshold);
+}

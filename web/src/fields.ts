@@ -1,0 +1,65 @@
+import type { ApiError } from './api.ts';
+
+// A ValidationError's `field` is the path of the bad input ("plan.consolidations[0].mergedPrinciple"); people read a
+// label ("Merged principle (group 1)") and the message beside it.
+
+/** Leaves whose words differ from their spelled-out name; singular where the leaf is one item of a list. */
+const leafWords: Record<string, string> = {
+  content: 'observation',
+  newEssence: 'new essence',
+  citeShardIds: 'cited shard',
+  sourceTraitIds: 'merged trait',
+  promotedTraitIds: 'promoted trait',
+  carriedTraitIds: 'carried trait',
+  soulIds: 'soul',
+  tags: 'tag',
+  traitId: 'trait',
+  soulId: 'soul',
+};
+
+/** Lists whose items are named in the label: "(group 1)", "(shard 3)". */
+const itemWords: Record<string, string> = {
+  consolidations: 'group',
+  inputs: 'shard',
+  add: 'new trait',
+  revise: 'revision',
+};
+
+/** Wrappers that name no part of the form. */
+const wrappers = new Set(['input', 'plan']);
+
+const spelled = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * "input.name" → "Name"; "plan.consolidations[0].mergedPrinciple" → "Merged principle (group 1)";
+ * "inputs[2].tags[0]" → "Tag 1 (shard 3)". `itemName` renames list items, e.g. the workshop's own group names.
+ */
+export function fieldLabel(field: string, itemName?: (list: string, index: number) => string | undefined): string {
+  const segments = [...field.matchAll(/([A-Za-z_]\w*)((?:\[\d+\])*)/g)].map((m) => ({ name: m[1], index: m[2] ? Number(/\d+/.exec(m[2])![0]) : null }));
+  const leaf = segments.pop();
+  if (!leaf) return field;
+  const context = segments
+    .filter((s) => !(wrappers.has(s.name) && s.index === null))
+    .map((s) => (s.index === null ? spelled(s.name) : (itemName?.(s.name, s.index) ?? `${itemWords[s.name] ?? spelled(s.name)} ${s.index + 1}`)));
+  const words = leafWords[leaf.name] ?? spelled(leaf.name);
+  const label = capitalized(leaf.index === null ? words : `${words} ${leaf.index + 1}`);
+  return context.length ? `${label} (${context.join(', ')})` : label;
+}
+
+/** "Label: message", whether or not the server's message still starts with the field's path. */
+export function fieldProblem(field: string, message: string, itemName?: (list: string, index: number) => string | undefined): string {
+  const bare = message.replace(/^([A-Za-z_][\w.[\]]*): /, (prefix, path: string) => (field === path || field.endsWith(`.${path}`) || path.endsWith(`.${field}`) ? '' : prefix));
+  return `${fieldLabel(field, itemName)}: ${bare}`;
+}
+
+/** A result-union error for people: labelled when it names a field. */
+export function resultProblem(error: { message: string; field?: string | null }): string {
+  return error.field ? fieldProblem(error.field, error.message) : error.message;
+}
+
+/** A request's GraphQL errors for people; BAD_USER_INPUT errors carry their field in the extensions. */
+export function apiErrorText(error: ApiError): string {
+  if (error.errors.length === 0) return error.message;
+  return error.errors.map((e) => (typeof e.extensions?.field === 'string' ? fieldProblem(e.extensions.field, e.message) : e.message)).join('; ');
+}

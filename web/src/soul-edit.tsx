@@ -1,0 +1,107 @@
+import { useState } from 'preact/hooks';
+import { request } from './api.ts';
+import { UpdateSoulDocument, type UpdateSoulInput } from './gql/graphql.ts';
+import { resultProblem } from './fields.ts';
+import { bounds } from './limits.ts';
+import { useCan, useSession } from './session.ts';
+import { Area, Button, Field } from './ui.tsx';
+
+type Editable = { id: string; name: string; description: string; essence: string };
+
+/** A soul's name, description and essence, and why the server refused them: the new-soul and edit forms. */
+export function SoulFields(props: {
+  name: string;
+  description: string;
+  essence: string;
+  onName: (value: string) => void;
+  onDescription: (value: string) => void;
+  onEssence: (value: string) => void;
+  essenceRows: number;
+  disabled: boolean;
+  problem: string | null;
+}) {
+  return (
+    <>
+      <Field label="Name" value={props.name} onInput={props.onName} required disabled={props.disabled} maxLength={bounds.nameLength} />
+      <Field label="Description" hint="A short line for cards and listings" value={props.description} onInput={props.onDescription} disabled={props.disabled} maxBytes={bounds.descriptionBytes} />
+      <Area label="Essence" hint="The narrative core of the identity, as prose" value={props.essence} onInput={props.onEssence} required rows={props.essenceRows} disabled={props.disabled} maxBytes={bounds.essenceBytes} />
+      {props.problem ? (
+        <p class="error-note" role="alert">
+          {props.problem}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/**
+ * The administrative escape hatch (updateSoul): name, description and essence overwritten directly, bypassing
+ * evolution. Only what changed is sent; nothing is written until Save.
+ */
+export function SoulEditor({ soul, onSaved }: { soul: Editable; onSaved: () => void }) {
+  const { notify } = useSession();
+  const can = useCan('ADMIN');
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState(soul.name);
+  const [description, setDescription] = useState(soul.description);
+  const [essence, setEssence] = useState(soul.essence);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const start = () => {
+    setName(soul.name);
+    setDescription(soul.description);
+    setEssence(soul.essence);
+    setProblem(null);
+    setOpen(true);
+  };
+  const input: UpdateSoulInput = {};
+  if (name !== soul.name) input.name = name;
+  if (description !== soul.description) input.description = description;
+  if (essence !== soul.essence) input.essence = essence;
+  const changed = Object.keys(input).length > 0;
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const { updateSoul } = await request(UpdateSoulDocument, { id: soul.id, input });
+      if (updateSoul.__typename === 'SoulPayload') {
+        notify(`Saved ${updateSoul.soul.name}`, 'success');
+        setOpen(false);
+        onSaved();
+      } else setProblem(resultProblem(updateSoul));
+    } catch (error) {
+      setProblem(error instanceof Error ? error.message : String(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (!open) {
+    return (
+      <div class="soul-edit__open">
+        <Button scope="ADMIN" variant="quiet" onClick={start} aria-expanded={false} aria-controls="soul-edit">
+          Edit name, description and essence
+        </Button>
+      </div>
+    );
+  }
+  return (
+    <form id="soul-edit" class="soul-edit" aria-labelledby="soul-edit-title" onSubmit={(e) => void save(e)}>
+      <h2 id="soul-edit-title" class="sub-title">
+        Edit {soul.name}
+      </h2>
+      <p class="field__hint">An administrative correction: it overwrites the fields directly, outside evolution (no level-up, nothing to revert).</p>
+      <SoulFields name={name} description={description} essence={essence} onName={setName} onDescription={setDescription} onEssence={setEssence} essenceRows={5} disabled={!can} problem={problem} />
+      <div class="form-actions">
+        <button type="submit" class="btn btn--primary" disabled={!can || busy || !changed || !name.trim() || !essence.trim()}>
+          Save changes
+        </button>
+        <Button variant="quiet" onClick={() => setOpen(false)}>
+          Cancel
+        </Button>
+      </div>
+    </form>
+  );
+}
