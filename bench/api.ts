@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createSchema, createYoga } from 'graphql-yoga';
-import { buildApp, type App } from '../src/app.ts';
+import { buildApp, type App } from '../src/server/app.ts';
 import { DAY_MS, addTrait, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';

@@ -1,5 +1,5 @@
 /**
- * The evidence attack of issue 9 item 3, from outside: a server (src/cli.ts
+ * The evidence attack of issue 9 item 3, from outside: a server (src/cli/index.ts
  * serve, a child process over a temp file) receives one at-limit dropShards
  * (10,000 shards of 1,400 characters from a 20-word vocabulary, one soul,
  * two sources, spread over days, so the soul passes the cheap gate and
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { makeRng } from './corpus.ts';
 
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
 const DAY_MS = 86_400_000;
 const VOCABULARY = ['ledger', 'grain', 'north', 'keep', 'ration', 'count', 'winter', 'raid', 'rumour', 'proof',
   'sack', 'famine', 'trust', 'plain', 'soldier', 'number', 'promise', 'record', 'claim', 'verify'];

@@ -10,7 +10,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import WebSocket from 'ws';
-import { buildApp } from '../src/app.ts';
+import { buildApp } from '../src/server/app.ts';
 import { DAY_MS, createSoul, dropShards, manualClock, openSoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus } from './corpus.ts';
 

@@ -25,8 +25,8 @@ import {
   type Soul as SoulRecord,
   type Trait as TraitRecord,
 } from '../src/engine/index.ts';
-import type { Context } from '../src/context.ts';
-import type { SoulChangeKind } from '../src/pubsub.ts';
+import type { Context } from '../src/server/context.ts';
+import type { SoulChangeKind } from '../src/server/pubsub.ts';
 import { builder } from '../schema/builder.ts';
 import { existingId, rowId, rowIds } from '../schema/ids.ts';
 import { AddTraitInput, CreateSoulInput, LevelUpPlanInput, ReviseTraitInput, UpdateSoulInput } from '../schema/inputs.ts';

@@ -1,5 +1,5 @@
 import { filter, pipe } from 'graphql-yoga';
-import { useEventLoaders, type Context } from '../src/context.ts';
+import { useEventLoaders, type Context } from '../src/server/context.ts';
 import { builder } from '../schema/builder.ts';
 import { CrystallizationReadyEvent, LevelChangedEvent, ShardDroppedEvent, SoulChangedEvent } from '../schema/events.ts';
 import { rowId, rowIds } from '../schema/ids.ts';

@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError } from 'graphql';
-import type { Context } from '../src/context.ts';
+import type { Context } from '../src/server/context.ts';
 
 export const builder = new SchemaBuilder<{
   Context: Context;

@@ -1,4 +1,4 @@
-import { scopes, type Caller } from '../src/auth.ts';
+import { scopes, type Caller } from '../src/server/auth.ts';
 import { builder } from './builder.ts';
 
 export const Scope = builder.enumType('Scope', {

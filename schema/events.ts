@@ -1,4 +1,4 @@
-import { soulChangeKinds, type CrystallizationReadyPayload, type LevelChangedPayload, type ShardDroppedPayload, type SoulChangedPayload } from '../src/pubsub.ts';
+import { soulChangeKinds, type CrystallizationReadyPayload, type LevelChangedPayload, type ShardDroppedPayload, type SoulChangedPayload } from '../src/server/pubsub.ts';
 import { builder } from './builder.ts';
 import { LevelEvent } from './level.ts';
 import { Shard } from './shard.ts';

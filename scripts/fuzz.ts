@@ -36,7 +36,7 @@ for (const [name, value] of Object.entries({ cases, seed, concurrency })) {
   }
 }
 
-const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const cli = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'souls-fuzz-'));
 const file = join(dir, 'fuzz.db');
 

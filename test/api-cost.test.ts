@@ -1,9 +1,9 @@
 import { execute, parse } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.ts';
-import { createContext } from '../src/context.ts';
+import { createContext } from '../src/server/context.ts';
 import { DAY_MS, addTrait, citeShard, createSoul, dropShard, levelUp, manualClock, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
-import { createSoulsPubSub } from '../src/pubsub.ts';
+import { createSoulsPubSub } from '../src/server/pubsub.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
 const T0 = Date.UTC(2026, 0, 1);

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { GraphQLError, execute, parse, validate, validateSchema, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { printSoulsSchema, schema } from '../schema/index.ts';
-import { createContext } from '../src/context.ts';
+import { createContext } from '../src/server/context.ts';
 import { DAY_MS, NotFoundError, ValidationError, getSoul, manualClock, openSoulsDb, updateSoul, type SoulsDb } from '../src/engine/index.ts';
-import { isExpected, maskError } from '../src/errors-graphql.ts';
-import { createSoulsPubSub } from '../src/pubsub.ts';
+import { isExpected, maskError } from '../src/server/errors-graphql.ts';
+import { createSoulsPubSub } from '../src/server/pubsub.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 

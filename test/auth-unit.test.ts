@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, isLoopback, loadTokens, scopes, tokensFileWarnings, tokenTable, type TokenEntry } from '../src/auth.ts';
+import { authenticate, isLoopback, loadTokens, scopes, tokensFileWarnings, tokenTable, type TokenEntry } from '../src/server/auth.ts';
 import { ValidationError, describeError } from '../src/engine/index.ts';
 import { cliRunner, expectNoStack, type Child, type Exit } from './support/cli.ts';
 

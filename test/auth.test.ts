@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import type { Scope, TokenEntry } from '../src/auth.ts';
+import type { Scope, TokenEntry } from '../src/server/auth.ts';
 import { addTrait, citeShard, createSoul, dropShard, getShard, levelUp, retireSoul, revertTrait, type SoulsDb } from '../src/engine/index.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 import { trackListeners, type Topic } from './support/listeners.ts';

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../src/app.ts';
+import { buildApp, type App } from '../src/server/app.ts';
 import { closeSoulsDb, DAY_MS, openSoulsDb } from '../src/engine/index.ts';
 import { migrations } from '../src/store/schema.ts';
 import type { SqliteStore } from '../src/store/sqlite.ts';
 import { createRng, integrityProblems, type Rng } from './support/fuzz.ts';
 
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
 const STORE = pathToFileURL(fileURLToPath(new URL('../src/store/sqlite.ts', import.meta.url))).href;
 const WRITES_PER_CLIENT = 500;
 const IN_FLIGHT_PER_CLIENT = 4;

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serverAudits } from 'graphql-http';
-import type { Scope, TokenEntry } from '../src/auth.ts';
-import { scopes } from '../src/auth.ts';
+import type { Scope, TokenEntry } from '../src/server/auth.ts';
+import { scopes } from '../src/server/auth.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
 /**

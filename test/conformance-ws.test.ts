@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { TokenEntry } from '../src/auth.ts';
+import type { TokenEntry } from '../src/server/auth.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
 /**

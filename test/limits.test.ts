@@ -5,7 +5,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addTrait, createSoul, dropShard, type SoulsDb } from '../src/engine/index.ts';
-import { defaultLimits } from '../src/limits.ts';
+import { defaultLimits } from '../src/server/limits.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
 const WAIT_MS = 3_000;

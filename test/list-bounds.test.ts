@@ -3,9 +3,9 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/server/config.ts';
 import { addTrait, createSoul, dropShard } from '../src/engine/index.ts';
-import { defaultLimits } from '../src/limits.ts';
+import { defaultLimits } from '../src/server/limits.ts';
 import { serverPerTest, startServer, type LiveServer } from './support/server.ts';
 
 type Answer = { status: number; text: string; body: any };

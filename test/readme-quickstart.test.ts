@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, print, type OperationDefinitionNode } from 'graphql';
-import { buildApp, type App } from '../src/app.ts';
+import { buildApp, type App } from '../src/server/app.ts';
 import { manualClock, openSoulsDb } from '../src/engine/index.ts';
 import { DEMO_SPAN_DAYS, seedDemo } from '../scripts/demo.ts';
 

@@ -4,10 +4,10 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { loadConfig } from '../src/config.ts';
-import { PRE_ACK_MAX_BYTES, type AppOptions } from '../src/app.ts';
+import { loadConfig } from '../src/server/config.ts';
+import { PRE_ACK_MAX_BYTES, type AppOptions } from '../src/server/app.ts';
 import { ValidationError } from '../src/engine/index.ts';
-import { nestingDepth } from '../src/limits.ts';
+import { nestingDepth } from '../src/server/limits.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
 const EVIL = 'https://evil.example';

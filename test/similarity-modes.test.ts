@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { clusterMatrix, loadParaphraseCorpus } from '../bench/paraphrase.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/server/config.ts';
 import { ClusterMemo } from '../src/engine/cluster-memo.ts';
 import {
   addTrait,

@@ -1,8 +1,8 @@
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSoul, dropShard, DAY_MS, type SoulsDb } from '../src/engine/index.ts';
-import { loadConfig } from '../src/config.ts';
-import { defaultLimits } from '../src/limits.ts';
+import { loadConfig } from '../src/server/config.ts';
+import { defaultLimits } from '../src/server/limits.ts';
 import { trackListeners } from './support/listeners.ts';
 import { serverPerTest, type LiveServer } from './support/server.ts';
 

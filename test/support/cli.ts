@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli/index.ts', import.meta.url));
 const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
 
 export type Child = { process: ChildProcess; output: () => { stdout: string; stderr: string } };
@@ -15,7 +15,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-/** Runs `src/cli.ts` as real child processes; `killAll()` (in afterEach) leaves none behind. */
+/** Runs `src/cli/index.ts` as real child processes; `killAll()` (in afterEach) leaves none behind. */
 export function cliRunner(timeouts: { startMs?: number; exitMs?: number } = {}) {
   const startMs = timeouts.startMs ?? 15_000;
   const exitMs = timeouts.exitMs ?? 10_000;

@@ -27,8 +27,8 @@ import { fileURLToPath } from 'node:url';
 import { getNullableType, isInputObjectType, isListType, Kind, parse, TypeInfo, typeFromAST, visit, visitWithTypeInfo, type GraphQLInputType } from 'graphql';
 import { schema } from '../../schema/index.ts';
 import { defaultSettings } from '../../src/engine/index.ts';
-import { defaultLimits } from '../../src/limits.ts';
-import { listBounds } from '../../src/request-cost.ts';
+import { defaultLimits } from '../../src/server/limits.ts';
+import { listBounds } from '../../src/server/request-cost.ts';
 
 // ---------------------------------------------------------------------------
 // PRNG

@@ -1,4 +1,4 @@
-import { buildApp, type App, type AppOptions } from '../../src/app.ts';
+import { buildApp, type App, type AppOptions } from '../../src/server/app.ts';
 import { manualClock, openSoulsDb, type Settings } from '../../src/engine/index.ts';
 
 export type LiveServer = {

@@ -76,10 +76,10 @@ describe('the demo world', () => {
     const dir = mkdtempSync(join(tmpdir(), 'souls-demo-'));
     const file = join(dir, 'demo.db');
     try {
-      const first = await run(process.execPath, ['src/cli.ts', 'seed-demo', '--db', file], { cwd: ROOT });
+      const first = await run(process.execPath, ['src/cli/index.ts', 'seed-demo', '--db', file], { cwd: ROOT });
       expect(first.stdout).toMatch(/Seeded .*demo\.db: Mira, Brannoc, Relay, Wenna, Sela/);
       expect(first.stdout).toMatch(/Ready for refinement: .+\. Dormant: Wenna\./);
-      const second = await run(process.execPath, ['src/cli.ts', 'seed-demo', '--db', file], { cwd: ROOT }).then(
+      const second = await run(process.execPath, ['src/cli/index.ts', 'seed-demo', '--db', file], { cwd: ROOT }).then(
         () => null,
         (error: { code: number; stderr: string }) => error,
       );

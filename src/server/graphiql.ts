@@ -71,7 +71,7 @@ export function localGraphiQL(options: { requiresToken: boolean }): (graphiql: G
     const html = renderGraphiQL({ ...graphiql, initialQuery: graphiql.defaultQuery } as GraphiQLOptions)
       .replace(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g, GRAPHIQL_ASSETS)
       .replace(/<link rel=icon href=[^>]+>/, `<link rel=icon href=${GRAPHIQL_ASSETS}favicon.svg type=image/svg+xml>`);
-    if (!html.includes(RENDER_CALL) || !html.includes(`${GRAPHIQL_ASSETS}favicon.svg`)) throw new Error('Yoga’s GraphiQL page changed: update src/graphiql.ts');
+    if (!html.includes(RENDER_CALL) || !html.includes(`${GRAPHIQL_ASSETS}favicon.svg`)) throw new Error('Yoga’s GraphiQL page changed: update src/server/graphiql.ts');
     return html.replace(RENDER_CALL, 'renderSoulsGraphiQL(root,').replace('<script', `${pageScript(options.requiresToken)}<script`);
   };
 }

@@ -4,7 +4,7 @@
 // without tokens, its Host (a loopback name, or one the operator allowed).
 import { isIP } from 'node:net';
 import { isLoopback } from './auth.ts';
-import { ValidationError } from './engine/index.ts';
+import { ValidationError } from '../engine/index.ts';
 
 export type OriginPolicy = {
   /** Origins besides the server's own whose pages may call the API (CORS and WebSocket), e.g. https://ops.example. */

@@ -1,7 +1,7 @@
 import { localCaller, type Caller } from './auth.ts';
-import type { SoulsDb } from './engine/index.ts';
+import type { SoulsDb } from '../engine/index.ts';
 import type { SoulsPubSub } from './pubsub.ts';
-import { createLoaders, type Loaders } from '../resolvers/loaders.ts';
+import { createLoaders, type Loaders } from '../../resolvers/loaders.ts';
 import { CostMeter } from './limits-cost.ts';
 import { defaultLimits } from './limits.ts';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadTokens, tokensFileWarnings, type TokenEntry } from './auth.ts';
-import { defaultSettings, resolveSettings, settingNames, similarityModes, ValidationError, type Settings } from './engine/index.ts';
+import { defaultSettings, resolveSettings, settingNames, similarityModes, ValidationError, type Settings } from '../engine/index.ts';
 import { defaultLimits, limitNames, type Limits } from './limits.ts';
 import { normalizeHost, normalizeOrigin } from './origin.ts';
 

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError } from './engine/index.ts';
+import { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError } from '../engine/index.ts';
 
 /** The extension code a domain error carries when it surfaces as a GraphQL error (fields whose type is not a result union). */
 function codeOf(error: SoulsError): string {

@@ -7,13 +7,13 @@ import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } 
 import { GraphQLError, type DocumentNode } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { schema } from '../schema/index.ts';
+import { schema } from '../../schema/index.ts';
 import { authenticate, bearerChallenge, localCaller, tokenTable, type Caller, type TokenEntry } from './auth.ts';
 import { createContext, type Context } from './context.ts';
 import { defaultLimits, nestingDepth, type Limits } from './limits.ts';
 import { boundingCost } from './request-cost.ts';
 import { sharingSubscriptions } from './subscriptions.ts';
-import { closeSoulsDb, settleSlicedWork, type SoulsDb } from './engine/index.ts';
+import { closeSoulsDb, settleSlicedWork, type SoulsDb } from '../engine/index.ts';
 import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
 import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';

@@ -1,10 +1,10 @@
 // souls serve | render | backup | seed-demo — the command line around the engine and the API.
 import { lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isLoopback } from './auth.ts';
-import { loadConfig, usage } from './config.ts';
-import { normalizeHost } from './origin.ts';
-import { closeSoulsDb, describeError, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from './engine/index.ts';
+import { isLoopback } from '../server/auth.ts';
+import { loadConfig, usage } from '../server/config.ts';
+import { normalizeHost } from '../server/origin.ts';
+import { closeSoulsDb, describeError, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from '../engine/index.ts';
 
 function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings']) {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -21,7 +21,7 @@ function openExistingDb(config: ReturnType<typeof loadConfig>, command: string) 
 }
 
 function version(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 async function serve(argv: string[]): Promise<void> {
@@ -31,7 +31,7 @@ async function serve(argv: string[]): Promise<void> {
   }
   const db = openDb(config.db, config.settings);
   // Loaded here so that render and backup start without the whole server.
-  const { buildApp } = await import('./app.ts');
+  const { buildApp } = await import('../server/app.ts');
   const app = buildApp({
     db,
     tokens: config.tokens,
@@ -133,7 +133,7 @@ async function backup(argv: string[]): Promise<void> {
 
 /** The demo world (scripts/demo.ts), so every screen of the character sheet has content. */
 async function seedDemo(argv: string[]): Promise<void> {
-  const { runDemo } = await import('../scripts/demo.ts');
+  const { runDemo } = await import('../../scripts/demo.ts');
   await runDemo(argv);
 }
 

@@ -4,7 +4,7 @@ import { extname, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The character-sheet app, built by `npm run build:web` (run by `npm install`) into web/dist. */
-const root = fileURLToPath(new URL('../web/dist/', import.meta.url));
+const root = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 const types: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { ValidationError } from './engine/index.ts';
+import { ValidationError } from '../engine/index.ts';
 
 export const scopes = ['read', 'observe', 'refine', 'admin'] as const;
 export type Scope = (typeof scopes)[number];

@@ -21,7 +21,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Bounds } from './engine/index.ts';
+import type { Bounds } from '../engine/index.ts';
 import type { Limits } from './limits.ts';
 
 /** graphql-armor's weights, kept so costs read the same as before variables were counted. */
