@@ -98,7 +98,7 @@ async function writeThroughput(dir: string, workload: Workload, index: number): 
   const rawDb = new DatabaseSync(tempPath(dir, `raw-${index}.db`));
   rawDb.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON');
   initSoulsTables(rawDb);
-  for (const id of soulIds) rawDb.prepare('INSERT INTO souls (id, name, essence, created_at, updated_at) VALUES (?, ?, ?, 0, 0)').run(id, `soul-${id}`, 'x');
+  for (const id of soulIds) rawDb.prepare('INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)').run(id, `soul-${id}`, `soul-${id}`, `soul-${id}`, 'x');
   const insert = rawInsert(rawDb);
   const now = clock.now();
 

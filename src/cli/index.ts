@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { isLoopback } from '../server/auth.ts';
 import { loadConfig, usage } from '../server/config.ts';
 import { normalizeHost } from '../server/origin.ts';
+import type { Command, CommandIo } from './command.ts';
 import { closeSoulsDb, describeError, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from '../engine/index.ts';
 
 function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings']) {
@@ -137,21 +138,43 @@ async function seedDemo(argv: string[]): Promise<void> {
   await runDemo(argv);
 }
 
+const builtIn = (name: string, summary: string, body: (argv: string[]) => Promise<void>): Command => ({
+  name,
+  summary,
+  help: usage(),
+  run: async (argv) => {
+    await body(argv);
+    return 0;
+  },
+});
+
+const commands: Command[] = [
+  builtIn('serve', 'serve the API, GraphiQL and the character sheet', serve),
+  builtIn('render', 'print a soul\'s rendered block', render),
+  builtIn('backup', 'copy the database to a new file', backup),
+  builtIn('seed-demo', 'fill a database with the demo world', seedDemo),
+];
+
 const [command, ...args] = process.argv.slice(2);
-const commands: Record<string, (argv: string[]) => Promise<void>> = { serve, render, backup, 'seed-demo': seedDemo };
-const run = command === undefined || command.startsWith('--') ? () => serve(process.argv.slice(2)) : commands[command];
+const found = command === undefined || command.startsWith('--') ? commands[0] : commands.find((c) => c.name === command);
+const io: CommandIo = { stdout: process.stdout, stderr: process.stderr, env: process.env };
 
 if (command === 'help' || command === '--help' || command === '-h') {
   console.log(usage());
 } else if (command === 'version' || command === '--version' || command === '-v') {
   console.log(`souls ${version()}`);
-} else if (!run) {
+} else if (!found) {
   console.error(`Unknown command "${command}".\n\n${usage()}`);
   process.exit(2);
 } else {
-  run(args).catch((error: unknown) => {
-    // A message for people; the whole error with SOULS_DEBUG=1.
-    console.error(process.env.SOULS_DEBUG ? error : `souls: ${describeError(error)}`);
-    process.exit(1);
-  });
+  found.run(command === undefined || command.startsWith('--') ? process.argv.slice(2) : args, io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      // A message for people; the whole error with SOULS_DEBUG=1.
+      console.error(process.env.SOULS_DEBUG ? error : `souls: ${describeError(error)}`);
+      process.exit(1);
+    },
+  );
 }
