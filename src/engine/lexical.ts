@@ -210,19 +210,36 @@ export function* cosineMatrixSteps(vectors: readonly SparseVector[]): Steps<Floa
   return matrix;
 }
 
+/** How the similarity of two clusters follows from their members' pairs: the mean (average) or the worst pair (complete). */
+export type Linkage = 'average' | 'complete';
+
+/** The linkage lexical clustering uses (chosen on the paraphrase corpus, see README "How similarity works"). */
+export const LEXICAL_LINKAGE: Linkage = 'complete';
+
 /**
  * Exact average linkage (UPGMA) cut at `threshold`: the partition obtained by
  * repeatedly merging the two clusters whose mean pairwise similarity is
- * highest, while it meets the threshold. Computed with the nearest-neighbour
- * chain (average linkage is reducible, so the merges are the same as the
- * greedy order's), O(n²) time on the condensed matrix, which it overwrites.
- * A cluster whose best link is below the threshold can never reach it again
- * (a merged link is a weighted mean of links), so it is set aside at once.
+ * highest, while it meets the threshold. See linkageSteps.
+ */
+export function averageLinkageSteps(n: number, matrix: Float64Array, threshold: number): Steps<number[][]> {
+  return linkageSteps(n, matrix, threshold, 'average');
+}
+
+/**
+ * Exact agglomerative clustering cut at `threshold`: the partition obtained by
+ * repeatedly merging the two clusters whose linkage similarity (mean pair for
+ * average, worst pair for complete) is highest, while it meets the threshold.
+ * Computed with the nearest-neighbour chain (both linkages are reducible, so
+ * the merges are the same as the greedy order's), O(n²) time on the condensed
+ * matrix, which it overwrites. A cluster whose best link is below the
+ * threshold can never reach it again (a merged link is a weighted mean, or
+ * the minimum, of links), so it is set aside at once.
  * Ties go to the chain's previous cluster, then to the lowest index (shard
  * ids ascending): deterministic. Clusters come out as sorted index arrays,
  * ordered by their smallest index.
  */
-export function* averageLinkageSteps(n: number, matrix: Float64Array, threshold: number): Steps<number[][]> {
+export function* linkageSteps(n: number, matrix: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+  const complete = linkage === 'complete';
   const active = new Uint8Array(n).fill(1);
   const size = new Int32Array(n).fill(1);
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
@@ -271,7 +288,7 @@ export function* averageLinkageSteps(n: number, matrix: Float64Array, threshold:
     const total = size[keep] + size[drop];
     for (let k = 0; k < n; k++) {
       if (!active[k] || k === keep || k === drop) continue;
-      const merged = (size[keep] * link(keep, k) + size[drop] * link(drop, k)) / total;
+      const merged = complete ? Math.min(link(keep, k), link(drop, k)) : (size[keep] * link(keep, k) + size[drop] * link(drop, k)) / total;
       if (keep < k) matrix[pairIndex(n, keep, k)] = merged;
       else matrix[pairIndex(n, k, keep)] = merged;
     }
@@ -284,14 +301,14 @@ export function* averageLinkageSteps(n: number, matrix: Float64Array, threshold:
   return done.sort((x, y) => x[0] - y[0]);
 }
 
-/** Lexical clustering of texts in steps: vectors over the texts, cosines, average linkage at `threshold`. */
-export function* clusterLexicalSteps(texts: readonly string[], threshold: number): Steps<number[][]> {
+/** Lexical clustering of texts in steps: vectors over the texts, cosines, `linkage` at `threshold`. */
+export function* clusterLexicalSteps(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
   if (texts.length === 0) return [];
   const vectors = lexicalVectors(texts);
   const matrix = yield* cosineMatrixSteps(vectors);
-  return yield* averageLinkageSteps(texts.length, matrix, threshold);
+  return yield* linkageSteps(texts.length, matrix, threshold, linkage);
 }
 
-export function clusterLexical(texts: readonly string[], threshold: number): number[][] {
-  return runSteps(clusterLexicalSteps(texts, threshold));
+export function clusterLexical(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): number[][] {
+  return runSteps(clusterLexicalSteps(texts, threshold, linkage));
 }

@@ -10,7 +10,7 @@
  * in index order, so the same input gives the same bits.
  */
 import { ValidationError } from './errors.ts';
-import { averageLinkageSteps, cosineMatrixSteps, lexicalVectors } from './lexical.ts';
+import { cosineMatrixSteps, lexicalVectors, linkageSteps, type Linkage } from './lexical.ts';
 import { defaultBounds, defaultClusteringThresholds } from './settings.ts';
 import type { Steps } from './slices.ts';
 
@@ -100,9 +100,15 @@ export function* providedMatrixSteps(texts: readonly string[], vectors: readonly
   return matrix;
 }
 
-/** Provided clustering: exact average linkage (as lexical's) over the mixed similarities. */
-export function* clusterProvidedSteps(texts: readonly string[], vectors: readonly (Float32Array | null)[], threshold: number, weight = VECTOR_WEIGHT): Steps<number[][]> {
+/** Provided clustering: exact average or complete linkage (lexical's NN-chain) over the mixed similarities. */
+export function* clusterProvidedSteps(
+  texts: readonly string[],
+  vectors: readonly (Float32Array | null)[],
+  threshold: number,
+  weight = VECTOR_WEIGHT,
+  linkage: Linkage = 'average',
+): Steps<number[][]> {
   if (texts.length === 0) return [];
   const matrix = yield* providedMatrixSteps(texts, vectors, weight);
-  return yield* averageLinkageSteps(texts.length, matrix, threshold);
+  return yield* linkageSteps(texts.length, matrix, threshold, linkage);
 }
