@@ -112,7 +112,7 @@ describe('lexical against trigram', () => {
     expect(clusterBy('trigram', pair, 0.4)).toEqual([[0], [1]]);
   });
 
-  it('resists chaining: single linkage joins the ends of a chain, lexical's complete linkage does not (both at 0.4)', () => {
+  it("resists chaining: single linkage joins the ends of a chain, lexical's complete linkage does not (both at 0.4)", () => {
     for (let i = 0; i + 1 < chain.length; i++) expect(textSimilarity('trigram', chain[i], chain[i + 1])).toBeGreaterThanOrEqual(0.4);
     expect(textSimilarity('trigram', chain[0], chain[3])).toBeLessThan(0.2);
     expect(textSimilarity('lexical', chain[0], chain[3])).toBeLessThan(0.1);
