@@ -82,46 +82,67 @@ function termsOf(word: string): WordTerms {
 /** A sparse L2-normalized vector: term ids ascending, with their weights. */
 export type SparseVector = { ids: Int32Array; weights: Float64Array };
 
-/** Each text's term counts, words then 4-grams, under ids of one dictionary (word ids "w:", gram ids "c:"). */
-function termCounts(texts: readonly string[], charWeight: number): { counts: Map<number, number>[]; isGram: boolean[] } {
-  const dictionary = new Map<string, number>();
-  const isGram: boolean[] = [];
-  const idOf = (key: string, gram: boolean): number => {
+/**
+ * A text's distinct terms in order of first occurrence (a word's stem, then its 4-grams), as ids of some
+ * dictionary, with their counts and whether each is a gram. It does not depend on any pool: a memo can keep it per shard.
+ */
+export type TextTerms = { ids: Int32Array; counts: Int32Array; isGram: Uint8Array };
+
+/** The terms of a text under `dictionary` (term key → id; new keys get the next id). */
+export function textTerms(text: string, dictionary: Map<string, number>, charWeight = CHAR_WEIGHT): TextTerms {
+  const count = new Map<number, number>();
+  const gram = new Map<number, boolean>();
+  const add = (key: string, isGram: boolean) => {
     let id = dictionary.get(key);
     if (id === undefined) {
       id = dictionary.size;
       dictionary.set(key, id);
-      isGram.push(gram);
     }
-    return id;
+    count.set(id, (count.get(id) ?? 0) + 1);
+    gram.set(id, isGram);
   };
-  const counts = texts.map((text) => {
-    const count = new Map<number, number>();
-    for (const word of lexicalWords(text)) {
-      const terms = termsOf(word);
-      const w = idOf(terms.stemKey, false);
-      count.set(w, (count.get(w) ?? 0) + 1);
-      if (charWeight === 0) continue;
-      for (const key of terms.gramKeys) {
-        const g = idOf(key, true);
-        count.set(g, (count.get(g) ?? 0) + 1);
-      }
-    }
-    return count;
-  });
-  return { counts, isGram };
+  for (const word of lexicalWords(text)) {
+    const terms = termsOf(word);
+    add(terms.stemKey, false);
+    if (charWeight === 0) continue;
+    for (const key of terms.gramKeys) add(key, true);
+  }
+  return { ids: Int32Array.from(count.keys()), counts: Int32Array.from(count.values()), isGram: Uint8Array.from(gram.values(), Number) };
 }
 
 /** TF-IDF vectors of the texts, IDF smoothed over these texts (the pool being compared). */
 export function lexicalVectors(texts: readonly string[], charWeight = CHAR_WEIGHT): SparseVector[] {
-  const { counts, isGram } = termCounts(texts, charWeight);
+  const dictionary = new Map<string, number>();
+  return vectorsOfTerms(
+    texts.map((text) => textTerms(text, dictionary, charWeight)),
+    dictionary.size,
+    charWeight,
+  );
+}
+
+/**
+ * TF-IDF vectors of a pool of texts from their terms (ids below `idCount`), IDF smoothed over the pool. Terms are
+ * renumbered by first occurrence over the pool, so the vectors (and every sum over them) are the same bits
+ * whatever dictionary the terms came from: lexicalVectors(texts) gives exactly these.
+ */
+export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, charWeight = CHAR_WEIGHT): SparseVector[] {
+  const local = new Int32Array(idCount).fill(-1);
+  const isGram: boolean[] = [];
+  for (const terms of pool) {
+    for (let k = 0; k < terms.ids.length; k++) {
+      if (local[terms.ids[k]] >= 0) continue;
+      local[terms.ids[k]] = isGram.length;
+      isGram.push(terms.isGram[k] === 1);
+    }
+  }
   const docFreq = new Float64Array(isGram.length);
-  for (const count of counts) for (const id of count.keys()) docFreq[id]++;
-  const n = texts.length;
+  for (const terms of pool) for (let k = 0; k < terms.ids.length; k++) docFreq[local[terms.ids[k]]]++;
+  const n = pool.length;
   const idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
-  return counts.map((count) => {
-    const ids = Int32Array.from(count.keys()).sort();
-    const weights = Float64Array.from(ids, (id) => (1 + Math.log(count.get(id)!)) * idf[id]);
+  return pool.map((terms) => {
+    const order = Array.from(terms.ids, (_, k) => k).sort((x, y) => local[terms.ids[x]] - local[terms.ids[y]]);
+    const ids = Int32Array.from(order, (k) => local[terms.ids[k]]);
+    const weights = Float64Array.from(order, (k) => (1 + Math.log(terms.counts[k])) * idf[local[terms.ids[k]]]);
     let wordNorm = 0;
     let gramNorm = 0;
     ids.forEach((id, k) => {
@@ -239,41 +260,57 @@ export function averageLinkageSteps(n: number, matrix: Float64Array, threshold: 
  * ordered by their smallest index.
  */
 export function* linkageSteps(n: number, matrix: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+  const square = new Float64Array(n * n);
+  for (let i = 0, at = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++, at++) {
+      square[i * n + j] = matrix[at];
+      square[j * n + i] = matrix[at];
+    }
+  }
+  return yield* squareLinkageSteps(n, square, threshold, linkage);
+}
+
+/**
+ * linkageSteps over a full symmetric n×n matrix (row-major, the diagonal unused), which it overwrites: every
+ * scan and update reads a row, which is contiguous. The same merges, ties and result as linkageSteps.
+ */
+export function* squareLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
   const complete = linkage === 'complete';
-  const active = new Uint8Array(n).fill(1);
   const size = new Int32Array(n).fill(1);
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
   const done: number[][] = [];
-  const link = (a: number, b: number): number => (a < b ? matrix[pairIndex(n, a, b)] : matrix[pairIndex(n, b, a)]);
   const chain: number[] = [];
-  let remaining = n;
-  let lowest = 0;
-  while (remaining > 0) {
-    yield;
-    if (chain.length === 0) {
-      while (!active[lowest]) lowest++;
-      chain.push(lowest);
+  // The active clusters' indices, ascending: scans visit them in index order (ties to the lowest) and shrink as clusters merge or are set aside.
+  const alive = Int32Array.from({ length: n }, (_, i) => i);
+  let count = n;
+  const retire = (x: number) => {
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (alive[mid] < x) lo = mid + 1;
+      else hi = mid;
     }
+    alive.copyWithin(lo, lo + 1, count);
+    count--;
+  };
+  while (count > 0) {
+    yield;
+    if (chain.length === 0) chain.push(alive[0]);
     const a = chain[chain.length - 1];
     const previous = chain.length > 1 ? chain[chain.length - 2] : -1;
-    let best = previous >= 0 ? link(a, previous) : -Infinity;
+    const row = a * n;
+    let best = previous >= 0 ? square[row + previous] : -Infinity;
     let b = previous;
-    // Column a above the diagonal (pairs (k, a), k < a), then row a (pairs (a, k), k > a), which is contiguous.
-    for (let k = 0, at = a - 1; k < a; k++, at += n - k - 1) {
-      if (active[k] && matrix[at] > best) {
-        best = matrix[at];
-        b = k;
-      }
-    }
-    for (let k = a + 1, at = pairIndex(n, a, a + 1); k < n; k++, at++) {
-      if (active[k] && matrix[at] > best) {
-        best = matrix[at];
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (square[row + k] > best && k !== a) {
+        best = square[row + k];
         b = k;
       }
     }
     if (b < 0 || !meetsCosine(best, threshold)) {
-      active[a] = 0;
-      remaining--;
+      retire(a);
       done.push(members[a]);
       chain.pop();
       continue;
@@ -285,28 +322,85 @@ export function* linkageSteps(n: number, matrix: Float64Array, threshold: number
     chain.length -= 2;
     const keep = Math.min(a, b);
     const drop = Math.max(a, b);
+    retire(drop);
     const total = size[keep] + size[drop];
-    for (let k = 0; k < n; k++) {
-      if (!active[k] || k === keep || k === drop) continue;
-      const merged = complete ? Math.min(link(keep, k), link(drop, k)) : (size[keep] * link(keep, k) + size[drop] * link(drop, k)) / total;
-      if (keep < k) matrix[pairIndex(n, keep, k)] = merged;
-      else matrix[pairIndex(n, k, keep)] = merged;
+    const keepRow = keep * n;
+    const dropRow = drop * n;
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (k === keep) continue;
+      const merged = complete ? Math.min(square[keepRow + k], square[dropRow + k]) : (size[keep] * square[keepRow + k] + size[drop] * square[dropRow + k]) / total;
+      square[keepRow + k] = merged;
+      square[k * n + keep] = merged;
     }
     size[keep] = total;
     members[keep] = members[keep].concat(members[drop]);
-    active[drop] = 0;
-    remaining--;
   }
   for (const cluster of done) cluster.sort((x, y) => x - y);
   return done.sort((x, y) => x[0] - y[0]);
 }
 
+/**
+ * All pairwise cosines as a full symmetric n×n matrix (row-major, the diagonal 0), through an inverted index so
+ * that pairs with no common term cost nothing. Row j accumulates pair (j, i), i < j, over j's terms in ascending
+ * id order into contiguous memory, then the lower triangle is mirrored; every entry equals
+ * dot(vectors[i], vectors[j]) and cosineMatrixSteps's bit for bit.
+ */
+export function* cosineSquareSteps(vectors: readonly SparseVector[]): Steps<Float64Array> {
+  const n = vectors.length;
+  const square = new Float64Array(n * n);
+  const postings: Array<{ docs: number[]; weights: number[] } | undefined> = [];
+  for (let j = 0; j < n; j++) {
+    yield;
+    const v = vectors[j];
+    const row = j * n;
+    for (let k = 0; k < v.ids.length; k++) {
+      const list = postings[v.ids[k]];
+      if (list === undefined) continue;
+      const w = v.weights[k];
+      const { docs, weights } = list;
+      for (let p = 0; p < docs.length; p++) square[row + docs[p]] += weights[p] * w;
+    }
+    for (let k = 0; k < v.ids.length; k++) {
+      const list = postings[v.ids[k]];
+      if (list === undefined) postings[v.ids[k]] = { docs: [j], weights: [v.weights[k]] };
+      else {
+        list.docs.push(j);
+        list.weights.push(v.weights[k]);
+      }
+    }
+  }
+  yield;
+  mirrorLower(square, n);
+  return square;
+}
+
+const MIRROR_BLOCK = 64;
+
+/** Copies the lower triangle of a row-major n×n matrix onto the upper one, block by block (cache-friendly). */
+export function mirrorLower(square: Float64Array, n: number): void {
+  for (let bi = 0; bi < n; bi += MIRROR_BLOCK) {
+    for (let bj = 0; bj <= bi; bj += MIRROR_BLOCK) {
+      const iEnd = Math.min(n, bi + MIRROR_BLOCK);
+      const jEnd = Math.min(n, bj + MIRROR_BLOCK);
+      for (let i = bi; i < iEnd; i++) {
+        for (let j = bj; j < Math.min(jEnd, i); j++) square[j * n + i] = square[i * n + j];
+      }
+    }
+  }
+}
+
 /** Lexical clustering of texts in steps: vectors over the texts, cosines, `linkage` at `threshold`. */
 export function* clusterLexicalSteps(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
   if (texts.length === 0) return [];
-  const vectors = lexicalVectors(texts);
-  const matrix = yield* cosineMatrixSteps(vectors);
-  return yield* linkageSteps(texts.length, matrix, threshold, linkage);
+  return yield* clusterVectorsSteps(lexicalVectors(texts), threshold, linkage);
+}
+
+/** Lexical clustering of a pool already turned into vectors (vectorsOfTerms, from terms a memo keeps). */
+export function* clusterVectorsSteps(vectors: readonly SparseVector[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
+  if (vectors.length === 0) return [];
+  const square = yield* cosineSquareSteps(vectors);
+  return yield* squareLinkageSteps(vectors.length, square, threshold, linkage);
 }
 
 export function clusterLexical(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): number[][] {
