@@ -31,7 +31,7 @@ export type Weighting = {
 };
 
 /** The engine's lexical weighting. */
-export const ENGINE_WEIGHTING: Weighting = { charWeight: 0.3, gram: 4, tf: 'sublinear', idf: 'smoothed', stem: true };
+export const ENGINE_WEIGHTING: Weighting = { charWeight: 0, gram: 4, tf: 'sublinear', idf: 'smoothed', stem: true };
 
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
@@ -118,12 +118,12 @@ export function sweepMatrix(corpus: ParaphraseCorpus, matrix: Float64Array, link
 }
 
 export const VARIANTS: Array<[string, Weighting]> = [
-  ['engine: 1 + ln tf, smoothed IDF, 4-grams 0.3', ENGINE_WEIGHTING],
-  ['no character n-grams', { ...ENGINE_WEIGHTING, charWeight: 0 }],
+  ['engine: words only, 1 + ln tf, smoothed IDF', ENGINE_WEIGHTING],
+  ['4-grams 0.3 (the earlier engine)', { ...ENGINE_WEIGHTING, charWeight: 0.3 }],
   ['4-grams 0.1', { ...ENGINE_WEIGHTING, charWeight: 0.1 }],
   ['4-grams 0.5', { ...ENGINE_WEIGHTING, charWeight: 0.5 }],
-  ['3-grams 0.3', { ...ENGINE_WEIGHTING, gram: 3 }],
-  ['5-grams 0.3', { ...ENGINE_WEIGHTING, gram: 5 }],
+  ['3-grams 0.3', { ...ENGINE_WEIGHTING, charWeight: 0.3, gram: 3 }],
+  ['5-grams 0.3', { ...ENGINE_WEIGHTING, charWeight: 0.3, gram: 5 }],
   ['raw tf', { ...ENGINE_WEIGHTING, tf: 'raw' }],
   ['binary tf', { ...ENGINE_WEIGHTING, tf: 'binary' }],
   ['BM25 tf saturation (k1 1.2, b 0.75)', { ...ENGINE_WEIGHTING, tf: 'bm25' }],

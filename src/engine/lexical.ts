@@ -6,19 +6,24 @@
  * lowercased), English stop words dropped, each stemmed with Porter2
  * (Snowball English); a negative contraction ("don't", "can't") counts as
  * "not", and negations and quantifiers are kept, so "too many tests" and "no
- * tests" stay apart. Character 4-grams of the words (unstemmed) are mixed in
- * with weight CHAR_WEIGHT, for typos and inflections the stemmer misses.
+ * tests" stay apart. Character 4-grams of the words (unstemmed) can be mixed
+ * in with a weight (CHAR_WEIGHT, 0 by default: see there).
  * Weights are sublinear tf (1 + ln tf) times smoothed IDF over the pool being
  * compared, ln((1 + N) / (1 + df)) + 1; each part is L2-normalized, so the
- * cosine of two texts is (1 − CHAR_WEIGHT)·words + CHAR_WEIGHT·grams, in [0, 1].
+ * cosine of two texts is (1 − w)·words + w·grams, in [0, 1].
  * Term ids follow first occurrence and every dot product sums in ascending id
  * order: the same pool gives the same bits on every run.
  */
 import stem from 'wink-porter2-stemmer';
 import { runSteps, type Steps } from './slices.ts';
 
-/** Share of the cosine that comes from character 4-grams (chosen on the paraphrase corpus, see README). */
-export const CHAR_WEIGHT = 0.3;
+/**
+ * Share of the cosine that comes from character 4-grams: none. On the paraphrase corpus they did not measurably
+ * help (bench/lexical-variants.ts: ARI 0.069 with a share of 0.3, 0.062 without, the same nearest neighbours),
+ * and on text over one vocabulary they multiply the pairs' common terms, hence clustering time, about tenfold.
+ * Kept as a parameter of lexicalVectors and textTerms for the bench's sweep.
+ */
+export const CHAR_WEIGHT = 0;
 const CHAR_GRAM = 4;
 
 /** Relative tolerance so that a similarity computed as exactly the threshold meets it (as for trigrams). */
@@ -139,10 +144,12 @@ export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, char
   for (const terms of pool) for (let k = 0; k < terms.ids.length; k++) docFreq[local[terms.ids[k]]]++;
   const n = pool.length;
   const idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
+  const countOf = new Int32Array(isGram.length);
   return pool.map((terms) => {
-    const order = Array.from(terms.ids, (_, k) => k).sort((x, y) => local[terms.ids[x]] - local[terms.ids[y]]);
-    const ids = Int32Array.from(order, (k) => local[terms.ids[k]]);
-    const weights = Float64Array.from(order, (k) => (1 + Math.log(terms.counts[k])) * idf[local[terms.ids[k]]]);
+    const ids = Int32Array.from(terms.ids, (id) => local[id]);
+    for (let k = 0; k < ids.length; k++) countOf[ids[k]] = terms.counts[k];
+    ids.sort();
+    const weights = Float64Array.from(ids, (id) => (1 + Math.log(countOf[id])) * idf[id]);
     let wordNorm = 0;
     let gramNorm = 0;
     ids.forEach((id, k) => {

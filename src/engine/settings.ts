@@ -10,7 +10,7 @@ export type SimilarityMode = (typeof similarityModes)[number];
  * sweep among thresholds whose largest cluster is no larger than the largest labelled theme); provided's
  * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts).
  */
-export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.05, provided: 0.25 };
+export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.06, provided: 0.25 };
 
 /**
  * Each mode's `redundancyThreshold` (alignment: a cluster REINFORCES a principle at least this similar) when it
