@@ -14,7 +14,7 @@ import { clusterLexicalSteps, lexicalVectors, cosineMatrixSteps } from '../src/e
 import { ClusterMemo } from '../src/engine/cluster-memo.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { decodeEmbedding, encodeEmbedding } from '../src/engine/provided.ts';
-import { timeRuns } from './clustering.ts';
+import { median } from './clustering.ts';
 import { makeLabelledObservationCorpus, makeObservationCorpus, makeRng } from './corpus.ts';
 import { syntheticEmbeddings } from './provided.ts';
 
@@ -24,6 +24,26 @@ const SYNTHETIC_NOISE = 1;
 type Row = { name: string; value: string };
 
 const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+
+/**
+ * Medians of `runs` calls: wall ms, and this process's CPU ms (user + system), which other work on a shared
+ * machine inflates far less than the wall clock; and the last result.
+ */
+function timeWallCpu<T>(runs: number, fn: () => T): { ms: number; cpuMs: number; result: T } {
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  let result!: T;
+  for (let r = 0; r < runs; r++) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    result = fn();
+    walls.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    cpus.push((used.user + used.system) / 1000);
+  }
+  return { ms: median(walls), cpuMs: median(cpus), result };
+}
+const wallCpu = (t: { ms: number; cpuMs: number }): string => `${ms(t.ms)} (CPU ${ms(t.cpuMs)})`;
 
 /** Random unit-free vectors, one per text, of a typical sentence-embedding dimension (provided mode's timing, not its quality). */
 const BENCH_DIMENSION = 512;
@@ -86,7 +106,7 @@ export function themeExcess(clusters: readonly (readonly number[])[], labels: re
  * Median ms of re-clustering a soul's `n` shards through the cluster memo after one shard left and one came (the
  * gate's work on a drop past the cheap checks): texts, terms and vector cosines already kept.
  */
-function memoChangeMs(mode: (typeof similarityModes)[number], texts: readonly string[], vectors: readonly (Float32Array | null)[], n: number, runs: number): number {
+function memoChangeMs(mode: (typeof similarityModes)[number], texts: readonly string[], vectors: readonly (Float32Array | null)[], n: number, runs: number): { ms: number; cpuMs: number } {
   const threshold = defaultClusteringThresholds[mode];
   const bytes = new Map(vectors.flatMap((v, i) => (v ? [[i + 1, encodeEmbedding('embedding', Array.from(v))] as const] : [])));
   const memo = new ClusterMemo(threshold, 100_000, mode, (ids) => new Map(ids.flatMap((id) => (bytes.has(id) ? [[id, bytes.get(id)!] as const] : []))));
@@ -94,10 +114,8 @@ function memoChangeMs(mode: (typeof similarityModes)[number], texts: readonly st
   const window = (from: number) => Array.from({ length: n }, (_, i) => from + i);
   memo.partition(1, window(1), load);
   memo.partition(1, window(2), load); // warm: a change of the set
-  return timeRuns(runs, (() => {
-    let from = 2;
-    return () => memo.partition(1, window(++from), load);
-  })()).ms;
+  let from = 2;
+  return timeWallCpu(runs, () => memo.partition(1, window(++from), load));
 }
 
 export async function benchSimilarityModes(): Promise<Row[]> {
@@ -123,13 +141,13 @@ export async function benchSimilarityModes(): Promise<Row[]> {
     rows.push({ name: `${label}: corpus hard-negative theme pairs merged`, value: `${e.hardNegativesMerged.length} of ${corpus.hardNegatives.length}` });
     for (const n of [300, 3000] as const) {
       const vectors = mode === 'provided' ? randomVectors.slice(0, n) : [];
-      const run = timeRuns(n === 300 ? 15 : 5, () => runSteps(clusterSteps(mode, observations[n], threshold, vectors)));
-      rows.push({ name: `${label}: clustering ${n.toLocaleString('en-US')} shards afresh (ms, median)`, value: ms(run.ms) });
+      const run = timeWallCpu(n === 300 ? 15 : 5, () => runSteps(clusterSteps(mode, observations[n], threshold, vectors)));
+      rows.push({ name: `${label}: clustering ${n.toLocaleString('en-US')} shards afresh (ms, median)`, value: wallCpu(run) });
       if (mode !== 'trigram') {
         const memoVectors = mode === 'provided' ? randomVectors : [];
         rows.push({
           name: `${label}: re-clustering ${n.toLocaleString('en-US')} shards after one left and one came, memo warm (ms, median)`,
-          value: ms(memoChangeMs(mode, labelled.texts, memoVectors, n, n === 300 ? 15 : 5)),
+          value: wallCpu(memoChangeMs(mode, labelled.texts, memoVectors, n, n === 300 ? 15 : 5)),
         });
       }
       if (n === 3000) {

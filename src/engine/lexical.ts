@@ -282,6 +282,51 @@ export function* linkageSteps(n: number, matrix: Float64Array, threshold: number
  * scan and update reads a row, which is contiguous. The same merges, ties and result as linkageSteps.
  */
 export function* squareLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+  // Clusters that merge are linked by a path of pairs meeting the threshold (a mean or a minimum of pairs meets it
+  // only if one pair does), so each connected component of those pairs is clustered on its own: the same
+  // partition, and a pool of mostly unrelated shards costs one pass instead of the chain's scans.
+  const parent = Int32Array.from({ length: n }, (_, i) => i);
+  const find = (x: number): number => {
+    while (parent[x] !== x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (let j = 1; j < n; j++) {
+    if (j % 256 === 0) yield;
+    const row = j * n;
+    for (let i = 0; i < j; i++) {
+      if (!meetsCosine(square[row + i], threshold)) continue;
+      const a = find(i);
+      const b = find(j);
+      if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+    }
+  }
+  const components = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    const root = find(i);
+    const list = components.get(root);
+    if (list) list.push(i);
+    else components.set(root, [i]);
+  }
+  if (components.size === 1) return yield* chainLinkageSteps(n, square, threshold, linkage);
+  const clusters: number[][] = [];
+  for (const members of components.values()) {
+    if (members.length === 1) {
+      clusters.push(members);
+      continue;
+    }
+    const m = members.length;
+    const sub = new Float64Array(m * m);
+    for (let p = 0; p < m; p++) {
+      const row = members[p] * n;
+      for (let q = 0; q < m; q++) sub[p * m + q] = square[row + members[q]];
+    }
+    for (const cluster of yield* chainLinkageSteps(m, sub, threshold, linkage)) clusters.push(cluster.map((p) => members[p]));
+  }
+  return clusters.sort((x, y) => x[0] - y[0]);
+}
+
+/** The nearest-neighbour chain over a full matrix (squareLinkageSteps without the split into components). */
+function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
   const complete = linkage === 'complete';
   const size = new Int32Array(n).fill(1);
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
