@@ -123,7 +123,7 @@ describe('lexical against trigram', () => {
     expect(lexical).toEqual([[0], [1, 2], [3]]);
   });
 
-  it('average linkage on a pure chain of similarities splits it where single linkage would not', () => {
+  it('average and complete linkage on a pure chain of similarities split it where single linkage would not', () => {
     // A~B~C~D at 0.9, every other pair 0: average links {A,B} and {C,D} at (0 + 0 + 0.9 + 0) / 4.
     const n = 4;
     const matrix = new Float64Array((n * (n - 1)) / 2);
@@ -131,6 +131,9 @@ describe('lexical against trigram', () => {
     for (let i = 0; i + 1 < n; i++) matrix[at(i, i + 1)] = 0.9;
     expect(runSteps(averageLinkageSteps(n, Float64Array.from(matrix), 0.5))).toEqual([[0, 1], [2, 3]]);
     expect(runSteps(averageLinkageSteps(n, Float64Array.from(matrix), 0.2))).toEqual([[0, 1, 2, 3]]);
+    // Complete linkage joins {A,B} and {C,D} only when their worst pair (0) meets the threshold: never, above 0.
+    expect(runSteps(linkageSteps(n, Float64Array.from(matrix), 0.2, 'complete'))).toEqual([[0, 1], [2, 3]]);
+    expect(runSteps(linkageSteps(n, Float64Array.from(matrix), 0.01, 'complete'))).toEqual([[0, 1], [2, 3]]);
   });
 
   it.each(['average', 'complete'] as const)('%s linkage (nearest-neighbour chain) equals the greedy all-pairs merge on random similarities', (linkage) => {
