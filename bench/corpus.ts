@@ -160,18 +160,33 @@ function mutate(rng: () => number, text: string): string {
 
 /** `count` observation texts, deterministic for `seed`. */
 export function makeObservationCorpus(count: number, seed: number): string[] {
+  return makeLabelledObservationCorpus(count, seed).texts;
+}
+
+/**
+ * The same texts as makeObservationCorpus, with their true themes: a fresh
+ * text starts a theme of its own (its slots are drawn independently of every
+ * other text), and a near-duplicate belongs to the theme of the text it was
+ * edited from. `labels[i]` is the index of the theme's first text.
+ */
+export function makeLabelledObservationCorpus(count: number, seed: number): { texts: string[]; labels: number[] } {
   const rng = makeRng(seed);
   const texts: string[] = [];
+  const labels: number[] = [];
   for (let i = 0; i < count; i++) {
     let text: string | undefined;
+    let label = i;
     if (i > 0 && rng() < NEAR_DUPLICATE_RATE) {
-      const source = texts[Math.floor(rng() * texts.length)];
+      const from = Math.floor(rng() * texts.length);
+      const source = texts[from];
       for (let attempt = 0; attempt < 8 && text === undefined; attempt++) {
         const edited = mutate(rng, source);
         if (edited !== source && edited.length >= MIN_LENGTH && edited.length <= MAX_LENGTH) text = edited;
       }
+      if (text !== undefined) label = labels[from];
     }
     texts.push(text ?? makeFreshText(rng));
+    labels.push(label);
   }
-  return texts;
+  return { texts, labels };
 }

@@ -7,7 +7,8 @@
  * records of one theme then have a cosine of about 1 / (1 + σ²). The figures say how the mixing and the
  * threshold behave across noise levels; they say nothing about any real embedding model.
  */
-import { defaultClusteringThresholds } from '../src/engine/settings.ts';
+import { clusteringLinkages, defaultClusteringThresholds } from '../src/engine/settings.ts';
+import type { Linkage } from '../src/engine/lexical.ts';
 import { clusterProvidedSteps, decodeEmbedding, encodeEmbedding, VECTOR_WEIGHT } from '../src/engine/provided.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { makeRng } from './corpus.ts';
@@ -50,26 +51,28 @@ export function syntheticEmbeddings(corpus: ParaphraseCorpus, noise: number, see
   });
 }
 
-/** The corpus clustered in provided mode at each noise level (vector weight and threshold given). */
-export function evaluateProvided(corpus: ParaphraseCorpus, vectorsPerNoise: readonly Float32Array[][], threshold: number, weight: number): Evaluation[] {
+const PROVIDED_LINKAGE = clusteringLinkages.provided as Linkage;
+
+/** The corpus clustered in provided mode at each noise level (vector weight, threshold and linkage given). */
+export function evaluateProvided(corpus: ParaphraseCorpus, vectorsPerNoise: readonly Float32Array[][], threshold: number, weight: number, linkage: Linkage = PROVIDED_LINKAGE): Evaluation[] {
   const texts = corpus.records.map((r) => r.text);
-  return vectorsPerNoise.map((vectors) => evaluatePartition(corpus, runSteps(clusterProvidedSteps(texts, vectors, threshold, weight))));
+  return vectorsPerNoise.map((vectors) => evaluatePartition(corpus, runSteps(clusterProvidedSteps(texts, vectors, threshold, weight, linkage))));
 }
 
-export type ProvidedChoice = { weight: number; threshold: number; meanAri: number; evaluations: Evaluation[] };
+export type ProvidedChoice = { weight: number; linkage: Linkage; threshold: number; meanAri: number; evaluations: Evaluation[] };
 
 /**
  * How the vector weight and the default threshold are chosen: for each weight, the threshold of the sweep with
  * the best mean ARI over the noise levels among those whose largest cluster, at every noise level, holds no
  * more records than the largest labelled theme (lowest threshold on ties).
  */
-export function bestThresholdForWeight(corpus: ParaphraseCorpus, vectorsPerNoise: readonly Float32Array[][], weight: number): ProvidedChoice | null {
+export function bestThresholdForWeight(corpus: ParaphraseCorpus, vectorsPerNoise: readonly Float32Array[][], weight: number, linkage: Linkage = PROVIDED_LINKAGE): ProvidedChoice | null {
   let best: ProvidedChoice | null = null;
   for (const threshold of PROVIDED_SWEEP_THRESHOLDS) {
-    const evaluations = evaluateProvided(corpus, vectorsPerNoise, threshold, weight);
+    const evaluations = evaluateProvided(corpus, vectorsPerNoise, threshold, weight, linkage);
     if (evaluations.some((e) => e.largestCluster > largestTheme(corpus))) continue;
     const meanAri = evaluations.reduce((sum, e) => sum + e.ari, 0) / evaluations.length;
-    if (best === null || meanAri > best.meanAri) best = { weight, threshold, meanAri, evaluations };
+    if (best === null || meanAri > best.meanAri) best = { weight, linkage, threshold, meanAri, evaluations };
   }
   return best;
 }
@@ -82,16 +85,21 @@ export async function benchProvided(): Promise<Array<{ name: string; value: stri
   const rows: Array<{ name: string; value: string }> = [
     { name: 'SYNTHETIC vectors', value: `d = ${SYNTHETIC_DIMENSION}, theme label + noise σ ${NOISE_LEVELS.join(', ')}, hard-negative centres at cosine ${HARD_NEGATIVE_COSINE}; not a real model` },
   ];
-  for (const weight of WEIGHT_SWEEP) {
-    const best = bestThresholdForWeight(corpus, vectorsPerNoise, weight);
-    rows.push({
-      name: `vector weight ${weight}: best threshold, mean ARI (ARI per σ)`,
-      value: best === null ? 'none fits' : `${best.threshold}, ${best.meanAri.toFixed(3)} (${best.evaluations.map((e) => e.ari.toFixed(3)).join(' / ')})`,
-    });
+  for (const linkage of ['average', 'complete'] as const) {
+    for (const weight of WEIGHT_SWEEP) {
+      const best = bestThresholdForWeight(corpus, vectorsPerNoise, weight, linkage);
+      rows.push({
+        name: `${linkage} linkage, vector weight ${weight}: best threshold, mean ARI (ARI per σ; hard-negative pairs merged per σ)`,
+        value:
+          best === null
+            ? 'none fits'
+            : `${best.threshold}, ${best.meanAri.toFixed(3)} (${best.evaluations.map((e) => e.ari.toFixed(3)).join(' / ')}; ${best.evaluations.map((e) => e.hardNegativesMerged.length).join(' / ')})`,
+      });
+    }
   }
   NOISE_LEVELS.forEach((noise, k) => {
     const label = `σ ${noise} (same-theme cosine ≈ ${(1 / (1 + noise * noise)).toFixed(2)})`;
-    rows.push({ name: `${label}, weight ${VECTOR_WEIGHT} at ${threshold}`, value: summarize(evaluateProvided(corpus, [vectorsPerNoise[k]], threshold, VECTOR_WEIGHT)[0]) });
+    rows.push({ name: `${label}, weight ${VECTOR_WEIGHT}, ${PROVIDED_LINKAGE} linkage at ${threshold}`, value: summarize(evaluateProvided(corpus, [vectorsPerNoise[k]], threshold, VECTOR_WEIGHT)[0]) });
     for (const t of thresholdRange(0.15, 0.6, 0.05)) {
       rows.push({ name: `σ ${noise}, sweep ${t.toFixed(2)}`, value: summarize(evaluateProvided(corpus, [vectorsPerNoise[k]], t, VECTOR_WEIGHT)[0]) });
     }

@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
+import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
 import { benchSimilarityModes } from './similarity.ts';
@@ -11,6 +12,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Engine', benchEngine],
   ['Clustering', benchClustering],
   ['Paraphrase corpus: similarity modes', benchParaphrase],
+  ['Paraphrase corpus: lexical weighting variants (threshold by the rule)', benchLexicalVariants],
   ['Paraphrase corpus: provided mode on SYNTHETIC vectors', benchProvided],
   ['Similarity modes at their defaults', benchSimilarityModes],
   ['API', benchApi],

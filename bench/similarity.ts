@@ -1,18 +1,21 @@
 /**
  * The similarity modes side by side: quality on the labelled paraphrase
- * corpus at each mode's default threshold, clustering time on the seeded
- * observation corpus (300 and 3,000 shards), the largest cluster at 3,000,
- * and what a dropShard costs when the soul's pending shards are re-clustered
- * by the gate (lexical recomputes the partition whenever the set changes).
+ * corpus at each mode's default threshold and linkage, clustering time on the
+ * seeded observation corpus (300 and 3,000 shards) afresh and through a warm
+ * cluster memo, the largest cluster at 3,000 against its true theme (a fresh
+ * text and its near-duplicates), and what a dropShard costs when the soul's
+ * pending shards are re-clustered by the gate (lexical recomputes the
+ * partition whenever the set changes, from kept terms and vector cosines).
  */
-import { clusterMatrix, ENGINE_MODES, evaluatePartition, LEXICAL_SWEEP_THRESHOLDS, loadParaphraseCorpus } from './paraphrase.ts';
+import { clusterMatrix, ENGINE_MODES, evaluatePartition, loadParaphraseCorpus } from './paraphrase.ts';
 import { closeSoulsDb, createSoul, DAY_MS, defaultClusteringThresholds, dropShard, dropShards, manualClock, openSoulsDb, similarityModes } from '../src/engine/index.ts';
 import { clusterSteps } from '../src/engine/similarity-modes.ts';
-import { lexicalVectors, cosineMatrixSteps } from '../src/engine/lexical.ts';
+import { clusterLexicalSteps, lexicalVectors, cosineMatrixSteps } from '../src/engine/lexical.ts';
+import { ClusterMemo } from '../src/engine/cluster-memo.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { decodeEmbedding, encodeEmbedding } from '../src/engine/provided.ts';
-import { timeRuns } from './clustering.ts';
-import { makeObservationCorpus, makeRng } from './corpus.ts';
+import { median } from './clustering.ts';
+import { makeLabelledObservationCorpus, makeObservationCorpus, makeRng } from './corpus.ts';
 import { syntheticEmbeddings } from './provided.ts';
 
 /** The noise level whose same-theme cosine (about 0.5) stands for a middling embedding model. */
@@ -22,8 +25,28 @@ type Row = { name: string; value: string };
 
 const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
+/**
+ * Medians of `runs` calls: wall ms, and this process's CPU ms (user + system), which other work on a shared
+ * machine inflates far less than the wall clock; and the last result.
+ */
+function timeWallCpu<T>(runs: number, fn: () => T): { ms: number; cpuMs: number; result: T } {
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  let result!: T;
+  for (let r = 0; r < runs; r++) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    result = fn();
+    walls.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    cpus.push((used.user + used.system) / 1000);
+  }
+  return { ms: median(walls), cpuMs: median(cpus), result };
+}
+const wallCpu = (t: { ms: number; cpuMs: number }): string => `${ms(t.ms)} (CPU ${ms(t.cpuMs)})`;
+
 /** Random unit-free vectors, one per text, of a typical sentence-embedding dimension (provided mode's timing, not its quality). */
-const BENCH_DIMENSION = 384;
+const BENCH_DIMENSION = 512;
 function randomEmbeddings(count: number, seed: number): number[][] {
   const random = makeRng(seed);
   return Array.from({ length: count }, () => Array.from({ length: BENCH_DIMENSION }, () => random() - 0.5));
@@ -55,13 +78,57 @@ async function dropShardMs(mode: (typeof similarityModes)[number], pending: numb
   return mean;
 }
 
+/** Whether a cluster holds more than its true theme (the theme most of its members have) plus 10 %. */
+export function themeExcess(clusters: readonly (readonly number[])[], labels: readonly number[]): { largest: number; largestTheme: number; over: number; overMembers: number } {
+  const themeSize = new Map<number, number>();
+  for (const label of labels) themeSize.set(label, (themeSize.get(label) ?? 0) + 1);
+  let largest = 0;
+  let largestTheme = 0;
+  let over = 0;
+  let overMembers = 0;
+  for (const cluster of clusters) {
+    const counts = new Map<number, number>();
+    for (const i of cluster) counts.set(labels[i], (counts.get(labels[i]) ?? 0) + 1);
+    let theme = -1;
+    let most = 0;
+    for (const [label, count] of counts) if (count > most || (count === most && label < theme)) [theme, most] = [label, count];
+    const size = themeSize.get(theme)!;
+    if (cluster.length > 1.1 * size) {
+      over++;
+      overMembers += cluster.length;
+    }
+    if (cluster.length > largest) [largest, largestTheme] = [cluster.length, size];
+  }
+  return { largest, largestTheme, over, overMembers };
+}
+
+/**
+ * Median ms of re-clustering a soul's `n` shards through the cluster memo after one shard left and one came (the
+ * gate's work on a drop past the cheap checks): texts, terms and vector cosines already kept.
+ */
+function memoChangeMs(mode: (typeof similarityModes)[number], texts: readonly string[], vectors: readonly (Float32Array | null)[], n: number, runs: number): { ms: number; cpuMs: number } {
+  const threshold = defaultClusteringThresholds[mode];
+  const bytes = new Map(vectors.flatMap((v, i) => (v ? [[i + 1, encodeEmbedding('embedding', Array.from(v))] as const] : [])));
+  const memo = new ClusterMemo(threshold, 100_000, mode, (ids) => new Map(ids.flatMap((id) => (bytes.has(id) ? [[id, bytes.get(id)!] as const] : []))));
+  const load = (ids: number[]) => new Map(ids.map((id) => [id, texts[id - 1]]));
+  const window = (from: number) => Array.from({ length: n }, (_, i) => from + i);
+  memo.partition(1, window(1), load);
+  memo.partition(1, window(2), load); // warm: a change of the set
+  let from = 2;
+  return timeWallCpu(runs, () => memo.partition(1, window(++from), load));
+}
+
 export async function benchSimilarityModes(): Promise<Row[]> {
   const rows: Row[] = [];
   const corpus = loadParaphraseCorpus();
   const texts = corpus.records.map((r) => r.text);
-  const observations = { 300: makeObservationCorpus(300, 42), 3000: makeObservationCorpus(3000, 42) };
+  const labelled = makeLabelledObservationCorpus(3000 + 40, 42);
+  const observations = { 300: labelled.texts.slice(0, 300), 3000: labelled.texts.slice(0, 3000) };
   const synthetic = syntheticEmbeddings(corpus, SYNTHETIC_NOISE);
-  const randomVectors = { 300: randomEmbeddings(300, 42).map(stored), 3000: randomEmbeddings(3000, 42).map(stored) };
+  const randomVectors = randomEmbeddings(3000 + 40, 42).map(stored);
+  const themeSizes = new Map<number, number>();
+  for (const theme of labelled.labels.slice(0, 3000)) themeSizes.set(theme, (themeSizes.get(theme) ?? 0) + 1);
+  rows.push({ name: 'observation corpus at 3,000: true themes (a fresh text and its near-duplicates)', value: `${themeSizes.size}, the largest of ${Math.max(...themeSizes.values())}` });
   for (const mode of similarityModes) {
     const threshold = defaultClusteringThresholds[mode];
     const label = mode === 'provided' ? `provided at ${threshold} (SYNTHETIC vectors, σ ${SYNTHETIC_NOISE}; random ${BENCH_DIMENSION}-d for timing)` : `${mode} at ${threshold}`;
@@ -73,29 +140,48 @@ export async function benchSimilarityModes(): Promise<Row[]> {
     rows.push({ name: `${label}: corpus same-theme pairs found`, value: `${e.sameThemePairs.found} of ${e.sameThemePairs.total}` });
     rows.push({ name: `${label}: corpus hard-negative theme pairs merged`, value: `${e.hardNegativesMerged.length} of ${corpus.hardNegatives.length}` });
     for (const n of [300, 3000] as const) {
-      const run = timeRuns(n === 300 ? 15 : 5, () => runSteps(clusterSteps(mode, observations[n], threshold, mode === 'provided' ? randomVectors[n] : [])));
-      const largest = Math.max(...run.result.map((c) => c.length));
-      rows.push({ name: `${label}: clustering ${n.toLocaleString('en-US')} shards (ms, median)`, value: ms(run.ms) });
-      rows.push({ name: `${label}: clusters at ${n.toLocaleString('en-US')} (largest)`, value: `${run.result.length} (${largest})` });
+      const vectors = mode === 'provided' ? randomVectors.slice(0, n) : [];
+      const run = timeWallCpu(n === 300 ? 15 : 5, () => runSteps(clusterSteps(mode, observations[n], threshold, vectors)));
+      rows.push({ name: `${label}: clustering ${n.toLocaleString('en-US')} shards afresh (ms, median)`, value: wallCpu(run) });
+      if (mode !== 'trigram') {
+        const memoVectors = mode === 'provided' ? randomVectors : [];
+        rows.push({
+          name: `${label}: re-clustering ${n.toLocaleString('en-US')} shards after one left and one came, memo warm (ms, median)`,
+          value: wallCpu(memoChangeMs(mode, labelled.texts, memoVectors, n, n === 300 ? 15 : 5)),
+        });
+      }
+      if (n === 3000) {
+        const excess = themeExcess(run.result, labelled.labels.slice(0, 3000));
+        rows.push({ name: `${label}: clusters at 3,000 (largest, and its true theme)`, value: `${run.result.length} (${excess.largest}; theme of ${excess.largestTheme})` });
+        rows.push({ name: `${label}: clusters at 3,000 larger than their true theme + 10 % (their shards)`, value: `${excess.over} (${excess.overMembers})` });
+      }
     }
     for (const pending of [300, 2000]) {
       rows.push({ name: `${label}: dropShard with ${pending.toLocaleString('en-US')} pending shards re-clustered (ms, mean of 40)`, value: ms(await dropShardMs(mode, pending)) });
     }
   }
-  const sweep = LEXICAL_SWEEP_THRESHOLDS.filter((t) => t <= 0.3).map((t) => {
-    const clusters = runSteps(clusterSteps('lexical', observations[3000], t));
-    return `${t}: ${Math.max(...clusters.map((c) => c.length))}`;
-  });
-  rows.push({ name: 'lexical sweep: largest cluster at 3,000 observations, by threshold', value: sweep.join(', ') });
-  // The lexical NN-chain against the greedy all-pairs reference, at 300 observations.
+  for (const mode of ['lexical', 'trigram'] as const) {
+    const sweep = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5].map((t) => {
+      const excess = themeExcess(runSteps(clusterSteps(mode, observations[3000], t)), labelled.labels.slice(0, 3000));
+      return `${t}: ${excess.largest} (${excess.over})`;
+    });
+    rows.push({ name: `${mode} sweep at 3,000 observations: largest cluster (clusters over their theme + 10 %), by threshold`, value: sweep.join(', ') });
+  }
+  // The NN-chain against the greedy all-pairs reference, at 300 observations, both linkages.
   const vectors = lexicalVectors(observations[300]);
   const condensed = runSteps(cosineMatrixSteps(vectors));
   const n = vectors.length;
   const full = new Float64Array(n * n);
   for (let i = 0, k = 0; i < n; i++) for (let j = i + 1; j < n; j++, k++) full[i * n + j] = full[j * n + i] = condensed[k];
-  const agree =
-    JSON.stringify(runSteps(clusterSteps('lexical', observations[300], defaultClusteringThresholds.lexical))) ===
-    JSON.stringify(clusterMatrix(full, n, defaultClusteringThresholds.lexical, 'average'));
-  rows.push({ name: 'lexical at 300: same partition as the greedy all-pairs average linkage', value: agree ? 'yes' : 'NO' });
+  for (const linkage of ['average', 'complete'] as const) {
+    const agree =
+      JSON.stringify(runSteps(clusterLexicalSteps(observations[300], defaultClusteringThresholds.lexical, linkage))) ===
+      JSON.stringify(clusterMatrix(full, n, defaultClusteringThresholds.lexical, linkage));
+    rows.push({ name: `lexical at 300: same partition as the greedy all-pairs ${linkage} linkage`, value: agree ? 'yes' : 'NO' });
+  }
   return rows;
+}
+
+if (import.meta.main) {
+  for (const row of await benchSimilarityModes()) console.log(`${row.name.padEnd(110)}  ${row.value}`);
 }

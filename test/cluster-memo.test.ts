@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { makeObservationCorpus, makeRng } from '../bench/corpus.ts';
 import { ClusterMemo } from '../src/engine/cluster-memo.ts';
-import { DAY_MS, createSoul, dropShard, fadeExhaustedShards, addTrait, citeShard, getCrystallization, manualClock, openSoulsDb, revealShards } from '../src/engine/index.ts';
+import { decodeEmbedding, encodeEmbedding, vectorCosine, VectorPairs } from '../src/engine/provided.ts';
+import { clusterBy, defaultClusteringThresholds, DAY_MS, createSoul, dropShard, fadeExhaustedShards, addTrait, citeShard, getCrystallization, manualClock, openSoulsDb, revealShards } from '../src/engine/index.ts';
 import { clusterTextsNaive as clusterTexts } from './support/naive-clustering.ts';
 
 function texts(count: number, seed: number): string[] {
@@ -81,6 +82,60 @@ describe('the remembered partitions inside the engine', () => {
         const remembered = await getCrystallization(db, souls);
         const fresh = await getCrystallization({ ...db, clusters: new ClusterMemo(db.settings.clusteringThreshold) }, souls);
         expect(remembered).toEqual(fresh);
+      }
+    }
+  });
+});
+
+describe('ClusterMemo in the lexical and provided modes', () => {
+  const pool = makeObservationCorpus(160, 21);
+  // Vectors around a few directions, so that vector pairs are often close; every fifth shard has none.
+  const rng = makeRng(5);
+  const centres = Array.from({ length: 6 }, () => Array.from({ length: 8 }, () => rng() - 0.5));
+  const stored = pool.map((_, i) => {
+    if (i % 5 === 4) return null;
+    const centre = centres[Math.floor(rng() * centres.length)];
+    return decodeEmbedding(encodeEmbedding('embedding', centre.map((x) => x + (rng() - 0.5) * 0.3)));
+  });
+  const load = (missing: number[]) => new Map(missing.map((id) => [id, pool[id - 1]]));
+  const loadVectors = (ids: number[]) => new Map(ids.flatMap((id) => (stored[id - 1] ? [[id, encodeEmbedding('embedding', Array.from(stored[id - 1]!))] as const] : [])));
+
+  it.each([
+    ['lexical', defaultClusteringThresholds.lexical],
+    ['lexical', 0.2],
+    ['provided', defaultClusteringThresholds.provided],
+    ['provided', 0.5],
+  ] as const)('%s at %s: the partition equals clustering afresh, whatever the order shards come and go in, for two souls', async (mode, threshold) => {
+    const memo = new ClusterMemo(threshold, 100_000, mode, loadVectors);
+    const order = makeRng(Math.round(threshold * 1000));
+    const sets = [new Set<number>(), new Set<number>()];
+    for (let step = 0; step < 60; step++) {
+      const soul = step % 2;
+      const next = sets[soul];
+      const adds = Math.floor(order() * (step < 6 ? 30 : 5));
+      for (let i = 0; i < adds; i++) next.add(1 + Math.floor(order() * pool.length));
+      for (let i = Math.floor(order() * 3); i > 0 && next.size > 0; i--) next.delete([...next][Math.floor(order() * next.size)]);
+      const ids = [...next].sort((a, b) => a - b);
+      const fresh = clusterBy(mode, ids.map((id) => pool[id - 1]), threshold, mode === 'provided' ? ids.map((id) => stored[id - 1]) : []);
+      if (step % 3 === 0) await memo.prepare(soul, ids, load);
+      expect(memo.partition(soul, ids, load)).toEqual(fresh.map((cluster) => cluster.map((i) => ids[i])));
+    }
+  });
+
+  it('keeps vector cosines equal to computing them afresh as shards take and free slots', () => {
+    const pairs = new VectorPairs();
+    const order = makeRng(9);
+    let held: number[] = [];
+    for (let step = 0; step < 40; step++) {
+      const next = new Set(held.filter(() => order() > 0.2));
+      for (let i = Math.floor(order() * 8); i > 0; i--) next.add(1 + Math.floor(order() * pool.length));
+      held = [...next];
+      pairs.sync(held, (id) => stored[id - 1]);
+      for (const a of held) {
+        for (const b of held) {
+          if (a === b || !stored[a - 1] || !stored[b - 1]) continue;
+          expect(pairs.cosine(pairs.slot(a), pairs.slot(b))).toBe(vectorCosine(stored[a - 1]!, stored[b - 1]!));
+        }
       }
     }
   });

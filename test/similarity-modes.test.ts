@@ -19,8 +19,9 @@ import {
   ValidationError,
   type SimilarityMode,
 } from '../src/engine/index.ts';
-import { averageLinkageSteps, dot, lexicalVectors } from '../src/engine/lexical.ts';
-import { fallbackSimilarity } from '../src/engine/provided.ts';
+import { averageLinkageSteps, cosineMatrixSteps, dot, lexicalVectors, linkageSteps } from '../src/engine/lexical.ts';
+import { ENGINE_WEIGHTING, weightedMatrix } from '../bench/lexical-variants.ts';
+import { fallbackSimilarity, mixSimilarity } from '../src/engine/provided.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { freshDb } from './support/engine.ts';
 import { serverPerTest } from './support/server.ts';
@@ -58,12 +59,19 @@ describe.each(similarityModes)('similarity mode %s', (mode: SimilarityMode) => {
 
   it('joins a pair exactly at its similarity and not above it (the threshold boundary)', () => {
     const [a, b] = paraphrase;
-    // Without vectors, provided clusters by lexical put on its own scale.
-    const s = mode === 'provided' ? fallbackSimilarity(textSimilarity(mode, a, b)) : textSimilarity(mode, a, b);
+    // Provided mixes the vectors' cosine (here 0.6) with lexical.
+    const vectors = mode === 'provided' ? [Float32Array.of(1, 0), Float32Array.of(0.6, 0.8)] : [];
+    const s = mode === 'provided' ? mixSimilarity(textSimilarity(mode, a, b), vectors[0], vectors[1]) : textSimilarity(mode, a, b);
     expect(s).toBeLessThan(1);
     expect(s).toBeGreaterThan(0);
-    expect(clusterBy(mode, [a, b], s)).toEqual([[0, 1]]);
-    expect(clusterBy(mode, [a, b], Math.min(1, s * (1 + 1e-6)))).toEqual([[0], [1]]);
+    expect(clusterBy(mode, [a, b], s, vectors)).toEqual([[0, 1]]);
+    expect(clusterBy(mode, [a, b], Math.min(1, s * (1 + 1e-6)), vectors)).toEqual([[0], [1]]);
+    if (mode === 'provided') {
+      // Without vectors, provided clusters by lexical put on its own scale.
+      const fallback = fallbackSimilarity(textSimilarity(mode, a, b));
+      expect(clusterBy(mode, [a, b], fallback)).toEqual([[0, 1]]);
+      expect(clusterBy(mode, [a, b], fallback * (1 + 1e-6))).toEqual([[0], [1]]);
+    }
   });
 
   it('keeps a hard negative apart at its default threshold (corpus: "writes no tests" vs "writes too many tests")', () => {
@@ -104,18 +112,18 @@ describe('lexical against trigram', () => {
     expect(clusterBy('trigram', pair, 0.4)).toEqual([[0], [1]]);
   });
 
-  it('resists chaining: single linkage joins the ends of a chain, average linkage does not (both at 0.4)', () => {
+  it("resists chaining: single linkage joins the ends of a chain, lexical's complete linkage does not (both at 0.4)", () => {
     for (let i = 0; i + 1 < chain.length; i++) expect(textSimilarity('trigram', chain[i], chain[i + 1])).toBeGreaterThanOrEqual(0.4);
     expect(textSimilarity('trigram', chain[0], chain[3])).toBeLessThan(0.2);
     expect(textSimilarity('lexical', chain[0], chain[3])).toBeLessThan(0.1);
     expect(clusterBy('trigram', chain, 0.4)).toEqual([[0, 1, 2, 3]]);
-    expect(clusterBy('lexical', chain, 0.4)).toEqual([
-      [0, 1],
-      [2, 3],
-    ]);
+    // B~C is the closest pair; complete linkage then asks every pair of a merge to meet 0.4, which A–C and B–D do not.
+    const lexical = clusterBy('lexical', chain, 0.4);
+    expect(clusterOf(lexical, 0)).not.toBe(clusterOf(lexical, 3));
+    expect(lexical).toEqual([[0], [1, 2], [3]]);
   });
 
-  it('average linkage on a pure chain of similarities splits it where single linkage would not', () => {
+  it('average and complete linkage on a pure chain of similarities split it where single linkage would not', () => {
     // A~B~C~D at 0.9, every other pair 0: average links {A,B} and {C,D} at (0 + 0 + 0.9 + 0) / 4.
     const n = 4;
     const matrix = new Float64Array((n * (n - 1)) / 2);
@@ -123,9 +131,12 @@ describe('lexical against trigram', () => {
     for (let i = 0; i + 1 < n; i++) matrix[at(i, i + 1)] = 0.9;
     expect(runSteps(averageLinkageSteps(n, Float64Array.from(matrix), 0.5))).toEqual([[0, 1], [2, 3]]);
     expect(runSteps(averageLinkageSteps(n, Float64Array.from(matrix), 0.2))).toEqual([[0, 1, 2, 3]]);
+    // Complete linkage joins {A,B} and {C,D} only when their worst pair (0) meets the threshold: never, above 0.
+    expect(runSteps(linkageSteps(n, Float64Array.from(matrix), 0.2, 'complete'))).toEqual([[0, 1], [2, 3]]);
+    expect(runSteps(linkageSteps(n, Float64Array.from(matrix), 0.01, 'complete'))).toEqual([[0, 1], [2, 3]]);
   });
 
-  it('average linkage (nearest-neighbour chain) equals the greedy all-pairs merge on random similarities', () => {
+  it.each(['average', 'complete'] as const)('%s linkage (nearest-neighbour chain) equals the greedy all-pairs merge on random similarities', (linkage) => {
     let seed = 7;
     const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
     for (let round = 0; round < 40; round++) {
@@ -141,8 +152,15 @@ describe('lexical against trigram', () => {
         }
       }
       const threshold = 0.1 + random() * 0.6;
-      expect(runSteps(averageLinkageSteps(n, Float64Array.from(condensed), threshold))).toEqual(clusterMatrix(full, n, threshold, 'average'));
+      expect(runSteps(linkageSteps(n, Float64Array.from(condensed), threshold, linkage))).toEqual(clusterMatrix(full, n, threshold, linkage));
     }
+  });
+
+  it("gives the cosines of the bench's independent reference vectorizer with the engine's weighting", () => {
+    const texts = corpusTexts.slice(0, 60);
+    const engine = runSteps(cosineMatrixSteps(lexicalVectors(texts)));
+    const reference = weightedMatrix(texts, ENGINE_WEIGHTING);
+    engine.forEach((x, k) => expect(Math.min(1, x)).toBeCloseTo(reference[k], 12));
   });
 
   it('weighs terms by their rarity in the pool being compared (smoothed IDF)', () => {

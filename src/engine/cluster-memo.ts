@@ -1,8 +1,9 @@
-import { decodeEmbedding } from './provided.ts';
-import type { SimilarityMode } from './settings.ts';
-import { clusterBy, clusterSteps } from './similarity-modes.ts';
+import { clusterVectorsSteps, squareLinkageSteps, textTerms, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
+import { decodeEmbedding, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
+import { clusteringLinkages, type SimilarityMode } from './settings.ts';
+import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
-import { runStepsSliced, yieldToEventLoop } from './slices.ts';
+import { runSteps, runStepsSliced, yieldToEventLoop, type Steps } from './slices.ts';
 
 /** From this many shards, a soul seen for the first time is clustered all at once rather than shard by shard. */
 const BULK_BUILD = 24;
@@ -16,6 +17,14 @@ export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
 
+/** At most this many bytes of vector cosines are kept, over all souls (the least recently clustered go first). */
+const VECTOR_PAIR_BYTES = 128 * 2 ** 20;
+
+/** Whether a mode compares shards by stored vectors (mixed with lexical); such modes keep their vectors' cosines per soul. */
+export function usesVectors(mode: SimilarityMode): boolean {
+  return mode !== 'trigram' && mode !== 'lexical';
+}
+
 /**
  * Keeps, per soul, the partition of the last shard set it was asked about.
  * Trigram (single linkage) updates it incrementally: a shard added is
@@ -25,8 +34,13 @@ const NO_GRAMS = new Int32Array(0);
  * only saves work. Lexical similarity weighs terms by their rarity in the
  * whole set (IDF), so any change of the set can change every pair: the
  * partition is recomputed whenever the set differs, and reused while it does
- * not; so is provided's, which mixes lexical in. Shard contents and
- * embeddings never change, so texts (gram sets, vectors) are cached by shard id.
+ * not; so is provided's, which mixes lexical in. What does not depend on the
+ * set is kept: each shard's terms (ids of this memo's dictionary, renumbered
+ * per pool so sums run in the same order as from scratch), and per soul the
+ * cosines of its shards' vectors, so a shard added costs n vector cosines,
+ * not n²/2. Shard contents and embeddings never change, so texts (gram sets,
+ * terms, vectors) are cached by shard id. The partition is always exactly
+ * clusterBy's for the set asked about.
  */
 export class ClusterMemo {
   private readonly threshold: number;
@@ -38,6 +52,10 @@ export class ClusterMemo {
   private readonly souls = new Map<number, Partition>();
   private readonly vectors = new Map<number, Float32Array | null>();
   private readonly loadVectors: EmbeddingLoader;
+  private readonly lexicalDictionary = new Map<string, number>();
+  private readonly terms = new Map<number, TextTerms>();
+  /** Per soul, its shards' vector cosines; a Map in least recently used order. */
+  private readonly pairs = new Map<number, VectorPairs>();
 
   constructor(threshold: number, gramCapacity = 100_000, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map()) {
     this.threshold = threshold;
@@ -62,7 +80,7 @@ export class ClusterMemo {
   private sync(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
     const remembered = this.souls.get(soulId);
     if (this.rebuilds(remembered, shardIds)) {
-      const partition = this.buildAll(shardIds, contents);
+      const partition = this.buildAll(soulId, shardIds, contents);
       this.souls.set(soulId, partition);
       return partition;
     }
@@ -95,14 +113,14 @@ export class ClusterMemo {
     const texts = shardIds.map((id) => this.texts.get(id) ?? contents([id]).get(id)!);
     const grams = shardIds.map((id, i) => this.grams.get(id) ?? this.gramsOf(texts[i]));
     const vectors = this.vectorsOf(shardIds);
-    const clusters = await runStepsSliced(clusterSteps(this.mode, texts, this.threshold, vectors));
+    const clusters = await runStepsSliced(this.poolSteps(soulId, shardIds, texts, vectors));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
     const partition = new Partition();
     for (const cluster of clusters) partition.place(new Map(cluster.map((i) => [shardIds[i], grams[i]])));
     for (const [i, id] of shardIds.entries()) {
       this.grams.set(id, grams[i]);
       this.texts.set(id, texts[i]);
-      if (this.mode === 'provided') this.vectors.set(id, vectors[i]);
+      if (usesVectors(this.mode)) this.vectors.set(id, vectors[i]);
     }
     this.souls.set(soulId, partition);
     this.evict();
@@ -134,21 +152,66 @@ export class ClusterMemo {
   }
 
   /** A cold start: the fast all-at-once clustering, then the partition remembered for incremental updates. */
-  private buildAll(shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
+  private buildAll(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
     const missing = this.uncached(shardIds);
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const partition = new Partition();
     const texts = shardIds.map((id) => this.texts.get(id)!);
-    for (const cluster of clusterBy(this.mode, texts, this.threshold, this.vectorsOf(shardIds))) {
+    for (const cluster of runSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)))) {
       partition.place(new Map(cluster.map((i) => [shardIds[i], this.grams.get(shardIds[i])!])));
     }
     this.evict();
     return partition;
   }
 
-  /** Drops what is remembered for a soul (its partition), e.g. when it is no longer of interest. */
+  /**
+   * clusterSteps(mode, texts, threshold, vectors) for a soul's shards, from what is kept: trigram clusters the
+   * texts; lexical builds the pool's vectors from each shard's cached terms; vector modes also reuse the
+   * soul's vector cosines. The same partition, bit for bit the same similarities, as computing it afresh.
+   */
+  private *poolSteps(soulId: number, shardIds: readonly number[], texts: readonly string[], vectors: (Float32Array | null)[]): Steps<number[][]> {
+    if (this.mode === 'trigram') return yield* clusterSteps(this.mode, texts, this.threshold);
+    if (shardIds.length === 0) return [];
+    const linkage = clusteringLinkages[this.mode] as Linkage;
+    const lexical = vectorsOfTerms(
+      shardIds.map((id, i) => this.termsOf(id, texts[i])),
+      this.lexicalDictionary.size,
+    );
+    if (!usesVectors(this.mode)) return yield* clusterVectorsSteps(lexical, this.threshold, linkage);
+    const pairs = this.pairsOf(soulId);
+    const position = new Map(shardIds.map((id, i) => [id, i]));
+    pairs.sync(shardIds, (id) => vectors[position.get(id)!] ?? null);
+    const slots = shardIds.map((id) => pairs.slot(id));
+    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]));
+    return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage);
+  }
+
+  private termsOf(id: number, text: string): TextTerms {
+    let terms = this.terms.get(id);
+    if (terms === undefined) {
+      terms = textTerms(text, this.lexicalDictionary);
+      this.terms.set(id, terms);
+    }
+    return terms;
+  }
+
+  /** The soul's vector cosines, made the most recently used; others are dropped, oldest first, beyond VECTOR_PAIR_BYTES. */
+  private pairsOf(soulId: number): VectorPairs {
+    const pairs = this.pairs.get(soulId) ?? new VectorPairs();
+    this.pairs.delete(soulId);
+    let total = pairs.bytes;
+    for (const [id, other] of [...this.pairs].reverse()) {
+      total += other.bytes;
+      if (total > VECTOR_PAIR_BYTES) this.pairs.delete(id);
+    }
+    this.pairs.set(soulId, pairs);
+    return pairs;
+  }
+
+  /** Drops what is remembered for a soul (its partition and vector cosines), e.g. when it is no longer of interest. */
   forget(soulId: number): void {
     this.souls.delete(soulId);
+    this.pairs.delete(soulId);
   }
 
   private similar(a: Int32Array, b: Int32Array): boolean {
@@ -176,7 +239,7 @@ export class ClusterMemo {
       this.grams.set(id, this.gramsOf(text));
       this.texts.set(id, text);
     }
-    if (this.mode === 'provided') this.cacheVectors([...texts.keys()]);
+    if (usesVectors(this.mode)) this.cacheVectors([...texts.keys()]);
   }
 
   private cacheVectors(ids: number[]): void {
@@ -187,9 +250,9 @@ export class ClusterMemo {
     }
   }
 
-  /** The shards' vectors in order (provided mode; empty otherwise), loading those not cached. */
+  /** The shards' vectors in order (vector modes; empty otherwise), loading those not cached. */
   private vectorsOf(shardIds: readonly number[]): (Float32Array | null)[] {
-    if (this.mode !== 'provided') return [];
+    if (!usesVectors(this.mode)) return [];
     const missing = shardIds.filter((id) => !this.vectors.has(id));
     if (missing.length > 0) this.cacheVectors(missing);
     return shardIds.map((id) => this.vectors.get(id)!);
@@ -240,6 +303,7 @@ export class ClusterMemo {
       this.grams.delete(id);
       this.texts.delete(id);
       this.vectors.delete(id);
+      this.terms.delete(id);
     }
   }
 }

@@ -4,6 +4,8 @@ export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotF
 export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from './model.ts';
 export {
   defaultClusteringThresholds,
+  defaultRedundancyThresholds,
+  clusteringLinkages,
   defaultKnobs,
   defaultSettings,
   resolveSettings,

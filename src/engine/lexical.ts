@@ -6,19 +6,24 @@
  * lowercased), English stop words dropped, each stemmed with Porter2
  * (Snowball English); a negative contraction ("don't", "can't") counts as
  * "not", and negations and quantifiers are kept, so "too many tests" and "no
- * tests" stay apart. Character 4-grams of the words (unstemmed) are mixed in
- * with weight CHAR_WEIGHT, for typos and inflections the stemmer misses.
+ * tests" stay apart. Character 4-grams of the words (unstemmed) can be mixed
+ * in with a weight (CHAR_WEIGHT, 0 by default: see there).
  * Weights are sublinear tf (1 + ln tf) times smoothed IDF over the pool being
  * compared, ln((1 + N) / (1 + df)) + 1; each part is L2-normalized, so the
- * cosine of two texts is (1 − CHAR_WEIGHT)·words + CHAR_WEIGHT·grams, in [0, 1].
+ * cosine of two texts is (1 − w)·words + w·grams, in [0, 1].
  * Term ids follow first occurrence and every dot product sums in ascending id
  * order: the same pool gives the same bits on every run.
  */
 import stem from 'wink-porter2-stemmer';
 import { runSteps, type Steps } from './slices.ts';
 
-/** Share of the cosine that comes from character 4-grams (chosen on the paraphrase corpus, see README). */
-export const CHAR_WEIGHT = 0.3;
+/**
+ * Share of the cosine that comes from character 4-grams: none. On the paraphrase corpus they did not measurably
+ * help (bench/lexical-variants.ts: ARI 0.069 with a share of 0.3, 0.062 without, the same nearest neighbours),
+ * and on text over one vocabulary they multiply the pairs' common terms, hence clustering time, about tenfold.
+ * Kept as a parameter of lexicalVectors and textTerms for the bench's sweep.
+ */
+export const CHAR_WEIGHT = 0;
 const CHAR_GRAM = 4;
 
 /** Relative tolerance so that a similarity computed as exactly the threshold meets it (as for trigrams). */
@@ -82,46 +87,69 @@ function termsOf(word: string): WordTerms {
 /** A sparse L2-normalized vector: term ids ascending, with their weights. */
 export type SparseVector = { ids: Int32Array; weights: Float64Array };
 
-/** Each text's term counts, words then 4-grams, under ids of one dictionary (word ids "w:", gram ids "c:"). */
-function termCounts(texts: readonly string[], charWeight: number): { counts: Map<number, number>[]; isGram: boolean[] } {
-  const dictionary = new Map<string, number>();
-  const isGram: boolean[] = [];
-  const idOf = (key: string, gram: boolean): number => {
+/**
+ * A text's distinct terms in order of first occurrence (a word's stem, then its 4-grams), as ids of some
+ * dictionary, with their counts and whether each is a gram. It does not depend on any pool: a memo can keep it per shard.
+ */
+export type TextTerms = { ids: Int32Array; counts: Int32Array; isGram: Uint8Array };
+
+/** The terms of a text under `dictionary` (term key → id; new keys get the next id). */
+export function textTerms(text: string, dictionary: Map<string, number>, charWeight = CHAR_WEIGHT): TextTerms {
+  const count = new Map<number, number>();
+  const gram = new Map<number, boolean>();
+  const add = (key: string, isGram: boolean) => {
     let id = dictionary.get(key);
     if (id === undefined) {
       id = dictionary.size;
       dictionary.set(key, id);
-      isGram.push(gram);
     }
-    return id;
+    count.set(id, (count.get(id) ?? 0) + 1);
+    gram.set(id, isGram);
   };
-  const counts = texts.map((text) => {
-    const count = new Map<number, number>();
-    for (const word of lexicalWords(text)) {
-      const terms = termsOf(word);
-      const w = idOf(terms.stemKey, false);
-      count.set(w, (count.get(w) ?? 0) + 1);
-      if (charWeight === 0) continue;
-      for (const key of terms.gramKeys) {
-        const g = idOf(key, true);
-        count.set(g, (count.get(g) ?? 0) + 1);
-      }
-    }
-    return count;
-  });
-  return { counts, isGram };
+  for (const word of lexicalWords(text)) {
+    const terms = termsOf(word);
+    add(terms.stemKey, false);
+    if (charWeight === 0) continue;
+    for (const key of terms.gramKeys) add(key, true);
+  }
+  return { ids: Int32Array.from(count.keys()), counts: Int32Array.from(count.values()), isGram: Uint8Array.from(gram.values(), Number) };
 }
 
 /** TF-IDF vectors of the texts, IDF smoothed over these texts (the pool being compared). */
 export function lexicalVectors(texts: readonly string[], charWeight = CHAR_WEIGHT): SparseVector[] {
-  const { counts, isGram } = termCounts(texts, charWeight);
+  const dictionary = new Map<string, number>();
+  return vectorsOfTerms(
+    texts.map((text) => textTerms(text, dictionary, charWeight)),
+    dictionary.size,
+    charWeight,
+  );
+}
+
+/**
+ * TF-IDF vectors of a pool of texts from their terms (ids below `idCount`), IDF smoothed over the pool. Terms are
+ * renumbered by first occurrence over the pool, so the vectors (and every sum over them) are the same bits
+ * whatever dictionary the terms came from: lexicalVectors(texts) gives exactly these.
+ */
+export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, charWeight = CHAR_WEIGHT): SparseVector[] {
+  const local = new Int32Array(idCount).fill(-1);
+  const isGram: boolean[] = [];
+  for (const terms of pool) {
+    for (let k = 0; k < terms.ids.length; k++) {
+      if (local[terms.ids[k]] >= 0) continue;
+      local[terms.ids[k]] = isGram.length;
+      isGram.push(terms.isGram[k] === 1);
+    }
+  }
   const docFreq = new Float64Array(isGram.length);
-  for (const count of counts) for (const id of count.keys()) docFreq[id]++;
-  const n = texts.length;
+  for (const terms of pool) for (let k = 0; k < terms.ids.length; k++) docFreq[local[terms.ids[k]]]++;
+  const n = pool.length;
   const idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
-  return counts.map((count) => {
-    const ids = Int32Array.from(count.keys()).sort();
-    const weights = Float64Array.from(ids, (id) => (1 + Math.log(count.get(id)!)) * idf[id]);
+  const countOf = new Int32Array(isGram.length);
+  return pool.map((terms) => {
+    const ids = Int32Array.from(terms.ids, (id) => local[id]);
+    for (let k = 0; k < ids.length; k++) countOf[ids[k]] = terms.counts[k];
+    ids.sort();
+    const weights = Float64Array.from(ids, (id) => (1 + Math.log(countOf[id])) * idf[id]);
     let wordNorm = 0;
     let gramNorm = 0;
     ids.forEach((id, k) => {
@@ -210,53 +238,131 @@ export function* cosineMatrixSteps(vectors: readonly SparseVector[]): Steps<Floa
   return matrix;
 }
 
+/** How the similarity of two clusters follows from their members' pairs: the mean (average) or the worst pair (complete). */
+export type Linkage = 'average' | 'complete';
+
+/** The linkage lexical clustering uses (chosen on the paraphrase corpus, see README "How similarity works"). */
+export const LEXICAL_LINKAGE: Linkage = 'complete';
+
 /**
  * Exact average linkage (UPGMA) cut at `threshold`: the partition obtained by
  * repeatedly merging the two clusters whose mean pairwise similarity is
- * highest, while it meets the threshold. Computed with the nearest-neighbour
- * chain (average linkage is reducible, so the merges are the same as the
- * greedy order's), O(n²) time on the condensed matrix, which it overwrites.
- * A cluster whose best link is below the threshold can never reach it again
- * (a merged link is a weighted mean of links), so it is set aside at once.
+ * highest, while it meets the threshold. See linkageSteps.
+ */
+export function averageLinkageSteps(n: number, matrix: Float64Array, threshold: number): Steps<number[][]> {
+  return linkageSteps(n, matrix, threshold, 'average');
+}
+
+/**
+ * Exact agglomerative clustering cut at `threshold`: the partition obtained by
+ * repeatedly merging the two clusters whose linkage similarity (mean pair for
+ * average, worst pair for complete) is highest, while it meets the threshold.
+ * Computed with the nearest-neighbour chain (both linkages are reducible, so
+ * the merges are the same as the greedy order's), O(n²) time on the condensed
+ * matrix, which it overwrites. A cluster whose best link is below the
+ * threshold can never reach it again (a merged link is a weighted mean, or
+ * the minimum, of links), so it is set aside at once.
  * Ties go to the chain's previous cluster, then to the lowest index (shard
  * ids ascending): deterministic. Clusters come out as sorted index arrays,
  * ordered by their smallest index.
  */
-export function* averageLinkageSteps(n: number, matrix: Float64Array, threshold: number): Steps<number[][]> {
-  const active = new Uint8Array(n).fill(1);
+export function* linkageSteps(n: number, matrix: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+  const square = new Float64Array(n * n);
+  for (let i = 0, at = 0; i < n; i++) {
+    for (let j = i + 1; j < n; j++, at++) {
+      square[i * n + j] = matrix[at];
+      square[j * n + i] = matrix[at];
+    }
+  }
+  return yield* squareLinkageSteps(n, square, threshold, linkage);
+}
+
+/**
+ * linkageSteps over a full symmetric n×n matrix (row-major, the diagonal unused), which it overwrites: every
+ * scan and update reads a row, which is contiguous. The same merges, ties and result as linkageSteps.
+ */
+export function* squareLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+  // Clusters that merge are linked by a path of pairs meeting the threshold (a mean or a minimum of pairs meets it
+  // only if one pair does), so each connected component of those pairs is clustered on its own: the same
+  // partition, and a pool of mostly unrelated shards costs one pass instead of the chain's scans.
+  const parent = Int32Array.from({ length: n }, (_, i) => i);
+  const find = (x: number): number => {
+    while (parent[x] !== x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (let j = 1; j < n; j++) {
+    if (j % 256 === 0) yield;
+    const row = j * n;
+    for (let i = 0; i < j; i++) {
+      if (!meetsCosine(square[row + i], threshold)) continue;
+      const a = find(i);
+      const b = find(j);
+      if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+    }
+  }
+  const components = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    const root = find(i);
+    const list = components.get(root);
+    if (list) list.push(i);
+    else components.set(root, [i]);
+  }
+  if (components.size === 1) return yield* chainLinkageSteps(n, square, threshold, linkage);
+  const clusters: number[][] = [];
+  for (const members of components.values()) {
+    if (members.length === 1) {
+      clusters.push(members);
+      continue;
+    }
+    const m = members.length;
+    const sub = new Float64Array(m * m);
+    for (let p = 0; p < m; p++) {
+      const row = members[p] * n;
+      for (let q = 0; q < m; q++) sub[p * m + q] = square[row + members[q]];
+    }
+    for (const cluster of yield* chainLinkageSteps(m, sub, threshold, linkage)) clusters.push(cluster.map((p) => members[p]));
+  }
+  return clusters.sort((x, y) => x[0] - y[0]);
+}
+
+/** The nearest-neighbour chain over a full matrix (squareLinkageSteps without the split into components). */
+function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+  const complete = linkage === 'complete';
   const size = new Int32Array(n).fill(1);
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
   const done: number[][] = [];
-  const link = (a: number, b: number): number => (a < b ? matrix[pairIndex(n, a, b)] : matrix[pairIndex(n, b, a)]);
   const chain: number[] = [];
-  let remaining = n;
-  let lowest = 0;
-  while (remaining > 0) {
-    yield;
-    if (chain.length === 0) {
-      while (!active[lowest]) lowest++;
-      chain.push(lowest);
+  // The active clusters' indices, ascending: scans visit them in index order (ties to the lowest) and shrink as clusters merge or are set aside.
+  const alive = Int32Array.from({ length: n }, (_, i) => i);
+  let count = n;
+  const retire = (x: number) => {
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (alive[mid] < x) lo = mid + 1;
+      else hi = mid;
     }
+    alive.copyWithin(lo, lo + 1, count);
+    count--;
+  };
+  while (count > 0) {
+    yield;
+    if (chain.length === 0) chain.push(alive[0]);
     const a = chain[chain.length - 1];
     const previous = chain.length > 1 ? chain[chain.length - 2] : -1;
-    let best = previous >= 0 ? link(a, previous) : -Infinity;
+    const row = a * n;
+    let best = previous >= 0 ? square[row + previous] : -Infinity;
     let b = previous;
-    // Column a above the diagonal (pairs (k, a), k < a), then row a (pairs (a, k), k > a), which is contiguous.
-    for (let k = 0, at = a - 1; k < a; k++, at += n - k - 1) {
-      if (active[k] && matrix[at] > best) {
-        best = matrix[at];
-        b = k;
-      }
-    }
-    for (let k = a + 1, at = pairIndex(n, a, a + 1); k < n; k++, at++) {
-      if (active[k] && matrix[at] > best) {
-        best = matrix[at];
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (square[row + k] > best && k !== a) {
+        best = square[row + k];
         b = k;
       }
     }
     if (b < 0 || !meetsCosine(best, threshold)) {
-      active[a] = 0;
-      remaining--;
+      retire(a);
       done.push(members[a]);
       chain.pop();
       continue;
@@ -268,30 +374,87 @@ export function* averageLinkageSteps(n: number, matrix: Float64Array, threshold:
     chain.length -= 2;
     const keep = Math.min(a, b);
     const drop = Math.max(a, b);
+    retire(drop);
     const total = size[keep] + size[drop];
-    for (let k = 0; k < n; k++) {
-      if (!active[k] || k === keep || k === drop) continue;
-      const merged = (size[keep] * link(keep, k) + size[drop] * link(drop, k)) / total;
-      if (keep < k) matrix[pairIndex(n, keep, k)] = merged;
-      else matrix[pairIndex(n, k, keep)] = merged;
+    const keepRow = keep * n;
+    const dropRow = drop * n;
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (k === keep) continue;
+      const merged = complete ? Math.min(square[keepRow + k], square[dropRow + k]) : (size[keep] * square[keepRow + k] + size[drop] * square[dropRow + k]) / total;
+      square[keepRow + k] = merged;
+      square[k * n + keep] = merged;
     }
     size[keep] = total;
     members[keep] = members[keep].concat(members[drop]);
-    active[drop] = 0;
-    remaining--;
   }
   for (const cluster of done) cluster.sort((x, y) => x - y);
   return done.sort((x, y) => x[0] - y[0]);
 }
 
-/** Lexical clustering of texts in steps: vectors over the texts, cosines, average linkage at `threshold`. */
-export function* clusterLexicalSteps(texts: readonly string[], threshold: number): Steps<number[][]> {
-  if (texts.length === 0) return [];
-  const vectors = lexicalVectors(texts);
-  const matrix = yield* cosineMatrixSteps(vectors);
-  return yield* averageLinkageSteps(texts.length, matrix, threshold);
+/**
+ * All pairwise cosines as a full symmetric n×n matrix (row-major, the diagonal 0), through an inverted index so
+ * that pairs with no common term cost nothing. Row j accumulates pair (j, i), i < j, over j's terms in ascending
+ * id order into contiguous memory, then the lower triangle is mirrored; every entry equals
+ * dot(vectors[i], vectors[j]) and cosineMatrixSteps's bit for bit.
+ */
+export function* cosineSquareSteps(vectors: readonly SparseVector[]): Steps<Float64Array> {
+  const n = vectors.length;
+  const square = new Float64Array(n * n);
+  const postings: Array<{ docs: number[]; weights: number[] } | undefined> = [];
+  for (let j = 0; j < n; j++) {
+    yield;
+    const v = vectors[j];
+    const row = j * n;
+    for (let k = 0; k < v.ids.length; k++) {
+      const list = postings[v.ids[k]];
+      if (list === undefined) continue;
+      const w = v.weights[k];
+      const { docs, weights } = list;
+      for (let p = 0; p < docs.length; p++) square[row + docs[p]] += weights[p] * w;
+    }
+    for (let k = 0; k < v.ids.length; k++) {
+      const list = postings[v.ids[k]];
+      if (list === undefined) postings[v.ids[k]] = { docs: [j], weights: [v.weights[k]] };
+      else {
+        list.docs.push(j);
+        list.weights.push(v.weights[k]);
+      }
+    }
+  }
+  yield;
+  mirrorLower(square, n);
+  return square;
 }
 
-export function clusterLexical(texts: readonly string[], threshold: number): number[][] {
-  return runSteps(clusterLexicalSteps(texts, threshold));
+const MIRROR_BLOCK = 64;
+
+/** Copies the lower triangle of a row-major n×n matrix onto the upper one, block by block (cache-friendly). */
+export function mirrorLower(square: Float64Array, n: number): void {
+  for (let bi = 0; bi < n; bi += MIRROR_BLOCK) {
+    for (let bj = 0; bj <= bi; bj += MIRROR_BLOCK) {
+      const iEnd = Math.min(n, bi + MIRROR_BLOCK);
+      const jEnd = Math.min(n, bj + MIRROR_BLOCK);
+      for (let i = bi; i < iEnd; i++) {
+        for (let j = bj; j < Math.min(jEnd, i); j++) square[j * n + i] = square[i * n + j];
+      }
+    }
+  }
+}
+
+/** Lexical clustering of texts in steps: vectors over the texts, cosines, `linkage` at `threshold`. */
+export function* clusterLexicalSteps(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
+  if (texts.length === 0) return [];
+  return yield* clusterVectorsSteps(lexicalVectors(texts), threshold, linkage);
+}
+
+/** Lexical clustering of a pool already turned into vectors (vectorsOfTerms, from terms a memo keeps). */
+export function* clusterVectorsSteps(vectors: readonly SparseVector[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
+  if (vectors.length === 0) return [];
+  const square = yield* cosineSquareSteps(vectors);
+  return yield* squareLinkageSteps(vectors.length, square, threshold, linkage);
+}
+
+export function clusterLexical(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): number[][] {
+  return runSteps(clusterLexicalSteps(texts, threshold, linkage));
 }

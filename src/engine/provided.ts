@@ -10,7 +10,7 @@
  * in index order, so the same input gives the same bits.
  */
 import { ValidationError } from './errors.ts';
-import { averageLinkageSteps, cosineMatrixSteps, lexicalVectors } from './lexical.ts';
+import { cosineMatrixSteps, cosineSquareSteps, lexicalVectors, mirrorLower, squareLinkageSteps, type Linkage, type SparseVector } from './lexical.ts';
 import { defaultBounds, defaultClusteringThresholds } from './settings.ts';
 import type { Steps } from './slices.ts';
 
@@ -62,7 +62,7 @@ export function decodeEmbedding(bytes: Uint8Array): Float32Array {
   return vector;
 }
 
-/** Cosine of two stored (normalized) vectors, negatives as 0: in [0, 1]. */
+/** Cosine of two stored (normalized) vectors, negatives as 0: in [0, 1], rounded to Float32 (so a cache of Float32 cosines is exact). */
 export function vectorCosine(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) throw new RangeError(`embeddings of different dimensions: ${a.length} and ${b.length}`);
   // Four running sums in a fixed order: faster than one, and the same bits on every run.
@@ -79,7 +79,7 @@ export function vectorCosine(a: Float32Array, b: Float32Array): number {
     s3 += a[i + 3] * b[i + 3];
   }
   for (let i = end; i < n; i++) s0 += a[i] * b[i];
-  return Math.min(1, Math.max(0, s0 + s1 + (s2 + s3)));
+  return Math.fround(Math.min(1, Math.max(0, s0 + s1 + (s2 + s3))));
 }
 
 /** The provided similarity of two shards given their lexical cosine and vectors (null: none). `weight` is for the bench's sweep. */
@@ -100,9 +100,109 @@ export function* providedMatrixSteps(texts: readonly string[], vectors: readonly
   return matrix;
 }
 
-/** Provided clustering: exact average linkage (as lexical's) over the mixed similarities. */
-export function* clusterProvidedSteps(texts: readonly string[], vectors: readonly (Float32Array | null)[], threshold: number, weight = VECTOR_WEIGHT): Steps<number[][]> {
+/**
+ * Pairwise provided similarities as a full symmetric n×n matrix (as cosineSquareSteps lays them out): lexical
+ * cosines of `lexical`, mixed in place with the vectors' cosines, which `cosine(i, j)` supplies (a memo's cache)
+ * or which are computed here. Every entry equals providedMatrixSteps's bit for bit.
+ */
+export function* mixedSquareSteps(
+  lexical: readonly SparseVector[],
+  vectors: readonly (Float32Array | null)[],
+  weight = VECTOR_WEIGHT,
+  cosine: (i: number, j: number) => number = (i, j) => vectorCosine(vectors[i]!, vectors[j]!),
+): Steps<Float64Array> {
+  const n = lexical.length;
+  const square = yield* cosineSquareSteps(lexical);
+  for (let j = 1; j < n; j++) {
+    yield;
+    const b = vectors[j] ?? null;
+    const row = j * n;
+    for (let i = 0; i < j; i++) {
+      const a = vectors[i] ?? null;
+      square[row + i] = a === null || b === null ? fallbackSimilarity(square[row + i]) : weight * cosine(i, j) + (1 - weight) * Math.min(1, square[row + i]);
+    }
+  }
+  mirrorLower(square, n);
+  return square;
+}
+
+/** Provided clustering: exact average or complete linkage (lexical's NN-chain) over the mixed similarities. */
+export function* clusterProvidedSteps(
+  texts: readonly string[],
+  vectors: readonly (Float32Array | null)[],
+  threshold: number,
+  weight = VECTOR_WEIGHT,
+  linkage: Linkage = 'average',
+): Steps<number[][]> {
   if (texts.length === 0) return [];
-  const matrix = yield* providedMatrixSteps(texts, vectors, weight);
-  return yield* averageLinkageSteps(texts.length, matrix, threshold);
+  const square = yield* mixedSquareSteps(lexicalVectors(texts), vectors, weight);
+  return yield* squareLinkageSteps(texts.length, square, threshold, linkage);
+}
+
+/**
+ * The vectors' cosines of one soul's shards, kept between clusterings: a shard added costs one cosine per shard
+ * already there, not a new n²/2. Shards hold slots (reused when one leaves); cosines are Float32, as vectorCosine rounds them.
+ */
+export class VectorPairs {
+  private readonly slotOf = new Map<number, number>();
+  private readonly vectors: (Float32Array | null)[] = [];
+  private readonly free: number[] = [];
+  private capacity = 0;
+  private cosines = new Float32Array(0);
+
+  /** Bytes held by the cosines. */
+  get bytes(): number {
+    return this.cosines.byteLength;
+  }
+
+  /** Makes the slots hold exactly `ids`, computing the cosines of new shards with those already held. */
+  sync(ids: readonly number[], vectorOf: (id: number) => Float32Array | null): void {
+    const wanted = new Set(ids);
+    for (const [id, slot] of this.slotOf) {
+      if (wanted.has(id)) continue;
+      this.slotOf.delete(id);
+      this.vectors[slot] = null;
+      this.free.push(slot);
+    }
+    const added = ids.filter((id) => !this.slotOf.has(id));
+    if (added.length === 0) return;
+    this.free.sort((x, y) => y - x);
+    const needed = this.slotOf.size + added.length;
+    if (needed > this.capacity) this.grow(Math.max(needed, Math.ceil(this.capacity * 1.5), 16));
+    for (const id of added) {
+      const slot = this.free.length > 0 ? this.free.pop()! : this.vectors.length;
+      if (slot === this.vectors.length) this.vectors.push(null);
+      const v = vectorOf(id);
+      this.slotOf.set(id, slot);
+      this.vectors[slot] = v;
+      if (v === null) continue;
+      const row = slot * this.capacity;
+      for (const other of this.slotOf.values()) {
+        const w = this.vectors[other];
+        if (other === slot || w === null) continue;
+        const c = vectorCosine(v, w);
+        this.cosines[row + other] = c;
+        this.cosines[other * this.capacity + slot] = c;
+      }
+    }
+  }
+
+  /** The slot of a held shard. */
+  slot(id: number): number {
+    return this.slotOf.get(id)!;
+  }
+
+  /** The cosine of two held shards' vectors, by slot (both must have a vector). */
+  cosine(a: number, b: number): number {
+    return this.cosines[a * this.capacity + b];
+  }
+
+  private grow(capacity: number): void {
+    const cosines = new Float32Array(capacity * capacity);
+    for (let slot = 0; slot < this.vectors.length; slot++) {
+      cosines.set(this.cosines.subarray(slot * this.capacity, slot * this.capacity + this.vectors.length), slot * capacity);
+    }
+    this.cosines = cosines;
+    this.capacity = capacity;
+  }
 }

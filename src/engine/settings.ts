@@ -10,7 +10,22 @@ export type SimilarityMode = (typeof similarityModes)[number];
  * sweep among thresholds whose largest cluster is no larger than the largest labelled theme); provided's
  * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts).
  */
-export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.07, provided: 0.35 };
+export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.06, provided: 0.25 };
+
+/**
+ * Each mode's `redundancyThreshold` (alignment: a cluster REINFORCES a principle at least this similar) when it
+ * is not set: trigram keeps the seed's 0.3; lexical's is bench/lexical-variants.ts's choice on the paraphrase
+ * corpus (the most records REINFORCING their own theme's principle net of those REINFORCING another theme's and
+ * of singletons aligned). Provided compares principles lexically, so it shares lexical's. `consolidationThreshold`
+ * stays 0.3 in every mode: there it flags no pair of principles of different themes, and lower values add none of one theme.
+ */
+export const defaultRedundancyThresholds: Record<SimilarityMode, number> = { trigram: 0.3, lexical: 0.2, provided: 0.2 };
+
+/**
+ * Each mode's linkage: trigram keeps the seed's single linkage; lexical and provided use complete linkage, which
+ * the same rule preferred to average linkage on the paraphrase corpus and which bounds a cluster by its worst pair.
+ */
+export const clusteringLinkages: Record<SimilarityMode, 'single' | 'average' | 'complete'> = { trigram: 'single', lexical: 'complete', provided: 'complete' };
 
 /** The engine's knobs (SPEC §10). Source diversity >= 2 and age spread > 1 day are fixed, not knobs. */
 export type Knobs = {
@@ -132,7 +147,7 @@ function checkSetting(name: NumericSetting, value: unknown): number {
 
 /**
  * Defaults overlaid with `overrides`, every value checked; a bad or unknown one throws naming the knob.
- * Without a `clusteringThreshold`, the threshold is the similarity mode's own default.
+ * Without a `clusteringThreshold` or `redundancyThreshold`, each is the similarity mode's own default.
  */
 export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}): Settings {
   const settings: Settings = { ...defaultSettings };
@@ -143,5 +158,6 @@ export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}
     else throw new ValidationError(name, `unknown setting (known: ${settingNames.join(', ')})`);
   }
   if (overrides.clusteringThreshold === undefined) settings.clusteringThreshold = defaultClusteringThresholds[settings.similarity];
+  if (overrides.redundancyThreshold === undefined) settings.redundancyThreshold = defaultRedundancyThresholds[settings.similarity];
   return Object.freeze(settings);
 }

@@ -1,7 +1,7 @@
 /** One similarity for every consumer: the setting's mode decides how two texts, or a pool of texts, are compared. */
 import { clusterLexicalSteps, lexicalSimilarity, meanPairwiseLexical } from './lexical.ts';
 import { clusterProvidedSteps } from './provided.ts';
-import type { SimilarityMode } from './settings.ts';
+import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterTextsSteps, meanPairwiseSimilarity, similarity } from './similarity.ts';
 import { runSteps, type Steps } from './slices.ts';
 
@@ -22,12 +22,15 @@ export function meanPairwise(mode: SimilarityMode, texts: readonly string[]): nu
 export type Embeddings = readonly (Float32Array | null)[];
 
 /**
- * The partition of texts at `threshold`: trigram single linkage (the seed's), lexical average linkage, or
- * provided average linkage over `vectors` mixed with lexical. Clusters are sorted index arrays ordered by their smallest index.
+ * The partition of texts at `threshold`: trigram single linkage (the seed's), lexical complete linkage, or
+ * provided complete linkage over `vectors` mixed with lexical (clusteringLinkages). Clusters are sorted index
+ * arrays ordered by their smallest index.
  */
 export function clusterSteps(mode: SimilarityMode, texts: readonly string[], threshold: number, vectors: Embeddings = []): Steps<number[][]> {
-  if (mode === 'provided') return clusterProvidedSteps(texts, vectors, threshold);
-  return mode === 'lexical' ? clusterLexicalSteps(texts, threshold) : clusterTextsSteps(texts, threshold);
+  const linkage = clusteringLinkages[mode];
+  if (mode === 'trigram' || linkage === 'single') return clusterTextsSteps(texts, threshold);
+  if (mode === 'provided') return clusterProvidedSteps(texts, vectors, threshold, undefined, linkage);
+  return clusterLexicalSteps(texts, threshold, linkage);
 }
 
 export function clusterBy(mode: SimilarityMode, texts: readonly string[], threshold: number, vectors: Embeddings = []): number[][] {
