@@ -40,6 +40,7 @@ export {
   addTrait,
   citeShard,
   countActiveTraits,
+  getCitations,
   getTrait,
   getTraitLimit,
   getTraits,

@@ -1,0 +1,111 @@
+// What a tool answers: structured content with a text mirror, inside a token budget, and errors a model can act on.
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError } from '../engine/index.ts';
+
+/** Every tool result stays under this many tokens, estimated as characters ÷ 4. */
+export const MAX_RESPONSE_TOKENS = 4000;
+export const CHARS_PER_TOKEN = 4;
+/**
+ * The structured payload's share: the text mirror repeats it, and the envelope takes a little,
+ * so two payloads of this size stay under MAX_RESPONSE_TOKENS.
+ */
+export const PAYLOAD_BUDGET_CHARS = 7600;
+
+export function estimateTokens(result: unknown): number {
+  return Math.ceil(JSON.stringify(result).length / CHARS_PER_TOKEN);
+}
+
+export function payloadSize(value: unknown): number {
+  return JSON.stringify(value).length;
+}
+
+/** A successful result: the structured content, and the same as compact JSON text for clients that read text only. */
+export function ok(structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+/**
+ * A refusal the model can act on: what is wrong (naming the field), what is allowed, and which tool to
+ * call instead. Thrown by tools, turned into an `isError` result by `toolError`.
+ */
+export class ToolRefusal extends Error {
+  override name = 'ToolRefusal';
+  readonly field: string | null;
+  readonly hint: string | null;
+  constructor(field: string | null, message: string, hint: string | null = null) {
+    super(message);
+    this.field = field;
+    this.hint = hint;
+  }
+}
+
+/** Hints per engine error, by the field or the state it names; the tool adds its own. */
+export type ErrorHints = { notFound?: Partial<Record<string, string>>; invalidState?: string; capacity?: string };
+
+const defaultNotFound: Record<string, string> = {
+  Soul: 'call soul_read without soulId to list the souls and their ids',
+  Trait: 'call soul_read with soulId and sections ["traits"] to see the trait ids',
+  Shard: 'call shard_search to find shard ids',
+};
+
+/** The text of an `isError` result: "field: message. hint". Never a stack trace. */
+export function toolError(error: unknown, hints: ErrorHints = {}): CallToolResult {
+  const text = describeForModel(error, hints);
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function describeForModel(error: unknown, hints: ErrorHints): string {
+  const join = (...parts: (string | null | undefined)[]) => parts.filter((p) => p).join(' ');
+  if (error instanceof ToolRefusal) return join(error.field ? `${error.field}: ${error.message}.` : `${error.message}.`, error.hint ? `${error.hint}.` : '');
+  if (error instanceof ValidationError || error instanceof ConflictError) return `${error.field}: ${error.message}.`;
+  if (error instanceof NotFoundError) {
+    const hint = hints.notFound?.[error.entity] ?? defaultNotFound[error.entity];
+    return join(`${error.message}.`, hint ? `To find one, ${hint}.` : '');
+  }
+  if (error instanceof CapacityError) return join(`${error.message}.`, hints.capacity ?? 'Revert a trait with trait_change (action "revert") or consolidate with levelup.');
+  if (error instanceof LevelUpPlanError) return `${error.message}.`;
+  if (error instanceof InvalidStateError) return join(`${error.message}.`, hints.invalidState ? `${hints.invalidState}.` : '');
+  if (error instanceof StorageError) return `the database cannot be written (${error.code}); nothing was changed.`;
+  if (error instanceof SoulsError) return `${error.message}.`;
+  // Unexpected errors stay masked, as on the GraphQL API.
+  return 'unexpected error: nothing was changed. Try again; if it persists, report it to the operator.';
+}
+
+/** Cursors are opaque to the model: an offset (or an engine cursor) in base64url JSON. */
+export function encodeCursor(value: { o?: number; a?: string }): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): { o: number; a: string | null } {
+  if (cursor === undefined) return { o: 0, a: null };
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { o?: unknown; a?: unknown };
+    const o = parsed.o === undefined ? 0 : parsed.o;
+    const a = parsed.a === undefined ? null : parsed.a;
+    if (Number.isSafeInteger(o) && (o as number) >= 0 && (a === null || typeof a === 'string')) return { o: o as number, a: a as string | null };
+  } catch {
+    // Falls through to the refusal below.
+  }
+  throw new ToolRefusal('cursor', 'is not a cursor this server gave out', 'Pass the nextCursor of the previous page unchanged, or leave cursor out to start from the first page');
+}
+
+/**
+ * As many of `items` as fit the payload budget next to `frame` (the rest of the payload). Returns the count
+ * kept; at least one when any is given, cut to fit by `shrink` when even one alone is too large.
+ */
+export function fitToBudget<T>(items: readonly T[], frame: (kept: T[]) => Record<string, unknown>, budget = PAYLOAD_BUDGET_CHARS): number {
+  let kept = items.length;
+  while (kept > 1 && payloadSize(frame(items.slice(0, kept))) > budget) {
+    // Shrink in proportion first, then one at a time near the edge.
+    const size = payloadSize(frame(items.slice(0, kept)));
+    kept = Math.max(1, Math.min(kept - 1, Math.floor((kept * budget) / size)));
+  }
+  while (kept < items.length && payloadSize(frame(items.slice(0, kept + 1))) <= budget) kept++;
+  return kept;
+}
+
+/** A text cut to at most `max` characters, marked when cut. */
+export function clip(text: string, max: number): { text: string; clipped: boolean } {
+  if (text.length <= max) return { text, clipped: false };
+  return { text: `${text.slice(0, Math.max(0, max - 1))}…`, clipped: true };
+}
