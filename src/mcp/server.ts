@@ -100,8 +100,8 @@ function refuseUnlisted(mcp: McpServer, caller: Caller, allowed: ReadonlySet<str
       const scopes = [...caller.scopes].join(', ') || 'none';
       return toolError(new ToolRefusal(null, `the tool ${name} needs the "${tool.scope}" scope, and this caller (${caller.name}) has ${scopes}`, `Use the tools listed for you, or ask the operator for a token with the "${tool.scope}" scope`));
     }
-    if (!callTool) {
-      return toolError(new ToolRefusal('name', `there is no tool ${JSON.stringify(name)}`, `The tools are ${tools.map((t) => t.name).join(', ')}`));
+    if (!tool || !callTool) {
+      return toolError(new ToolRefusal('name', `there is no tool ${JSON.stringify(name)}`, `The tools you may call are ${[...allowed].join(', ') || 'none'}`));
     }
     return (await callTool(request, handlerCtx)) as CallToolResult;
   });

@@ -43,8 +43,8 @@ export const verdictOf = (c: Crystallization) => ({
 export async function soulNamed(ctx: ToolContext, soulId: number | undefined, name?: string): Promise<Soul> {
   const soul = soulId !== undefined ? await getSoul(ctx.db, soulId) : name !== undefined ? await getSoulByName(ctx.db, name) : null;
   if (!soul) {
-    const what = soulId !== undefined ? `soul ${soulId}` : `a soul named ${JSON.stringify(name)}`;
-    throw new ToolRefusal(soulId !== undefined ? 'soulId' : 'name', `there is no ${what}`, 'Call soul_read without soulId or name to list the souls and their ids');
+    const what = soulId !== undefined ? `there is no soul ${soulId}` : `no soul is named ${JSON.stringify(name)}`;
+    throw new ToolRefusal(soulId !== undefined ? 'soulId' : 'name', what, 'Call soul_read without soulId or name to list the souls and their ids');
   }
   return soul;
 }
