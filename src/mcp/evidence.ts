@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { formatEvidence, getShards, type EvidenceReport } from '../engine/index.ts';
 import { annotations, defineTool } from './context.ts';
-import { clip, decodeCursor, encodeCursor, fitToBudget, ok, PAYLOAD_BUDGET_CHARS, payloadSize, toolError, ToolRefusal } from './results.ts';
+import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed, verdictOf } from './souls.ts';
 import { cursor, id, limit, verdict } from './schemas.ts';
 
@@ -21,7 +21,7 @@ const pair = z.object({ a: z.number().int(), b: z.number().int(), similarity: z.
 
 export function clipMarkdown(markdown: string, room: number): { text: string; clipped: boolean } {
   if (markdown.length <= room) return { text: markdown, clipped: false };
-  const cut = markdown.lastIndexOf('\n', room - 80);
+  const cut = Math.max(0, markdown.lastIndexOf('\n', room - 30));
   const omitted = markdown.slice(cut).split('\n').length - 1;
   return { text: `${markdown.slice(0, Math.max(0, cut))}\n… ${omitted} more lines\n`, clipped: true };
 }
@@ -76,8 +76,12 @@ const soulEvidence = defineTool({
         suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
       };
       if (args.format === 'markdown') {
-        const markdown = clipMarkdown(report.markdown, PAYLOAD_BUDGET_CHARS - payloadSize(head) - 200);
-        return ok({ ...head, markdown: markdown.text, markdownClipped: markdown.clipped });
+        return ok(
+          fitText((room) => {
+            const markdown = clipMarkdown(report.markdown, room);
+            return { ...head, markdown: markdown.text, markdownClipped: markdown.clipped };
+          }, report.markdown.length),
+        );
       }
       return ok(await jsonPage(ctx.db, head, report, args.cursor, args.limit));
     } catch (error) {

@@ -3,12 +3,11 @@ import { z } from 'zod';
 import { levelUp, LevelUpPlanError, listTraits, previewLevelUp, revertLevelUp, type LevelUpPlan, type Soul } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, levelChanged, soulChanged, type ToolContext } from './context.ts';
 import { collectRegrets, recordOutcome } from './refiner.ts';
-import { clip, ok, toolError, ToolRefusal } from './results.ts';
+import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
 import { id, ids, readySouls } from './schemas.ts';
 
 const warning = z.object({ kind: z.string(), message: z.string(), traitIds: z.array(z.number().int()) });
-const PREVIEW_MAX = 3000;
 
 /** The plan error as a model can fix it: every missing trait with its principle, every duplicate and unknown id, every bad text. */
 async function planRefusal(ctx: ToolContext, soul: Soul, error: LevelUpPlanError): Promise<ToolRefusal> {
@@ -73,12 +72,18 @@ const levelup = defineTool({
       if (args.dryRun) {
         const preview = await previewLevelUp(ctx.db, soul.id, plan);
         if (preview.error) throw await planRefusal(ctx, soul, preview.error);
-        return ok({
-          soul: { id: soul.id, name: soul.name, level: soul.level },
-          applied: false,
-          warnings: preview.warnings.map((w) => ({ ...w })),
-          preview: { before: clip(preview.before, PREVIEW_MAX).text, after: clip(preview.after ?? '', PREVIEW_MAX).text },
-        });
+        const after = preview.after ?? '';
+        return ok(
+          fitText(
+            (room) => ({
+              soul: { id: soul.id, name: soul.name, level: soul.level },
+              applied: false,
+              warnings: preview.warnings.map((w) => ({ ...w })),
+              preview: { before: clip(preview.before, room).text, after: clip(after, room).text },
+            }),
+            Math.max(preview.before.length, after.length),
+          ),
+        );
       }
       const result = await levelUp(ctx.db, soul.id, plan).catch(async (error: unknown) => {
         throw error instanceof LevelUpPlanError ? await planRefusal(ctx, soul, error) : error;

@@ -5,18 +5,32 @@ import { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotF
 /** Every tool result stays under this many tokens, estimated as characters ÷ 4. */
 export const MAX_RESPONSE_TOKENS = 4000;
 export const CHARS_PER_TOKEN = 4;
-/**
- * The structured payload's share: the text mirror repeats it, and the envelope takes a little,
- * so two payloads of this size stay under MAX_RESPONSE_TOKENS.
- */
-export const PAYLOAD_BUDGET_CHARS = 7600;
+/** What a whole result (structured content, its text mirror, the envelope) may take, in characters, with room for what transports add. */
+export const RESPONSE_BUDGET_CHARS = MAX_RESPONSE_TOKENS * CHARS_PER_TOKEN - 400;
 
 export function estimateTokens(result: unknown): number {
   return Math.ceil(JSON.stringify(result).length / CHARS_PER_TOKEN);
 }
 
-export function payloadSize(value: unknown): number {
-  return JSON.stringify(value).length;
+/** The size of the whole result a payload becomes: the text mirror escapes it once more, so it is measured, not guessed. */
+export function responseSize(structured: Record<string, unknown>): number {
+  return JSON.stringify(ok(structured)).length;
+}
+
+/**
+ * The payload with the longest text that fits the budget: `build(room)` makes the payload with its long text cut
+ * to `room` characters; the largest room in 0..max that fits is found by bisection.
+ */
+export function fitText(build: (room: number) => Record<string, unknown>, max: number, budget = RESPONSE_BUDGET_CHARS): Record<string, unknown> {
+  if (responseSize(build(max)) <= budget) return build(max);
+  let low = 0;
+  let high = max;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (responseSize(build(mid)) <= budget) low = mid;
+    else high = mid;
+  }
+  return build(low);
 }
 
 /** A successful result: the structured content, and the same as compact JSON text for clients that read text only. */
@@ -90,17 +104,17 @@ export function decodeCursor(cursor: string | undefined): { o: number; a: string
 }
 
 /**
- * As many of `items` as fit the payload budget next to `frame` (the rest of the payload). Returns the count
- * kept; at least one when any is given, cut to fit by `shrink` when even one alone is too large.
+ * As many of `items` as fit the budget inside `frame` (the rest of the payload). Returns the count kept: at
+ * least one when any is given (items are clipped so that one always fits).
  */
-export function fitToBudget<T>(items: readonly T[], frame: (kept: T[]) => Record<string, unknown>, budget = PAYLOAD_BUDGET_CHARS): number {
+export function fitToBudget<T>(items: readonly T[], frame: (kept: T[]) => Record<string, unknown>, budget = RESPONSE_BUDGET_CHARS): number {
   let kept = items.length;
-  while (kept > 1 && payloadSize(frame(items.slice(0, kept))) > budget) {
+  while (kept > 1 && responseSize(frame(items.slice(0, kept))) > budget) {
     // Shrink in proportion first, then one at a time near the edge.
-    const size = payloadSize(frame(items.slice(0, kept)));
+    const size = responseSize(frame(items.slice(0, kept)));
     kept = Math.max(1, Math.min(kept - 1, Math.floor((kept * budget) / size)));
   }
-  while (kept < items.length && payloadSize(frame(items.slice(0, kept + 1))) <= budget) kept++;
+  while (kept < items.length && responseSize(frame(items.slice(0, kept + 1))) <= budget) kept++;
   return kept;
 }
 

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { dropShards, getShards, listShards, revealShards, searchShards, type Shard } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, type ToolContext } from './context.ts';
-import { clip, decodeCursor, encodeCursor, fitToBudget, ok, PAYLOAD_BUDGET_CHARS, toolError, ToolRefusal } from './results.ts';
+import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
 import { cursor, id, ids, iso, limit, paging, readySouls, shardView } from './schemas.ts';
 
 const LISTED_CONTENT_MAX = 500;
@@ -69,12 +69,14 @@ const shardSearch = defineTool({
 async function byIds(ctx: ToolContext, wanted: readonly number[]) {
   const found = await getShards(ctx.db, wanted);
   const present = [...new Set(wanted)].filter((i) => found.has(i));
-  // Whole, as far as the budget allows: shared evenly between the shards asked for.
-  const room = Math.floor((PAYLOAD_BUDGET_CHARS - 400) / Math.max(1, present.length)) - 300;
-  const shards = present.map((i) => view(found.get(i)!, Math.max(200, room)));
   const notFound = [...new Set(wanted)].filter((i) => !found.has(i));
-  if (shards.length === 0) throw new ToolRefusal('ids', `no shard has any of the ids ${notFound.join(', ')}`, 'Call shard_search with a query or filters to find shard ids');
-  return { shards, totalCount: shards.length, nextCursor: null, ...(notFound.length > 0 ? { notFound } : {}) };
+  if (present.length === 0) throw new ToolRefusal('ids', `no shard has any of the ids ${notFound.join(', ')}`, 'Call shard_search with a query or filters to find shard ids');
+  // Whole, as far as the budget allows: each shard cut at the same length when they do not all fit.
+  const longest = Math.max(...present.map((i) => found.get(i)!.content.length));
+  return fitText(
+    (room) => ({ shards: present.map((i) => view(found.get(i)!, Math.max(1, room))), totalCount: present.length, nextCursor: null, ...(notFound.length > 0 ? { notFound } : {}) }),
+    longest,
+  );
 }
 
 async function search(ctx: ToolContext, query: string, soulId: number | undefined, cursorValue: string | undefined, pageSize: number) {

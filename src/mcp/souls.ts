@@ -25,7 +25,7 @@ import {
   type Soul,
 } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
-import { clip, decodeCursor, encodeCursor, fitToBudget, ok, PAYLOAD_BUDGET_CHARS, payloadSize, toolError, ToolRefusal } from './results.ts';
+import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, RESPONSE_BUDGET_CHARS, responseSize, toolError, ToolRefusal } from './results.ts';
 import { cursor, id, iso, limit, paging, readySouls, verdict } from './schemas.ts';
 import { recordOutcome } from './refiner.ts';
 
@@ -51,7 +51,8 @@ export async function soulNamed(ctx: ToolContext, soulId: number | undefined, na
 
 const sectionNames = ['traits', 'inactiveTraits', 'crystallization', 'levels', 'shardCounts'] as const;
 const TRAIT_TEXT_MAX = 400;
-const ESSENCE_MAX = 600;
+/** The block always gets at least this much of the budget. */
+const MIN_BLOCK_ROOM = 600;
 
 const traitView = z.object({
   id: z.number().int(),
@@ -178,62 +179,69 @@ async function oneSoul(ctx: ToolContext, soul: Soul, render: 'lean' | 'full', se
   const traits = await listTraits(db, soul.id);
   const active = traits.filter((t) => t.status === 'active');
   const want = new Set(sections);
-  const result: Record<string, unknown> = {
-    id: soul.id,
-    name: soul.name,
-    slug: soul.slug,
-    level: soul.level,
-    dormant: soul.deletedAt !== null,
-    activeTraitCount: active.length,
-    traitLimit: getTraitLimit(db),
-  };
-  if (want.has('traits')) {
-    const signals = await getTraitSignals(db, active.map((t) => t.id));
-    result.traits = active.map((t) => ({
-      id: t.id,
-      principle: clip(t.principle, TRAIT_TEXT_MAX).text,
-      ...(render === 'full' ? { provenance: clip(t.provenance, TRAIT_TEXT_MAX).text } : {}),
-      status: t.status,
-      generation: t.generation,
-      citationCount: signals.get(t.id)?.citationCount ?? 0,
-      citationDensity: Number((signals.get(t.id)?.citationDensity ?? 0).toFixed(3)),
-      stale: signals.get(t.id)?.stale ?? false,
-    }));
-  }
-  if (want.has('inactiveTraits')) {
-    // Newest first: the ones a model most likely wants back.
-    result.inactiveTraits = traits
-      .filter((t) => t.status !== 'active')
-      .reverse()
-      .slice(0, 20)
-      .map((t) => ({ id: t.id, principle: clip(t.principle, 200).text, status: t.status, generation: t.generation, mergedInto: t.mergedInto }));
-  }
-  if (want.has('crystallization')) result.crystallization = verdictOf((await getCrystallization(db, [soul.id])).get(soul.id)!);
-  if (want.has('levels')) {
-    result.levels = (await getLevelHistory(db, soul.id))
-      .slice(-10)
-      .map((e) => ({
+  const signals = want.has('traits') ? await getTraitSignals(db, active.map((t) => t.id)) : new Map();
+  const verdict = want.has('crystallization') ? verdictOf((await getCrystallization(db, [soul.id])).get(soul.id)!) : undefined;
+  const history = want.has('levels') ? (await getLevelHistory(db, soul.id)).slice(-10) : [];
+  const counts = want.has('shardCounts')
+    ? { bySource: ((await shardCountsBySource(db, [soul.id])).get(soul.id) ?? []).slice(0, 20), byTag: (await shardCountsByTag(db, soul.id)).slice(0, 30) }
+    : undefined;
+  const block = await renderSoul(db, soul.id, { includeProvenance: render === 'full' });
+  // Texts are cut shorter until the sections fit; the block gets what they leave (the resource has all of it).
+  const sectionsAt = (textMax: number) => {
+    const result: Record<string, unknown> = {
+      id: soul.id,
+      name: soul.name,
+      slug: soul.slug,
+      level: soul.level,
+      dormant: soul.deletedAt !== null,
+      activeTraitCount: active.length,
+      traitLimit: getTraitLimit(db),
+    };
+    if (want.has('traits')) {
+      result.traits = active.map((t) => ({
+        id: t.id,
+        principle: clip(t.principle, textMax).text,
+        ...(render === 'full' ? { provenance: clip(t.provenance, textMax).text } : {}),
+        status: t.status,
+        generation: t.generation,
+        citationCount: signals.get(t.id)?.citationCount ?? 0,
+        citationDensity: Number((signals.get(t.id)?.citationDensity ?? 0).toFixed(3)),
+        stale: signals.get(t.id)?.stale ?? false,
+      }));
+    }
+    if (want.has('inactiveTraits')) {
+      // Newest first: the ones a model most likely wants back.
+      result.inactiveTraits = traits
+        .filter((t) => t.status !== 'active')
+        .reverse()
+        .slice(0, 20)
+        .map((t) => ({ id: t.id, principle: clip(t.principle, Math.min(200, textMax)).text, status: t.status, generation: t.generation, mergedInto: t.mergedInto }));
+    }
+    if (verdict) result.crystallization = verdict;
+    if (want.has('levels')) {
+      result.levels = history.map((e) => ({
         id: e.id,
         level: e.level,
         at: iso(e.createdAt)!,
         revertedAt: iso(e.revertedAt),
-        essenceAfter: clip(e.essenceAfter, 300).text,
+        essenceAfter: clip(e.essenceAfter, Math.min(300, textMax)).text,
         consolidated: e.consolidated,
         promoted: e.promoted,
         carried: e.carried.map((c) => c.id),
         merged: e.merged,
       }));
-  }
-  if (want.has('shardCounts')) {
-    const bySource = (await shardCountsBySource(db, [soul.id])).get(soul.id) ?? [];
-    const byTag = await shardCountsByTag(db, soul.id);
-    result.shardCounts = { bySource: bySource.slice(0, 20), byTag: byTag.slice(0, 30) };
-  }
-  // The block gets what the sections leave of the budget; the resource has all of it.
-  const block = await renderSoul(db, soul.id, { includeProvenance: render === 'full' });
-  const room = Math.max(ESSENCE_MAX, PAYLOAD_BUDGET_CHARS - payloadSize(result) - 200);
-  const rendered = clip(block, room);
-  return { ...result, rendered: rendered.text, renderedClipped: rendered.clipped };
+    }
+    if (counts) result.shardCounts = counts;
+    return result;
+  };
+  let textMax = TRAIT_TEXT_MAX;
+  while (textMax > 40 && responseSize({ soul: sectionsAt(textMax) }) > RESPONSE_BUDGET_CHARS - MIN_BLOCK_ROOM * 2) textMax = Math.floor(textMax / 2);
+  const rest = sectionsAt(textMax);
+  const fitted = fitText((room) => {
+    const rendered = clip(block, room);
+    return { soul: { ...rest, rendered: rendered.text, renderedClipped: rendered.clipped } };
+  }, block.length);
+  return fitted.soul as Record<string, unknown>;
 }
 
 const soulAttune = defineTool({

@@ -16,7 +16,7 @@ import {
 } from '../engine/index.ts';
 import { annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
 import { collectRegrets, recordOutcome } from './refiner.ts';
-import { clip, ok, toolError, ToolRefusal } from './results.ts';
+import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
 import { id, ids } from './schemas.ts';
 
@@ -25,7 +25,6 @@ type Action = (typeof actions)[number];
 
 const traitOut = z.object({ id: z.number().int(), soulId: z.number().int(), principle: z.string(), status: z.string(), generation: z.number().int() });
 
-const PREVIEW_MAX = 3000;
 
 /** Which fields each action takes; anything else given is refused, so a model never thinks a field was used. */
 const fieldsOf: Record<Action, readonly string[]> = {
@@ -100,7 +99,8 @@ const soulView = (s: Soul) => ({ id: s.id, name: s.name });
 
 async function preview(ctx: ToolContext, soul: Soul, changes: TraitChanges) {
   const { before, after } = await previewTraitChanges(ctx.db, soul.id, changes);
-  return ok({ soul: soulView(soul), preview: { before: clip(before, PREVIEW_MAX).text, after: clip(after, PREVIEW_MAX).text } });
+  // Both blocks cut at the same length when they do not fit; soul_read and the soul resource show the block now.
+  return ok(fitText((room) => ({ soul: soulView(soul), preview: { before: clip(before, room).text, after: clip(after, room).text } }), Math.max(before.length, after.length)));
 }
 
 async function add(ctx: ToolContext, args: { soulId?: number; principle?: string; provenance?: string; citeShardIds?: number[]; dryRun: boolean }) {
