@@ -53,7 +53,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
   if (!check()) throw new Error(`never happened: ${what}`);
 }
 
-describe('stdio: souls mcp --db FILE', () => {
+describe('stdio: souls mcp --db FILE', { timeout: 30_000 }, () => {
   it('serves every tool, the resources and the skill prompts to a client that starts it', async () => {
     const client = await stdioClient();
     expect((await client.listTools()).tools).toHaveLength(9);
@@ -90,7 +90,7 @@ describe('stdio: souls mcp --db FILE', () => {
   });
 });
 
-describe('Streamable HTTP at /mcp', () => {
+describe('Streamable HTTP at /mcp', { timeout: 30_000 }, () => {
   const start = serverPerTest(afterEach);
   const tokens = [
     { name: 'reader', token: 'reader-token-0123456789', scopes: ['read' as const] },
