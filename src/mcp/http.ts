@@ -2,7 +2,7 @@
 // the same Origin/Host policy and body limit (applied by the server before this runs). Each request gets a server instance
 // for its caller; resource updates reach 2026-era clients on their subscriptions/listen streams.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, InMemoryServerEventBus, type AuthInfo, type McpHttpHandler, type ServerEvent, type ServerEventBus } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
 import { bearerChallenge, scopes as knownScopes, type Caller, type Scope } from '../server/auth.ts';
@@ -23,6 +23,43 @@ export type McpEndpoint = {
 const callerOfAuth = (auth: AuthInfo | undefined): Caller =>
   auth ? { name: auth.clientId, scopes: new Set(auth.scopes.filter((s): s is Scope => (knownScopes as readonly string[]).includes(s))) } : { name: 'nobody', scopes: new Set() };
 
+/**
+ * The bus subscriptions/listen streams hear: per-request instances are gone when a soul changes, so the event bus is
+ * followed here, and only while a stream is open (a bulk import publishes an event per shard).
+ */
+class ListenedBus implements ServerEventBus {
+  readonly #inner = new InMemoryServerEventBus();
+  readonly #pubsub: SoulsPubSub;
+  #listeners = 0;
+  #stop: (() => void) | null = null;
+  constructor(pubsub: SoulsPubSub) {
+    this.#pubsub = pubsub;
+  }
+  publish(event: ServerEvent): void {
+    this.#inner.publish(event);
+  }
+  subscribe(listener: (event: ServerEvent) => void): () => void {
+    const unsubscribe = this.#inner.subscribe(listener);
+    if (this.#listeners++ === 0) {
+      this.#stop = followSoulChanges(this.#pubsub, (soulId, what) => {
+        if (what === 'soul') this.publish({ kind: 'resource_updated', uri: soulUri(soulId) });
+        this.publish({ kind: 'resource_updated', uri: evidenceUri(soulId) });
+      });
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      unsubscribe();
+      if (--this.#listeners === 0) this.stop();
+    };
+  }
+  stop(): void {
+    this.#stop?.();
+    this.#stop = null;
+  }
+}
+
 export function createMcpEndpoint(options: {
   db: SoulsDb;
   pubsub: SoulsPubSub;
@@ -33,16 +70,12 @@ export function createMcpEndpoint(options: {
 }): McpEndpoint {
   const { db, pubsub } = options;
   let skills: Promise<SkillSet> | null = null;
+  const bus = new ListenedBus(pubsub);
   const handler: McpHttpHandler = createMcpHandler(
     async ({ authInfo }) => createSoulsMcpServer({ db, pubsub, caller: callerOfAuth(authInfo), skills: await (skills ??= loadSkillSet()), updates: 'none', version: options.version }),
-    { maxRequestBodySize: options.maxBodyBytes, onerror: () => undefined },
+    { maxRequestBodySize: options.maxBodyBytes, onerror: () => undefined, bus },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: options.maxBodyBytes });
-  // Per-request instances are gone when a soul changes: the handler's bus carries the update to open listen streams.
-  const stopUpdates = followSoulChanges(pubsub, (soulId, what) => {
-    if (what === 'soul') handler.notify.resourceUpdated(soulUri(soulId));
-    handler.notify.resourceUpdated(evidenceUri(soulId));
-  });
   // A refiner regrets a trait or a level-up taken back through any transport, GraphQL and the web app included.
   const regrets = pubsub.subscribe('soulChanged');
   void (async () => {
@@ -67,7 +100,7 @@ export function createMcpEndpoint(options: {
       await node(req as IncomingMessage & { auth?: AuthInfo }, res);
     },
     close: async () => {
-      stopUpdates();
+      bus.stop();
       await regrets.return?.();
       await handler.close();
     },

@@ -134,15 +134,28 @@ function registerResources(mcp: McpServer, db: SoulsDb): void {
   );
 }
 
-/** Follows the event bus for as long as the server is connected; calls `onEvent` for each soul whose block or evidence changed. */
+/**
+ * Follows the event bus until stopped; calls `onChange` once per soul and kind for the events of one turn of the
+ * event loop (a batch of 10,000 shards for one soul is one change, not 10,000).
+ */
 export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number, what: 'soul' | 'evidence') => void): () => void {
   const changes = pubsub.subscribe('soulChanged');
   const drops = pubsub.subscribe('shardDropped');
+  const pending = new Map<number, 'soul' | 'evidence'>();
+  const note = (soulId: number, what: 'soul' | 'evidence') => {
+    if (pending.size === 0) setImmediate(flush);
+    if (pending.get(soulId) !== 'soul') pending.set(soulId, what);
+  };
+  const flush = () => {
+    const batch = [...pending];
+    pending.clear();
+    for (const [soulId, what] of batch) onChange(soulId, what);
+  };
   void (async () => {
-    for await (const event of changes) onChange(event.soulId, 'soul');
+    for await (const event of changes) note(event.soulId, 'soul');
   })();
   void (async () => {
-    for await (const event of drops) for (const soulId of event.soulIds) onChange(soulId, 'evidence');
+    for await (const event of drops) for (const soulId of event.soulIds) note(soulId, 'evidence');
   })();
   return () => {
     void changes.return?.();
@@ -152,26 +165,35 @@ export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number
 
 function wireUpdates(mcp: McpServer, pubsub: SoulsPubSub, mode: 'subscribed' | 'all' | 'none'): void {
   const subscribed = new Set<string>();
+  let stop: (() => void) | null = null;
+  const send = (uri: string) => {
+    if (mode === 'all' || subscribed.has(uri)) void mcp.server.sendResourceUpdated({ uri }).catch(() => undefined);
+  };
+  // Followed only while someone can hear it: a bulk import publishes an event per shard.
+  const follow = () => {
+    stop ??= followSoulChanges(pubsub, (soulId, what) => {
+      // A change to the block changes the evidence too (alignment, signals); new shards change the evidence only.
+      if (what === 'soul') send(soulUri(soulId));
+      send(evidenceUri(soulId));
+    });
+  };
   mcp.server.setRequestHandler('resources/subscribe', (request) => {
     subscribed.add(request.params.uri);
+    if (mode === 'subscribed') follow();
     return {};
   });
   mcp.server.setRequestHandler('resources/unsubscribe', (request) => {
     subscribed.delete(request.params.uri);
+    if (mode === 'subscribed' && subscribed.size === 0) {
+      stop?.();
+      stop = null;
+    }
     return {};
   });
-  if (mode === 'none') return;
-  const send = (uri: string) => {
-    if (mode === 'all' || subscribed.has(uri)) void mcp.server.sendResourceUpdated({ uri }).catch(() => undefined);
-  };
-  const stop = followSoulChanges(pubsub, (soulId, what) => {
-    // A change to the block changes the evidence too (alignment, signals); new shards change the evidence only.
-    if (what === 'soul') send(soulUri(soulId));
-    send(evidenceUri(soulId));
-  });
+  if (mode === 'all') follow();
   const previousClose = mcp.server.onclose;
   mcp.server.onclose = () => {
     previousClose?.();
-    stop();
+    stop?.();
   };
 }
