@@ -1,6 +1,7 @@
 // The refiner soul: outcome shards for what it applies through the tools, regret shards when people take it back,
 // and the same gates, evidence and level-ups as any soul.
 import { afterEach, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { DAY_MS, getCrystallization, listShards, listTraits, type Shard, type SoulsDb } from '../src/engine/index.ts';
 import { findRefiner, initRefiner, isRefiner, OUTCOME_SOURCE, REFINER_TRAITS, REGRET_SOURCE } from '../src/mcp/refiner.ts';
 import { seedDemo } from '../scripts/demo.ts';
@@ -108,8 +109,27 @@ describe('a scripted refiner through two refinements and one revert', () => {
   });
 });
 
-describe('regrets noticed over GraphQL', () => {
+describe('the refiner over HTTP and GraphQL', () => {
   const start = serverPerTest(afterEach);
+
+  it('a token named like the refiner acts as it at /mcp; other tokens do not', async () => {
+    const tokens = [
+      { name: 'refiner', token: 'refiner-token-0123456789', scopes: ['read' as const, 'refine' as const] },
+      { name: 'editor', token: 'editor-token-0123456789', scopes: ['read' as const, 'refine' as const] },
+    ];
+    const server = await start({ start: DEMO_NOW, app: { tokens } });
+    const { souls } = await seedDemo(server.app.db, server.clock, { now: DEMO_NOW });
+    const { soul: refiner } = await initRefiner(server.app.db);
+    for (const [token, principle] of [['refiner-token-0123456789', 'Watch the north road.'], ['editor-token-0123456789', 'Watch the south road.']]) {
+      const client = new Client({ name: 'refiner-http', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url.replace(/graphql$/, 'mcp')), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      const added = await call(client, 'trait_change', { action: 'add', soulId: souls.Sela, principle, provenance: 'HTTP test.' });
+      expect(added.isError).toBe(false);
+      await client.close();
+    }
+    const outcomes = await shardsOf(server.app.db, refiner.id, OUTCOME_SOURCE);
+    expect(outcomes.map((s) => s.content)).toEqual([expect.stringContaining('"Watch the north road."')]);
+  });
 
   it('a trait the refiner added and a person reverts in the API deposits a regret shard', async () => {
     const server = await start({ start: DEMO_NOW });

@@ -7,7 +7,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
 import { bearerChallenge, scopes as knownScopes, type Caller, type Scope } from '../server/auth.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
-import { collectRegrets } from './refiner.ts';
+import { collectRegrets, findRefinerBySlug, isRefiner } from './refiner.ts';
 import { createSoulsMcpServer, evidenceUri, followSoulChanges, soulUri } from './server.ts';
 import { loadSkillSet, type SkillSet } from './skills.ts';
 
@@ -72,7 +72,12 @@ export function createMcpEndpoint(options: {
   let skills: Promise<SkillSet> | null = null;
   const bus = new ListenedBus(pubsub);
   const handler: McpHttpHandler = createMcpHandler(
-    async ({ authInfo }) => createSoulsMcpServer({ db, pubsub, caller: callerOfAuth(authInfo), skills: await (skills ??= loadSkillSet()), updates: 'none', version: options.version }),
+    async ({ authInfo }) => {
+      const caller = callerOfAuth(authInfo);
+      // A token named like a refiner's slug ("refiner", "refiner-scout") acts as that refiner.
+      const refiner = isRefiner({ slug: caller.name }) ? await findRefinerBySlug(db, caller.name) : null;
+      return createSoulsMcpServer({ db, pubsub, caller, refinerId: refiner?.id ?? null, skills: await (skills ??= loadSkillSet()), updates: 'none', version: options.version });
+    },
     { maxRequestBodySize: options.maxBodyBytes, onerror: () => undefined, bus },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: options.maxBodyBytes });

@@ -49,8 +49,11 @@ export async function listRefiners(db: SoulsDb): Promise<Soul[]> {
 
 /** The awake refiner with this name's slug (the default refiner without a name), or null. */
 export async function findRefiner(db: SoulsDb, name?: string | null): Promise<Soul | null> {
-  const slug = refinerSlug(name);
-  return (await listSouls(db)).find((s) => s.slug === slug) ?? null;
+  return findRefinerBySlug(db, refinerSlug(name));
+}
+
+export async function findRefinerBySlug(db: SoulsDb, slug: string): Promise<Soul | null> {
+  return (await listSouls(db)).find((s) => s.slug === slug && isRefiner(s)) ?? null;
 }
 
 export const REFINER_ESSENCE =
