@@ -179,6 +179,12 @@ describe('Streamable HTTP at /mcp', { timeout: 30_000 }, () => {
     expect(status).toBe(403);
   });
 
+  it('refuses a 2025-era resources/subscribe over stateless HTTP instead of promising updates that never come', async () => {
+    const server = await seeded();
+    const client = await httpClient(server.url, 'reader-token-0123456789');
+    await expect(client.subscribeResource({ uri: 'souls://1/soul.md' })).rejects.toThrow('listen for them with subscriptions/listen');
+  });
+
   it('tells a 2026-era client listening on a soul when a GraphQL mutation changes it', async () => {
     const server = await seeded();
     const client = await httpClient(server.url, 'reader-token-0123456789', true);

@@ -26,7 +26,7 @@ export function clipMarkdown(markdown: string, room: number): { text: string; cl
   return { text: `${markdown.slice(0, Math.max(0, cut))}\n… ${omitted} more lines\n`, clipped: true };
 }
 
-const soulEvidence = defineTool({
+export const soulEvidence = defineTool({
   name: 'soul_evidence',
   title: 'Evidence report and readiness',
   description:
@@ -120,5 +120,3 @@ async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string
   };
   return frame(clusters.slice(0, fitToBudget(clusters, frame)));
 }
-
-export const evidenceTools = [soulEvidence];

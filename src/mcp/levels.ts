@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { levelUp, LevelUpPlanError, listTraits, previewLevelUp, revertLevelUp, type LevelUpPlan, type Soul } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, levelChanged, soulChanged, type ToolContext } from './context.ts';
-import { collectRegrets, recordOutcome } from './refiner.ts';
+import { recordOutcome } from './refiner.ts';
 import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
 import { id, ids, readySouls } from './schemas.ts';
@@ -25,7 +25,7 @@ async function planRefusal(ctx: ToolContext, soul: Soul, error: LevelUpPlanError
   return new ToolRefusal('plan', parts.join('. '), 'Fix the plan and call levelup again (dryRun true to check it without writing)');
 }
 
-const levelup = defineTool({
+export const levelup = defineTool({
   name: 'levelup',
   title: 'Level up a soul',
   description:
@@ -111,7 +111,7 @@ const levelup = defineTool({
   },
 });
 
-const levelupRevert = defineTool({
+export const levelupRevert = defineTool({
   name: 'levelup_revert',
   title: 'Roll back the latest level-up',
   description:
@@ -132,12 +132,9 @@ const levelupRevert = defineTool({
       soulChanged(ctx, soul.id, 'LEVEL_UP_REVERTED');
       levelChanged(ctx, soul.id, event.id, 'REVERT');
       await recordOutcome(ctx, { soul, action: 'levelup_revert', levelEventId: event.id, summary: `Rolled back the level-up of ${soul.name} (soul #${soul.id}) to level ${event.level}.` });
-      await collectRegrets(ctx.db, ctx.pubsub);
       return ok({ soul: { id: after.id, name: after.name, level: after.level }, revertedLevelEventId: event.id, readySouls: await announceReady(ctx, readySoulIds) });
     } catch (error) {
       return toolError(error, { invalidState: 'Nothing to roll back: soul_read with sections ["levels"] shows its history' });
     }
   },
 });
-
-export const levelTools = [levelup, levelupRevert];

@@ -1,32 +1,22 @@
 // The Souls MCP server: the tools a caller's scopes allow, the soul resources, and the skills (as prompts and as the skills extension).
-import { McpServer, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
 import { formatEvidence, getSoul, listSouls, renderSoul, type SoulsDb } from '../engine/index.ts';
 import type { Caller } from '../server/auth.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import type { ToolContext, ToolDefinition } from './context.ts';
-import { evidenceTools } from './evidence.ts';
-import { levelTools } from './levels.ts';
+import { soulEvidence } from './evidence.ts';
+import { levelup, levelupRevert } from './levels.ts';
 import { collectRegrets } from './refiner.ts';
 import { toolError, ToolRefusal } from './results.ts';
-import { shardTools } from './shards.ts';
+import { shardObserve, shardSearch } from './shards.ts';
 import { attachSkills, type SkillSet } from './skills.ts';
-import { soulTools } from './souls.ts';
-import { traitTools } from './traits.ts';
+import { soulAttune, soulManage, soulRead } from './souls.ts';
+import { traitChange } from './traits.ts';
 
 export const SERVER_NAME = 'souls';
 
 /** Every tool, in the order they are listed: reads first, then the verbs by scope. */
-export const tools: readonly ToolDefinition[] = [
-  soulTools[0],
-  shardTools[0],
-  evidenceTools[0],
-  shardTools[1],
-  traitTools[0],
-  levelTools[0],
-  levelTools[1],
-  soulTools[1],
-  soulTools[2],
-] as ToolDefinition[];
+export const tools = [soulRead, shardSearch, soulEvidence, shardObserve, traitChange, levelup, levelupRevert, soulAttune, soulManage] as readonly ToolDefinition[];
 
 export const soulUri = (soulId: number) => `souls://${soulId}/soul.md`;
 export const evidenceUri = (soulId: number) => `souls://${soulId}/evidence.md`;
@@ -47,7 +37,7 @@ export type SoulsMcpOptions = {
   version?: string;
 };
 
-/** Writes can make the refiner regret an earlier change: a revert made outside the tools is noticed on the next write. */
+/** After any write the refiners' regrets are brought up to date: a revert made elsewhere is noticed on the next write here. */
 const WRITE_SCOPES = new Set(['observe', 'refine', 'admin']);
 
 export function createSoulsMcpServer(options: SoulsMcpOptions): McpServer {
@@ -178,6 +168,8 @@ function wireUpdates(mcp: McpServer, pubsub: SoulsPubSub, mode: 'subscribed' | '
     });
   };
   mcp.server.setRequestHandler('resources/subscribe', (request) => {
+    // A per-request HTTP instance is gone before any update: saying yes would promise what never comes.
+    if (mode === 'none') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'this stateless HTTP session cannot receive resource updates: listen for them with subscriptions/listen (protocol 2026-07-28), or use stdio');
     subscribed.add(request.params.uri);
     if (mode === 'subscribed') follow();
     return {};

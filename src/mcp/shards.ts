@@ -22,7 +22,7 @@ function view(shard: Shard, max: number) {
   };
 }
 
-const shardSearch = defineTool({
+export const shardSearch = defineTool({
   name: 'shard_search',
   title: 'Find shards',
   description:
@@ -99,7 +99,7 @@ const shardInput = z.object({
   sealed: z.boolean().optional().describe('true: deferred, not considered until revealed'),
 });
 
-const shardObserve = defineTool({
+export const shardObserve = defineTool({
   name: 'shard_observe',
   title: 'Deposit or reveal shards',
   description:
@@ -141,5 +141,3 @@ const shardObserve = defineTool({
     }
   },
 });
-
-export const shardTools = [shardSearch, shardObserve];

@@ -66,7 +66,7 @@ const traitView = z.object({
   mergedInto: z.number().int().nullable().optional(),
 });
 
-const soulRead = defineTool({
+export const soulRead = defineTool({
   name: 'soul_read',
   title: 'Read a soul or the roster',
   description:
@@ -244,7 +244,7 @@ async function oneSoul(ctx: ToolContext, soul: Soul, render: 'lean' | 'full', se
   return fitted.soul as Record<string, unknown>;
 }
 
-const soulAttune = defineTool({
+export const soulAttune = defineTool({
   name: 'soul_attune',
   title: 'Close a refinement cycle',
   description:
@@ -291,7 +291,7 @@ const soulAttune = defineTool({
   },
 });
 
-const soulManage = defineTool({
+export const soulManage = defineTool({
   name: 'soul_manage',
   title: 'Create, edit, retire or awaken a soul (admin)',
   description:
@@ -344,5 +344,3 @@ const soulManage = defineTool({
     }
   },
 });
-
-export const soulTools = [soulRead, soulAttune, soulManage];

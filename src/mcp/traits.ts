@@ -15,7 +15,7 @@ import {
   type TraitChanges,
 } from '../engine/index.ts';
 import { annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
-import { collectRegrets, recordOutcome } from './refiner.ts';
+import { recordOutcome } from './refiner.ts';
 import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
 import { id, ids } from './schemas.ts';
@@ -35,7 +35,7 @@ const fieldsOf: Record<Action, readonly string[]> = {
   cite: ['traitId', 'citeShardIds'],
 };
 
-const traitChange = defineTool({
+export const traitChange = defineTool({
   name: 'trait_change',
   title: 'Change a trait',
   description:
@@ -140,7 +140,6 @@ async function revert(ctx: ToolContext, soul: Soul, trait: Trait, dryRun: boolea
   const reverted = await revertTrait(ctx.db, trait.id);
   soulChanged(ctx, soul.id, 'TRAIT_REVERTED');
   await recordOutcome(ctx, { soul, action: 'revert', summary: `Reverted trait #${trait.id} of ${soul.name} (soul #${soul.id}): "${clip(trait.principle, 300).text}"` });
-  await collectRegrets(ctx.db, ctx.pubsub);
   return ok({ trait: view(reverted), soul: soulView(soul) });
 }
 
@@ -167,5 +166,3 @@ async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readon
   await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: fresh, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
   return ok({ trait: view((await getTrait(ctx.db, trait.id))!), soul: soulView(soul), cited: fresh });
 }
-
-export const traitTools = [traitChange];
