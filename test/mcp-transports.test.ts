@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { closeSoulsDb, listTraits, manualClock, openSoulsDb } from '../src/engine/index.ts';
 import { seedDemo } from '../scripts/demo.ts';
 import { cleanEnv } from './support/cli.ts';
-import { call, DEMO_NOW } from './support/mcp.ts';
+import { call, connect, demoDb, DEMO_NOW } from './support/mcp.ts';
 import { serverPerTest } from './support/server.ts';
 
 const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
@@ -87,6 +87,29 @@ describe('stdio: souls mcp --db FILE', { timeout: 30_000 }, () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence']);
     const refused = await call(client, 'levelup_revert', { soulId: 1 });
     expect(refused.text).toContain('needs the "refine" scope');
+  });
+});
+
+describe('in process (the SDK in-memory transport)', () => {
+  it('tells a client subscribed to evidence.md of new shards, once per batch, and nothing after it unsubscribes', async () => {
+    const { db, summary } = await demoDb();
+    const session = await connect(db);
+    try {
+      const seen = updates(session.client);
+      const uri = `souls://${summary.souls.Sela}/evidence.md`;
+      await session.client.subscribeResource({ uri });
+      const shards = Array.from({ length: 50 }, (_, i) => ({ content: `Sela watched the road, night ${i}.`, source: 'log', soulIds: [summary.souls.Sela, summary.souls.Mira] }));
+      expect((await call(session.client, 'shard_observe', { shards })).isError).toBe(false);
+      await until(() => seen.length > 0, 'the evidence update');
+      await call(session.client, 'soul_read', {});
+      expect(seen).toEqual([uri]);
+      await session.client.unsubscribeResource({ uri });
+      await call(session.client, 'shard_observe', { shards: shards.slice(0, 1) });
+      await call(session.client, 'soul_read', {});
+      expect(seen).toEqual([uri]);
+    } finally {
+      await session.close();
+    }
   });
 });
 
