@@ -414,6 +414,6 @@ describe('npm run example', { timeout: 30_000 }, () => {
     const result = await npm(['nonesuch']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('No example "nonesuch". Usage: npm run example -- <name> [args…]');
-    expect(result.stderr).toContain('Examples: dashboard, library, npc-subscriber, refine, seed, typed-client');
+    expect(result.stderr).toContain('Examples: dashboard, library, npc-subscriber, refine, refiner-agent, seed, typed-client');
   });
 });

@@ -42,6 +42,7 @@ export {
   addTrait,
   citeShard,
   countActiveTraits,
+  getCitations,
   getTrait,
   getTraitLimit,
   getTraits,

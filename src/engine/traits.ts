@@ -1,5 +1,5 @@
 import { CapacityError, InvalidStateError, NotFoundError, ValidationError } from './errors.ts';
-import { traitStatuses, type Shard, type Trait, type TraitStatus } from './model.ts';
+import { traitStatuses, type Citation, type Shard, type Trait, type TraitStatus } from './model.ts';
 import { requireIds, requireText } from './normalize.ts';
 import { renderBlock, renderInputs } from './render.ts';
 import { traitSignals, type TraitSignals } from './signals.ts';
@@ -46,6 +46,11 @@ export async function reactivateTrait(db: SoulsDb, traitId: number): Promise<Tra
 export async function citeShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait }> {
   db.store.citeShard(shardId, traitId, db.clock.now());
   return { shard: db.store.getShards([shardId]).get(shardId)!, trait: db.store.getTraits([traitId]).get(traitId)! };
+}
+
+/** The citations of these traits: which shards each cites, and since when. */
+export async function getCitations(db: SoulsDb, traitIds: readonly number[]): Promise<Citation[]> {
+  return db.store.citationsOfTraits(traitIds);
 }
 
 export async function getTrait(db: SoulsDb, traitId: number): Promise<Trait | null> {

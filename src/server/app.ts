@@ -19,6 +19,7 @@ import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import { serveWebApp } from './web.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
+import { createMcpEndpoint } from '../mcp/http.ts';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -143,7 +144,7 @@ export type App = {
   stop(): Promise<{ checkpointDeferred: string | null }>;
 };
 
-/** HTTP (queries, mutations, SSE subscriptions, GraphiQL) and graphql-ws on one port and one path. */
+/** HTTP (queries, mutations, SSE subscriptions, GraphiQL) and graphql-ws on one port and one path; MCP at /mcp on the same port. */
 export function buildApp(options: AppOptions): App {
   const { db } = options;
   const tokens = options.tokens && options.tokens.length > 0 ? options.tokens : null;
@@ -235,9 +236,17 @@ export function buildApp(options: AppOptions): App {
     },
   });
 
+  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
+    if (mcp.handles(req)) {
+      mcp.serve(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+      return;
+    }
     serveStatic(req, res).then(
       (served) => {
         if (!served) void yoga(req, res);
@@ -341,6 +350,7 @@ export function buildApp(options: AppOptions): App {
       }),
     stop: () =>
       (stopped ??= (async () => {
+        await mcp.close();
         await wsDisposable.dispose();
         for (const client of wsServer.clients) client.terminate();
         await new Promise<void>((resolve) => wsServer.close(() => resolve()));

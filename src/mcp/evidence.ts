@@ -1,0 +1,122 @@
+// The evidence tool: the readiness verdict with its unmet conditions, and the report that pre-digests a soul's shards.
+import { z } from 'zod';
+import { formatEvidence, getShards, type EvidenceReport } from '../engine/index.ts';
+import { annotations, defineTool } from './context.ts';
+import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
+import { soulNamed, verdictOf } from './souls.ts';
+import { cursor, id, limit, verdict } from './schemas.ts';
+
+const cluster = z.object({
+  representativeId: z.number().int(),
+  representative: z.string().describe('the most typical shard, cut at 240 characters'),
+  memberIds: z.array(z.number().int()).describe('up to 12 member ids'),
+  memberCount: z.number().int(),
+  sources: z.array(z.string()),
+  weight: z.number(),
+  alignment: z.object({ kind: z.enum(['REINFORCING', 'NOVEL']), traitId: z.number().int().nullable() }),
+  sharedWith: z.array(z.object({ soulId: z.number().int(), sharedCount: z.number().int() })),
+});
+
+const pair = z.object({ a: z.number().int(), b: z.number().int(), similarity: z.number() });
+
+export function clipMarkdown(markdown: string, room: number): { text: string; clipped: boolean } {
+  if (markdown.length <= room) return { text: markdown, clipped: false };
+  const cut = Math.max(0, markdown.lastIndexOf('\n', room - 30));
+  const omitted = markdown.slice(cut).split('\n').length - 1;
+  return { text: `${markdown.slice(0, Math.max(0, cut))}\n… ${omitted} more lines\n`, clipped: true };
+}
+
+export const soulEvidence = defineTool({
+  name: 'soul_evidence',
+  title: 'Evidence report and readiness',
+  description:
+    'Before you change a soul, read its evidence: the crystallization verdict (ready, and the unmet conditions when not), suggested actions, and the ' +
+    'report over its pending shards: clusters ranked by weight (NOVEL ones are candidates for a new trait, REINFORCING ones back an existing trait), ' +
+    'trait signals, consolidation candidates, tensions, promotion candidates and the trend. format "markdown" (default) is compact for reading; ' +
+    '"json" gives ids to act on, clusters paged with cursor. Narrow with tags or query. Next: trait_change to add, revise, revert or cite; ' +
+    'levelup when the soul is at capacity or traits overlap.',
+  scope: 'read',
+  annotations: annotations('read'),
+  input: z.object({
+    soulId: id('soul'),
+    format: z.enum(['markdown', 'json']).default('markdown'),
+    tags: z.array(z.string().max(64)).max(32).optional().describe('only shards carrying any of these tags'),
+    query: z.string().max(1000).optional().describe('only shards matching these words (full text)'),
+    cursor: cursor.describe('json only: nextCursor from the previous page of clusters'),
+    limit: limit(30, 10).describe('json only: clusters per page (1 to 30, default 10)'),
+  }),
+  output: z.object({
+    soul: z.object({ id: z.number().int(), name: z.string(), level: z.number().int() }),
+    verdict,
+    suggestedActions: z.array(z.object({ kind: z.string(), message: z.string(), traitIds: z.array(z.number().int()) })),
+    markdown: z.string().optional(),
+    markdownClipped: z.boolean().optional().describe('true when the markdown was cut: read souls://{id}/evidence.md, narrow with tags or query, or page with format json'),
+    report: z
+      .object({
+        shardCount: z.number().int(),
+        clusterCount: z.number().int(),
+        clusters: z.array(cluster),
+        traits: z.array(z.object({ traitId: z.number().int(), citationCount: z.number().int(), stale: z.boolean(), tenure: z.number(), essenceRedundancy: z.number() })),
+        consolidationCandidates: z.array(pair),
+        tensions: z.array(pair),
+        promotionCandidates: z.array(z.object({ traitId: z.number().int(), score: z.number() })),
+        trend: z.object({ recentCount: z.number().int(), previousCount: z.number().int(), velocity: z.number().int(), newSources: z.array(z.string()) }),
+      })
+      .optional(),
+    nextCursor: z.string().nullable().optional(),
+  }),
+  async run(args, ctx) {
+    try {
+      const soul = await soulNamed(ctx, args.soulId);
+      if (args.format === 'markdown' && args.cursor !== undefined) throw new ToolRefusal('cursor', 'pages clusters of format "json" only', 'Ask with format "json" to page clusters');
+      const report = await formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query });
+      const head = {
+        soul: { id: soul.id, name: soul.name, level: soul.level },
+        verdict: verdictOf(report.crystallization),
+        suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
+      };
+      if (args.format === 'markdown') {
+        return ok(
+          fitText((room) => {
+            const markdown = clipMarkdown(report.markdown, room);
+            return { ...head, markdown: markdown.text, markdownClipped: markdown.clipped };
+          }, report.markdown.length),
+        );
+      }
+      return ok(await jsonPage(ctx.db, head, report, args.cursor, args.limit));
+    } catch (error) {
+      return toolError(error);
+    }
+  },
+});
+
+async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string, unknown>, report: EvidenceReport, cursorValue: string | undefined, pageSize: number) {
+  const { o: offset } = decodeCursor(cursorValue);
+  const page = report.clusters.slice(offset, offset + pageSize);
+  const contents = await getShards(db, page.map((c) => c.representativeId));
+  const clusters = page.map((c) => ({
+    representativeId: c.representativeId,
+    representative: clip(contents.get(c.representativeId)?.content ?? '', 240).text,
+    memberIds: c.memberIds.slice(0, 12),
+    memberCount: c.memberCount,
+    sources: c.sources.slice(0, 12),
+    weight: Number(c.weight.toFixed(3)),
+    alignment: { kind: c.alignment.kind, traitId: c.alignment.traitId },
+    sharedWith: c.sharedWith.slice(0, 8).map((s) => ({ soulId: s.soulId, sharedCount: s.sharedCount })),
+  }));
+  const round = (n: number) => Number(n.toFixed(3));
+  const rest = {
+    shardCount: report.shardCount,
+    clusterCount: report.clusters.length,
+    traits: report.traits.map((t) => ({ traitId: t.traitId, citationCount: t.citationCount, stale: t.stale, tenure: round(t.tenure), essenceRedundancy: round(t.essenceRedundancy) })),
+    consolidationCandidates: report.consolidationCandidates.slice(0, 20).map((p) => ({ ...p, similarity: round(p.similarity) })),
+    tensions: report.tensions.slice(0, 20).map((p) => ({ ...p, similarity: round(p.similarity) })),
+    promotionCandidates: report.promotionCandidates.slice(0, 20).map((p) => ({ traitId: p.traitId, score: round(p.score) })),
+    trend: { recentCount: report.trend.recentCount, previousCount: report.trend.previousCount, velocity: report.trend.velocity, newSources: report.trend.newSources.slice(0, 20) },
+  };
+  const frame = (kept: typeof clusters) => {
+    const end = offset + kept.length;
+    return { ...head, report: { ...rest, clusters: kept }, nextCursor: end < report.clusters.length ? encodeCursor({ o: end }) : null };
+  };
+  return frame(clusters.slice(0, fitToBudget(clusters, frame)));
+}

@@ -1,0 +1,191 @@
+// The Souls MCP server: the tools a caller's scopes allow, the soul resources, and the skills (as prompts and as the skills extension).
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
+import { formatEvidence, getSoul, listSouls, renderSoul, type SoulsDb } from '../engine/index.ts';
+import type { Caller } from '../server/auth.ts';
+import type { SoulsPubSub } from '../server/pubsub.ts';
+import type { ToolContext, ToolDefinition } from './context.ts';
+import { soulEvidence } from './evidence.ts';
+import { levelup, levelupRevert } from './levels.ts';
+import { collectRegrets } from './refiner.ts';
+import { toolError, ToolRefusal } from './results.ts';
+import { shardObserve, shardSearch } from './shards.ts';
+import { attachSkills, type SkillSet } from './skills.ts';
+import { soulAttune, soulManage, soulRead } from './souls.ts';
+import { traitChange } from './traits.ts';
+
+export const SERVER_NAME = 'souls';
+
+/** Every tool, in the order they are listed: reads first, then the verbs by scope. */
+export const tools = [soulRead, shardSearch, soulEvidence, shardObserve, traitChange, levelup, levelupRevert, soulAttune, soulManage] as readonly ToolDefinition[];
+
+export const soulUri = (soulId: number) => `souls://${soulId}/soul.md`;
+export const evidenceUri = (soulId: number) => `souls://${soulId}/evidence.md`;
+
+export type SoulsMcpOptions = {
+  db: SoulsDb;
+  pubsub: SoulsPubSub;
+  caller: Caller;
+  /** The refiner this session acts as (its soul id), or null. */
+  refinerId?: number | null;
+  skills?: SkillSet;
+  /**
+   * How resource updates reach this instance's client: 'subscribed' sends them for the URIs the client subscribed to
+   * (2025-era resources/subscribe), 'all' sends every one and lets the entry route them (2026-era subscriptions/listen
+   * on stdio), 'none' sends nothing (per-request HTTP instances; the handler's bus carries them instead).
+   */
+  updates?: 'subscribed' | 'all' | 'none';
+  version?: string;
+};
+
+/** After any write the refiners' regrets are brought up to date: a revert made elsewhere is noticed on the next write here. */
+const WRITE_SCOPES = new Set(['observe', 'refine', 'admin']);
+
+export function createSoulsMcpServer(options: SoulsMcpOptions): McpServer {
+  const { db, pubsub, caller } = options;
+  const mcp = new McpServer(
+    { name: SERVER_NAME, title: 'Souls', version: options.version ?? '0.1.0' },
+    {
+      instructions:
+        'Souls evolves the identity of agents and characters from evidence. Start with soul_read (the roster, most ready first), read soul_evidence ' +
+        'for a ready soul, change traits with trait_change or level it up with levelup (dryRun first), then soul_attune. The prompts are step-by-step skills.',
+      capabilities: { resources: { subscribe: true, listChanged: false } },
+    },
+  );
+  const ctx: ToolContext = { db, caller, pubsub, refinerId: options.refinerId ?? null };
+  const allowed = tools.filter((t) => caller.scopes.has(t.scope));
+  for (const tool of allowed) {
+    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations }, async (args: unknown) => {
+      const result = await tool.run(args as never, ctx);
+      if (!result.isError && WRITE_SCOPES.has(tool.scope)) await collectRegrets(db, pubsub);
+      return result;
+    });
+  }
+  refuseUnlisted(mcp, caller, new Set(allowed.map((t) => t.name)));
+  if (caller.scopes.has('read')) registerResources(mcp, db);
+  if (options.skills && caller.scopes.has('read')) attachSkills(mcp, options.skills);
+  wireUpdates(mcp, pubsub, options.updates ?? 'subscribed');
+  return mcp;
+}
+
+type RawHandler = (request: unknown, ctx: unknown) => Promise<unknown>;
+
+/**
+ * A tool the caller's scopes do not allow is not listed; called anyway, it is refused with a message that names
+ * the scope it needs (the SDK alone would answer "Tool … not found", as for a misspelt name).
+ */
+function refuseUnlisted(mcp: McpServer, caller: Caller, allowed: ReadonlySet<string>): void {
+  const server = mcp.server as unknown as { _getRequestHandler(method: string): RawHandler | undefined };
+  const callTool = server._getRequestHandler('tools/call');
+  if (!callTool) {
+    // No tool at all is allowed: answer every call with the refusal.
+    mcp.server.registerCapabilities({ tools: { listChanged: false } });
+    mcp.server.setRequestHandler('tools/list', () => ({ tools: [] }));
+  } else {
+    mcp.server.removeRequestHandler('tools/call');
+  }
+  mcp.server.setRequestHandler('tools/call', async (request, handlerCtx): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const tool = tools.find((t) => t.name === name);
+    if (tool && !allowed.has(name)) {
+      const scopes = [...caller.scopes].join(', ') || 'none';
+      return toolError(new ToolRefusal(null, `the tool ${name} needs the "${tool.scope}" scope, and this caller (${caller.name}) has ${scopes}`, `Use the tools listed for you, or ask the operator for a token with the "${tool.scope}" scope`));
+    }
+    if (!tool || !callTool) {
+      return toolError(new ToolRefusal('name', `there is no tool ${JSON.stringify(name)}`, `The tools you may call are ${[...allowed].join(', ') || 'none'}`));
+    }
+    return (await callTool(request, handlerCtx)) as CallToolResult;
+  });
+}
+
+function registerResources(mcp: McpServer, db: SoulsDb): void {
+  const list = async () => ({
+    resources: (await listSouls(db)).flatMap((s) => [
+      { uri: soulUri(s.id), name: `${s.name}: soul`, mimeType: 'text/markdown' },
+      { uri: evidenceUri(s.id), name: `${s.name}: evidence`, mimeType: 'text/markdown' },
+    ]),
+  });
+  const soulIdOf = async (value: string | string[] | undefined) => {
+    const id = Number(Array.isArray(value) ? value[0] : value);
+    const soul = Number.isSafeInteger(id) && id > 0 ? await getSoul(db, id) : null;
+    if (!soul) throw new Error(`there is no soul ${String(value)}: list the resources, or call soul_read, to find soul ids`);
+    return soul.id;
+  };
+  mcp.registerResource(
+    'soul',
+    new ResourceTemplate('souls://{soulId}/soul.md', { list }),
+    { title: 'A soul\'s rendered block', description: 'The identity block with every trait and its provenance, as markdown', mimeType: 'text/markdown' },
+    async (uri, variables) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await renderSoul(db, await soulIdOf(variables.soulId), { includeProvenance: true }) }] }),
+  );
+  mcp.registerResource(
+    'evidence',
+    new ResourceTemplate('souls://{soulId}/evidence.md', { list: undefined }),
+    { title: 'A soul\'s evidence report', description: 'The whole evidence report over the soul\'s pending shards, as markdown', mimeType: 'text/markdown' },
+    async (uri, variables) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: (await formatEvidence(db, await soulIdOf(variables.soulId))).markdown }] }),
+  );
+}
+
+/**
+ * Follows the event bus until stopped; calls `onChange` once per soul and kind for the events of one turn of the
+ * event loop (a batch of 10,000 shards for one soul is one change, not 10,000).
+ */
+export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number, what: 'soul' | 'evidence') => void): () => void {
+  const changes = pubsub.subscribe('soulChanged');
+  const drops = pubsub.subscribe('shardDropped');
+  const pending = new Map<number, 'soul' | 'evidence'>();
+  const note = (soulId: number, what: 'soul' | 'evidence') => {
+    if (pending.size === 0) setImmediate(flush);
+    if (pending.get(soulId) !== 'soul') pending.set(soulId, what);
+  };
+  const flush = () => {
+    const batch = [...pending];
+    pending.clear();
+    for (const [soulId, what] of batch) onChange(soulId, what);
+  };
+  void (async () => {
+    for await (const event of changes) note(event.soulId, 'soul');
+  })();
+  void (async () => {
+    for await (const event of drops) for (const soulId of event.soulIds) note(soulId, 'evidence');
+  })();
+  return () => {
+    void changes.return?.();
+    void drops.return?.();
+  };
+}
+
+function wireUpdates(mcp: McpServer, pubsub: SoulsPubSub, mode: 'subscribed' | 'all' | 'none'): void {
+  const subscribed = new Set<string>();
+  let stop: (() => void) | null = null;
+  const send = (uri: string) => {
+    if (mode === 'all' || subscribed.has(uri)) void mcp.server.sendResourceUpdated({ uri }).catch(() => undefined);
+  };
+  // Followed only while someone can hear it: a bulk import publishes an event per shard.
+  const follow = () => {
+    stop ??= followSoulChanges(pubsub, (soulId, what) => {
+      // A change to the block changes the evidence too (alignment, signals); new shards change the evidence only.
+      if (what === 'soul') send(soulUri(soulId));
+      send(evidenceUri(soulId));
+    });
+  };
+  mcp.server.setRequestHandler('resources/subscribe', (request) => {
+    // A per-request HTTP instance is gone before any update: saying yes would promise what never comes.
+    if (mode === 'none') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'this stateless HTTP session cannot receive resource updates: listen for them with subscriptions/listen (protocol 2026-07-28), or use stdio');
+    subscribed.add(request.params.uri);
+    if (mode === 'subscribed') follow();
+    return {};
+  });
+  mcp.server.setRequestHandler('resources/unsubscribe', (request) => {
+    subscribed.delete(request.params.uri);
+    if (mode === 'subscribed' && subscribed.size === 0) {
+      stop?.();
+      stop = null;
+    }
+    return {};
+  });
+  if (mode === 'all') follow();
+  const previousClose = mcp.server.onclose;
+  mcp.server.onclose = () => {
+    previousClose?.();
+    stop?.();
+  };
+}

@@ -1,0 +1,168 @@
+// The trait tool: every verb on one trait (add, revise, revert, reactivate, cite), with a dry run for the ones that change the block.
+import { z } from 'zod';
+import {
+  addTrait,
+  citeShard,
+  getCitations,
+  getShards,
+  getTrait,
+  previewTraitChanges,
+  reactivateTrait,
+  reviseTrait,
+  revertTrait,
+  type Soul,
+  type Trait,
+  type TraitChanges,
+} from '../engine/index.ts';
+import { annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
+import { recordOutcome } from './refiner.ts';
+import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
+import { soulNamed } from './souls.ts';
+import { id, ids } from './schemas.ts';
+
+const actions = ['add', 'revise', 'revert', 'reactivate', 'cite'] as const;
+type Action = (typeof actions)[number];
+
+const traitOut = z.object({ id: z.number().int(), soulId: z.number().int(), principle: z.string(), status: z.string(), generation: z.number().int() });
+
+
+/** Which fields each action takes; anything else given is refused, so a model never thinks a field was used. */
+const fieldsOf: Record<Action, readonly string[]> = {
+  add: ['soulId', 'principle', 'provenance', 'citeShardIds'],
+  revise: ['traitId', 'principle', 'provenance'],
+  revert: ['traitId'],
+  reactivate: ['traitId'],
+  cite: ['traitId', 'citeShardIds'],
+};
+
+export const traitChange = defineTool({
+  name: 'trait_change',
+  title: 'Change a trait',
+  description:
+    'One change to one trait. action "add": a new trait on soulId with principle and provenance (why: the evidence), citing the shards it rests on ' +
+    '(citeShardIds); refused when the soul is at its trait limit (then levelup). "revise": new principle and/or provenance for an active traitId. ' +
+    '"revert": take back an active traitId. "reactivate": bring back a reverted, consolidated or promoted traitId. "cite": link shards ' +
+    '(citeShardIds) to the active traitId they support. dryRun true (add, revise, revert) shows the rendered block before and after and writes ' +
+    'nothing. Read soul_evidence first; after your changes call soul_attune.',
+  scope: 'refine',
+  annotations: annotations('destructive'),
+  input: z.object({
+    action: z.enum(actions),
+    soulId: id('soul').optional().describe('add: the soul to add the trait to'),
+    traitId: id('trait').optional().describe('revise, revert, reactivate, cite: the trait'),
+    principle: z.string().max(10_000).optional().describe('add (required), revise: one sentence the soul acts on'),
+    provenance: z.string().max(70_000).optional().describe('add (required), revise: why, naming the evidence'),
+    citeShardIds: ids('shard', 100).optional().describe('add, cite: shards the trait rests on'),
+    dryRun: z.boolean().default(false).describe('add, revise, revert: preview only, nothing written'),
+  }),
+  output: z.object({
+    trait: traitOut.optional(),
+    soul: z.object({ id: z.number().int(), name: z.string() }),
+    cited: z.array(z.number().int()).optional().describe('shards newly cited'),
+    preview: z.object({ before: z.string(), after: z.string() }).optional().describe('dryRun: the rendered block before and after'),
+  }),
+  async run(args, ctx) {
+    try {
+      const given = (['soulId', 'traitId', 'principle', 'provenance', 'citeShardIds'] as const).filter((key) => args[key] !== undefined);
+      const extra = given.find((key) => !fieldsOf[args.action].includes(key));
+      if (extra) throw new ToolRefusal(extra, `is not used by action "${args.action}"`, `Action "${args.action}" takes ${fieldsOf[args.action].join(', ')}`);
+      if (args.dryRun && (args.action === 'reactivate' || args.action === 'cite')) {
+        throw new ToolRefusal('dryRun', `is only for add, revise and revert, not "${args.action}"`, 'Leave dryRun out');
+      }
+      if (args.action === 'add') return await add(ctx, args);
+      if (args.traitId === undefined) throw new ToolRefusal('traitId', `is required by action "${args.action}"`, 'Call soul_read with soulId and sections ["traits"] (or "inactiveTraits") to see trait ids');
+      const trait = await getTrait(ctx.db, args.traitId);
+      if (!trait) throw new ToolRefusal('traitId', `there is no trait ${args.traitId}`, 'Call soul_read with soulId and sections ["traits"] to see trait ids');
+      const soul = await soulNamed(ctx, trait.soulId);
+      switch (args.action) {
+        case 'revise':
+          return await revise(ctx, soul, trait, args);
+        case 'revert':
+          return await revert(ctx, soul, trait, args.dryRun);
+        case 'reactivate':
+          return await reactivate(ctx, soul, trait);
+        default:
+          return await cite(ctx, soul, trait, args.citeShardIds ?? []);
+      }
+    } catch (error) {
+      return toolError(error, {
+        notFound: { Shard: 'call shard_search to find shard ids (citeShardIds)' },
+        capacity: 'Consolidate traits with levelup (read soul_evidence for candidates), or revert one with trait_change action "revert"',
+        invalidState: 'Call soul_read with sections ["traits", "inactiveTraits"] to see each trait\'s status',
+      });
+    }
+  },
+});
+
+const view = (t: Trait) => ({ id: t.id, soulId: t.soulId, principle: clip(t.principle, 400).text, status: t.status, generation: t.generation });
+const soulView = (s: Soul) => ({ id: s.id, name: s.name });
+
+async function preview(ctx: ToolContext, soul: Soul, changes: TraitChanges) {
+  const { before, after } = await previewTraitChanges(ctx.db, soul.id, changes);
+  // Both blocks cut at the same length when they do not fit; soul_read and the soul resource show the block now.
+  return ok(fitText((room) => ({ soul: soulView(soul), preview: { before: clip(before, room).text, after: clip(after, room).text } }), Math.max(before.length, after.length)));
+}
+
+async function add(ctx: ToolContext, args: { soulId?: number; principle?: string; provenance?: string; citeShardIds?: number[]; dryRun: boolean }) {
+  if (args.soulId === undefined) throw new ToolRefusal('soulId', 'is required by action "add"', 'Call soul_read to find the soul id');
+  for (const field of ['principle', 'provenance'] as const) {
+    if (args[field] === undefined) throw new ToolRefusal(field, 'is required by action "add" (no provenance, no trait)', null);
+  }
+  const soul = await soulNamed(ctx, args.soulId);
+  const input = { principle: args.principle!, provenance: args.provenance!, citeShardIds: args.citeShardIds ?? [] };
+  if (args.dryRun) return preview(ctx, soul, { add: [input] });
+  const trait = await addTrait(ctx.db, soul.id, input);
+  soulChanged(ctx, soul.id, 'TRAIT_ADDED');
+  await recordOutcome(ctx, {
+    soul,
+    action: 'add',
+    traitIds: [trait.id],
+    citedShardIds: input.citeShardIds,
+    summary: `Added trait #${trait.id} to ${soul.name} (soul #${soul.id}): "${clip(trait.principle, 300).text}"`,
+  });
+  return ok({ trait: view(trait), soul: soulView(soul), cited: [...new Set(input.citeShardIds)] });
+}
+
+async function revise(ctx: ToolContext, soul: Soul, trait: Trait, args: { principle?: string; provenance?: string; dryRun: boolean }) {
+  if (args.principle === undefined && args.provenance === undefined) throw new ToolRefusal('principle', 'action "revise" needs a new principle, provenance, or both', null);
+  const same = (args.principle === undefined || args.principle.trim() === trait.principle) && (args.provenance === undefined || args.provenance.trim() === trait.provenance);
+  if (same) throw new ToolRefusal(args.principle !== undefined ? 'principle' : 'provenance', `is the same as trait ${trait.id} has now: nothing would change`, 'Give a different text');
+  if (args.dryRun) return preview(ctx, soul, { revise: [{ traitId: trait.id, principle: args.principle, provenance: args.provenance }] });
+  const revised = await reviseTrait(ctx.db, trait.id, { principle: args.principle, provenance: args.provenance });
+  soulChanged(ctx, soul.id, 'TRAIT_REVISED');
+  await recordOutcome(ctx, { soul, action: 'revise', traitIds: [trait.id], summary: `Revised trait #${trait.id} of ${soul.name} (soul #${soul.id}) to "${clip(revised.principle, 300).text}"` });
+  return ok({ trait: view(revised), soul: soulView(soul) });
+}
+
+async function revert(ctx: ToolContext, soul: Soul, trait: Trait, dryRun: boolean) {
+  if (trait.status !== 'active') throw new ToolRefusal('traitId', `trait ${trait.id} is ${trait.status}, not active: nothing to revert`, 'To bring it back use action "reactivate"');
+  if (dryRun) return preview(ctx, soul, { revert: [trait.id] });
+  const reverted = await revertTrait(ctx.db, trait.id);
+  soulChanged(ctx, soul.id, 'TRAIT_REVERTED');
+  await recordOutcome(ctx, { soul, action: 'revert', summary: `Reverted trait #${trait.id} of ${soul.name} (soul #${soul.id}): "${clip(trait.principle, 300).text}"` });
+  return ok({ trait: view(reverted), soul: soulView(soul) });
+}
+
+async function reactivate(ctx: ToolContext, soul: Soul, trait: Trait) {
+  if (trait.status === 'active') throw new ToolRefusal('traitId', `trait ${trait.id} is already active: nothing changed`, null);
+  const active = await reactivateTrait(ctx.db, trait.id);
+  soulChanged(ctx, soul.id, 'TRAIT_REACTIVATED');
+  await recordOutcome(ctx, { soul, action: 'reactivate', traitIds: [trait.id], summary: `Reactivated trait #${trait.id} of ${soul.name} (soul #${soul.id}): "${clip(trait.principle, 300).text}"` });
+  return ok({ trait: view(active), soul: soulView(soul) });
+}
+
+async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
+  const wanted = [...new Set(shardIds)];
+  if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "cite" needs at least one shard id', 'Call shard_search to find the shards this trait rests on');
+  if (trait.status !== 'active') throw new ToolRefusal('traitId', `trait ${trait.id} is ${trait.status}: only active traits cite shards`, null);
+  const found = await getShards(ctx.db, wanted);
+  const missing = wanted.filter((i) => !found.has(i));
+  if (missing.length > 0) throw new ToolRefusal('citeShardIds', `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
+  const already = new Set((await getCitations(ctx.db, [trait.id])).map((c) => c.shardId));
+  const fresh = wanted.filter((i) => !already.has(i));
+  if (fresh.length === 0) throw new ToolRefusal('citeShardIds', `trait ${trait.id} already cites shards ${wanted.join(', ')}: nothing changed`, null);
+  for (const shardId of fresh) await citeShard(ctx.db, shardId, trait.id);
+  soulChanged(ctx, soul.id, 'SHARD_CITED');
+  await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: fresh, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
+  return ok({ trait: view((await getTrait(ctx.db, trait.id))!), soul: soulView(soul), cited: fresh });
+}

@@ -1,0 +1,72 @@
+// Skills: each SKILL.md names only tools the server lists, and is served as a prompt and through the skills extension.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { openSoulsDb } from '../src/engine/index.ts';
+import { loadSkills, toolsNamedIn } from '../src/mcp/skills.ts';
+import { connect, type Connected } from './support/mcp.ts';
+
+let session: Connected;
+beforeAll(async () => {
+  session = await connect(openSoulsDb());
+});
+afterAll(async () => {
+  await session.close();
+});
+
+const skills = loadSkills();
+
+describe('skills/*/SKILL.md', () => {
+  it('are the four procedures the refiner follows', () => {
+    expect(skills.map((s) => s.name)).toEqual(['judge-level-up', 'maintenance-pass', 'plan-level-up', 'propose-traits']);
+    for (const skill of skills) {
+      expect(skill.description.length, skill.name).toBeGreaterThan(40);
+      expect(skill.body, skill.name).toMatch(/## When to use[\s\S]*## Steps[\s\S]*## How to judge|## When to use[\s\S]*## Steps/);
+    }
+  });
+
+  it('name only tools the server lists', async () => {
+    const listed = new Set((await session.client.listTools()).tools.map((t) => t.name));
+    for (const skill of skills) {
+      const named = toolsNamedIn(skill);
+      expect(named.length, skill.name).toBeGreaterThanOrEqual(2);
+      expect(named.filter((name) => !listed.has(name)), skill.name).toEqual([]);
+    }
+  });
+
+  it('a tool name that does not exist is caught', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'souls-skills-'));
+    try {
+      mkdirSync(join(dir, 'bad-skill'));
+      writeFileSync(join(dir, 'bad-skill', 'SKILL.md'), '---\nname: bad-skill\ndescription: A skill that calls a tool the server does not have.\n---\nCall `soul_delete` then `soul_read`.\n');
+      expect(toolsNamedIn(loadSkills(dir)[0])).toEqual(['soul_delete', 'soul_read']);
+      writeFileSync(join(dir, 'bad-skill', 'SKILL.md'), '---\nname: other-name\ndescription: x\n---\nbody\n');
+      expect(() => loadSkills(dir)).toThrow('must match its folder "bad-skill"');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('skills over MCP', () => {
+  it('serves each skill as a prompt, optionally about one soul', async () => {
+    const { prompts } = await session.client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(skills.map((s) => s.name));
+    const prompt = await session.client.getPrompt({ name: 'propose-traits', arguments: { soulId: '7' } });
+    const text = (prompt.messages[0].content as { text: string }).text;
+    expect(text).toMatch(/^Work on soul 7\./);
+    expect(text).toContain(skills.find((s) => s.name === 'propose-traits')!.body.trim());
+  });
+
+  it('serves the skills through the SDK skills extension, verified against their digests', async () => {
+    const client = new SkillsClient(session.client);
+    expect(client.supported).toBe(true);
+    const { skills: entries } = await client.list();
+    expect(entries.map((e) => e.frontmatter.name).sort()).toEqual(skills.map((s) => s.name));
+    const file = await client.read(entries.find((e) => e.frontmatter.name === 'plan-level-up')!);
+    expect(entries[0].uri).toMatch(/^skill:\/\/souls\//);
+    expect(file.body?.trim()).toBe(skills.find((s) => s.name === 'plan-level-up')!.body.trim());
+  });
+});
