@@ -6,5 +6,7 @@ import { defineConfig } from 'vitest/config';
 // graphql instances, so `instanceof GraphQLError` and `execute(schema)` fail in
 // tests only (domain errors were masked as "Unexpected error.").
 export default defineConfig({
+  // Bounds, not speed checks: a machine shared with other work can run a CPU-heavy test several times slower.
+  test: { testTimeout: 30_000, hookTimeout: 30_000 },
   ssr: { resolve: { conditions: ['node', 'import', 'module-sync'] } },
 });
