@@ -197,7 +197,7 @@ const column = (text: string, width: number) => (text.length < width ? text.padE
 
 /** The option lines of `souls <command> --help` for these groups: flag, environment variable, what it does. */
 export function optionsHelp(groups: readonly OptionGroup[]): string {
-  const line = (flag: string, variable: string, text = '') => column(`  ${flag}`, 34) + (text ? column(variable, 24) + text : variable);
+  const line = (flag: string, variable: string, text = '') => column(`  ${flag}`, 34) + (text ? column(variable, 33) + text : variable);
   const sections: Record<OptionGroup, () => string[]> = {
     database: () => [
       line('--db PATH', 'SOULS_DB', `(default ${defaults.db}; ':memory:' for none)`),
@@ -207,7 +207,9 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       settingNames.map((name) =>
         name === 'similarity'
           ? line('--similarity MODE', envName(name), `(${similarityModes.join(' or ')}; default ${defaultSettings.similarity})`)
-          : line(`--${kebab(name)} N`, envName(name), `(default ${defaultSettings[name]})`),
+          : name === 'clusteringThreshold'
+            ? line(`--${kebab(name)} N`, envName(name), `(default: the similarity mode's own, ${defaultSettings[name]} for ${defaultSettings.similarity})`)
+            : line(`--${kebab(name)} N`, envName(name), `(default ${defaultSettings[name]})`),
       ),
     server: () => [
       line('--host HOST', 'SOULS_HOST', `(default ${defaults.host})`),
