@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -145,6 +146,14 @@ describe('help', { timeout: 60_000 }, () => {
     expect(entries(dir)).toEqual(before);
   });
 
+  it('the README’s command line reference names every command', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('## The command line');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    for (const command of commands) expect(section, command.name).toContain(`| \`souls ${command.name}`);
+    expect(section).toContain('**Exit codes.**');
+  });
+
   it('help for the commands that open a database lists the shared options once, from one source', async () => {
     for (const name of ['list', 'show', 'history', 'render', 'backup', 'seed-demo', 'serve']) {
       const help = commands.find((c) => c.name === name)!.help;
@@ -191,6 +200,22 @@ describe('exit codes and messages', { timeout: 60_000 }, () => {
       expect((await run([name, 'Ada', '--db', db])).code, name).toBe(0);
     }
     expect((await run(['list', '--db', db])).code).toBe(0);
+  });
+
+  it('serve on a port in use exits 1 with one line that says what to do', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const { port } = busy.address() as AddressInfo;
+    try {
+      const result = await run(['serve', '--host', '127.0.0.1', '--port', String(port), '--db', join(dir, 'serve.db')]);
+      expect(result).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `souls: port ${port} on 127.0.0.1 is in use: stop what listens there, or give another --port (0 picks a free one)\n`,
+      });
+    } finally {
+      busy.close();
+    }
   });
 
   it('never prints a stack trace, and SOULS_DEBUG=1 shows the whole error', async () => {

@@ -22,6 +22,11 @@ export const commands: Command[] = [
 ];
 
 if (import.meta.main) {
+  // A reader that stops early (`souls list --json | head -1`) is not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   runCli(commands, process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then((code) => {
     process.exitCode = code;
   });

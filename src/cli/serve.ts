@@ -1,7 +1,7 @@
 // souls serve: the GraphQL API, GraphiQL and the character sheet on one port.
 import { isLoopback } from '../server/auth.ts';
 import { normalizeHost } from '../server/origin.ts';
-import { SoulsError } from '../engine/index.ts';
+import { closeSoulsDb, SoulsError } from '../engine/index.ts';
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { openDb } from './database.ts';
@@ -39,7 +39,12 @@ export const serveCommand: Command = {
       corsOrigins: config.corsOrigins,
       allowedHosts: config.insecure && !isLoopback(config.host) ? [...config.allowedHosts, normalizeHost('--host', config.host)] : config.allowedHosts,
     });
-    const { url } = await app.start(config.port, config.host);
+    const { url } = await app.start(config.port, config.host).catch((error: NodeJS.ErrnoException) => {
+      closeSoulsDb(db);
+      if (error.code === 'EADDRINUSE') throw new SoulsError(`port ${config.port} on ${config.host} is in use: stop what listens there, or give another --port (0 picks a free one)`);
+      if (error.code === 'EACCES') throw new SoulsError(`port ${config.port} on ${config.host} is not allowed to this user: give a port above 1023`);
+      throw error;
+    });
     const say = (line: string) => io.stdout.write(`${line}\n`);
     const warn = (line: string) => io.stderr.write(`${line}\n`);
     // Handlers first: whoever waits for the lines below may signal at once (the first process.on installs Node's handler).
