@@ -200,6 +200,9 @@ describe('exit codes and messages', { timeout: 60_000 }, () => {
       expect((await run([name, 'Ada', '--db', db])).code, name).toBe(0);
     }
     expect((await run(['list', '--db', db])).code).toBe(0);
+    // The server's own settings are the server's: a bad one does not stop a command that never listens.
+    expect((await run(['list', '--db', db], { SOULS_PORT: 'many', SOULS_TOKENS_FILE: join(dir, 'none.json') })).code).toBe(0);
+    expect((await run(['list', '--db', db, '--port', '4000'])).stderr).toContain('souls: list has no option --port');
   });
 
   it('serve on a port in use exits 1 with one line that says what to do', async () => {

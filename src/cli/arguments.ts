@@ -55,7 +55,7 @@ export function parseArguments(command: string, argv: readonly string[], spec: A
   const values = parsed.values as ParsedArguments['values'];
   const ownValues = Object.fromEntries(Object.keys(own).map((name) => [name, values[name]]));
   const sharedValues = Object.fromEntries(Object.keys(shared).map((name) => [name, values[name]]));
-  return { args, values: ownValues, config: groups.includes('database') ? configFromFlags(sharedValues, env) : null };
+  return { args, values: ownValues, config: groups.includes('database') ? configFromFlags(sharedValues, env, { server: groups.includes('server') }) : null };
 }
 
 /** parseArgs' messages, said the way the rest of the command line speaks. */

@@ -99,8 +99,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
   return configFromFlags(values, env);
 }
 
-/** loadConfig over flags already parsed (by a command's own parser): `values` keyed by flag name without dashes. */
-export function configFromFlags(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): ServerConfig {
+/**
+ * loadConfig over flags already parsed (by a command's own parser): `values` keyed by flag name without dashes.
+ * Without `server`, the server's settings keep their defaults unread, so a bad SOULS_PORT cannot stop `souls list`.
+ */
+export function configFromFlags(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv, options: { server?: boolean } = {}): ServerConfig {
+  const server = options.server ?? true;
   const flags = values as Record<string, string | undefined>;
   const switches = values as Record<string, boolean | undefined>;
   const configPath = flags.config ?? env.SOULS_CONFIG;
@@ -137,7 +141,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     }
   }
   const limits: Limits = { ...defaultLimits };
-  for (const name of limitNames) {
+  for (const name of server ? limitNames : []) {
     const found = pick(name, kebab(name), envName(name));
     if (!found) continue;
     const value = number(found.where, found.raw);
@@ -172,21 +176,27 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       return normalize(where, item);
     }))];
   };
-  const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
-  const hostPick = pick('host', 'host', 'SOULS_HOST');
-  const portPick = pick('port', 'port', 'SOULS_PORT');
   const dbPick = pick('db', 'db', 'SOULS_DB');
-  return {
-    host: hostPick ? String(hostPick.raw) : defaults.host,
-    port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
+  const database = {
     db: dbPick ? String(dbPick.raw) : defaults.db,
     dbFrom: dbPick ? dbPick.where : 'the default of --db',
     settings: resolveSettings(overrides),
+    limits,
+  };
+  if (!server) {
+    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [] };
+  }
+  const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
+  const hostPick = pick('host', 'host', 'SOULS_HOST');
+  const portPick = pick('port', 'port', 'SOULS_PORT');
+  return {
+    ...database,
+    host: hostPick ? String(hostPick.raw) : defaults.host,
+    port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
     tokens: tokensPick ? loadTokens(String(tokensPick.raw)) : null,
     warnings: tokensPick ? tokensFileWarnings(String(tokensPick.raw)) : [],
     insecure: flag('insecure', 'SOULS_INSECURE') ?? false,
     introspection: flag('introspection', 'SOULS_INTROSPECTION') ?? true,
-    limits,
     corsOrigins: list('corsOrigins', 'cors-origin', 'SOULS_CORS_ORIGINS', normalizeOrigin),
     allowedHosts: list('allowedHosts', 'allowed-host', 'SOULS_ALLOWED_HOSTS', normalizeHost),
   };
