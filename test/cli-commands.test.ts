@@ -33,8 +33,16 @@ import {
 import { cleanEnv, cliRunner, expectNoStack } from './support/cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { cli, exited, killAll } = cliRunner();
+// Bounds for a hang only: the machine may be busy, and a child that is merely slow must not fail a test.
+const { cli, exited, killAll } = cliRunner({ exitMs: 45_000 });
 const run = async (args: string[], env: Record<string, string> = {}) => exited(cli(args, env));
+
+/** Runs each command line, three children at a time (two cores), results in the order given. */
+async function runAll(lines: readonly string[][]): Promise<Awaited<ReturnType<typeof run>>[]> {
+  const results: Awaited<ReturnType<typeof run>>[] = [];
+  for (let i = 0; i < lines.length; i += 3) results.push(...(await Promise.all(lines.slice(i, i + 3).map((args) => run(args)))));
+  return results;
+}
 
 let dir: string;
 let db: string;
@@ -116,7 +124,7 @@ beforeAll(async () => {
 afterEach(() => killAll());
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('help', { timeout: 60_000 }, () => {
+describe('help', { timeout: 240_000 }, () => {
   it('`souls --help` lists every command with its summary, and the exit codes', async () => {
     for (const flag of ['--help', '-h', 'help']) {
       const result = await run([flag]);
@@ -133,7 +141,7 @@ describe('help', { timeout: 60_000 }, () => {
     const before = entries(dir);
     for (const command of commands) {
       const lines = [[command.name, '--help'], [command.name, '-h'], ['help', command.name], [command.name, 'whatever', '--no-such-option', '--help']];
-      const results = await Promise.all(lines.map((args) => run([...args, '--db', join(dir, 'not-there', 'x.db')])));
+      const results = await runAll(lines.map((args) => [...args, '--db', join(dir, 'not-there', 'x.db')]));
       results.forEach((result, i) => {
         expect(result.code, lines[i].join(' ')).toBe(0);
         expect(result.stderr, lines[i].join(' ')).toBe('');
@@ -165,7 +173,7 @@ describe('help', { timeout: 60_000 }, () => {
   });
 });
 
-describe('exit codes and messages', { timeout: 60_000 }, () => {
+describe('exit codes and messages', { timeout: 240_000 }, () => {
   it('exits 2 with a clear message for an unknown command, option or a wrong number of arguments', async () => {
     const cases: Array<[string[], string]> = [
       [['lst'], 'souls: unknown command "lst" (did you mean list?)\nCommands: serve, list, show, history, render, backup, seed-demo'],
@@ -180,8 +188,9 @@ describe('exit codes and messages', { timeout: 60_000 }, () => {
       [['--bogus'], 'souls: serve has no option --bogus\n'],
       [['help', 'nothing'], 'souls: unknown command "nothing"'],
     ];
-    for (const [args, message] of cases) {
-      const result = await run(args.includes('--db') ? args : [...args, '--db', db]);
+    const results = await runAll(cases.map(([args]) => (args.includes('--db') ? args : [...args, '--db', db])));
+    for (const [i, [args, message]] of cases.entries()) {
+      const result = results[i];
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toContain(message);
       expect(result.stdout, args.join(' ')).toBe('');
@@ -230,7 +239,7 @@ describe('exit codes and messages', { timeout: 60_000 }, () => {
   });
 });
 
-describe('--json output matches the engine', { timeout: 60_000 }, () => {
+describe('--json output matches the engine', { timeout: 240_000 }, () => {
   it('list --json: every awake soul with level, trait count and readiness; --all adds the dormant', async () => {
     const result = await run(['list', '--json', '--db', db]);
     expect(result.code, result.stderr).toBe(0);
@@ -372,7 +381,7 @@ describe('--json output matches the engine', { timeout: 60_000 }, () => {
   });
 });
 
-describe('output for people', { timeout: 60_000 }, () => {
+describe('output for people', { timeout: 240_000 }, () => {
   it('list, show and history print readable text, with no colour codes when not on a terminal', async () => {
     const list = await run(['list', '--db', db]);
     expect(list.stdout.split('\n')[0]).toMatch(/^ID +NAME +LEVEL +TRAITS +PENDING +READINESS$/);
@@ -403,16 +412,16 @@ describe('output for people', { timeout: 60_000 }, () => {
   });
 });
 
-describe('read-only commands create nothing', { timeout: 60_000 }, () => {
+describe('read-only commands create nothing', { timeout: 240_000 }, () => {
   it('list, show and history with a missing database: exit 1, a clear message, no file or folder', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'souls-readonly-'));
     try {
       for (const args of [['list'], ['show', 'Ada'], ['history', 'Ada']]) {
-        for (const target of ['missing/dir/x.db', 'x.db']) {
-          const path = join(empty, target);
-          const result = await run([...args, '--db', path]);
+        const targets = ['missing/dir/x.db', 'x.db'].map((target) => join(empty, target));
+        const results = await runAll(targets.map((path) => [...args, '--db', path]));
+        for (const [i, result] of results.entries()) {
           expect(result.code, args.join(' ')).toBe(1);
-          expect(result.stderr).toBe(`souls: no database at ${path} (--db): ${args[0]} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it\n`);
+          expect(result.stderr).toBe(`souls: no database at ${targets[i]} (--db): ${args[0]} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it\n`);
         }
         const fromEnv = await run(args, { SOULS_DB: join(empty, 'env', 'souls.db') });
         expect(fromEnv.code).toBe(1);
@@ -437,7 +446,7 @@ describe('read-only commands create nothing', { timeout: 60_000 }, () => {
   });
 });
 
-describe('the souls program as installed', { timeout: 60_000 }, () => {
+describe('the souls program as installed', { timeout: 240_000 }, () => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
 
   it('`npm run souls -- …` runs the program', async () => {
