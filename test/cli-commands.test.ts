@@ -277,6 +277,12 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     const dormant = await engineView((engine) => listDormantSouls(engine));
     expect(all.map((s) => s.name)).toEqual(['Ada', 'Bram', 'Cyra']);
     expect(all[2]).toMatchObject({ name: dormant[0].name, dormant: true, deletedAt: iso(at.cyraRetired), crystallization: { ready: false, unmet: expect.arrayContaining(['DORMANT']) } });
+    const empty = join(dir, 'empty.db');
+    closeSoulsDb(openSoulsDb({ path: empty }));
+    expect(await runAll([['list', '--db', empty], ['list', '--json', '--db', empty]])).toMatchObject([
+      { code: 0, stdout: `No awake souls in ${empty}.\n` },
+      { code: 0, stdout: '[]\n' },
+    ]);
     const byReadiness = JSON.parse((await run(['list', '--order', 'readiness', '--json', '--db', db])).stdout) as Array<{ name: string }>;
     expect(byReadiness.map((s) => s.name)).toEqual(['Bram', 'Ada']);
   });
