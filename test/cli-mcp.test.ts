@@ -49,8 +49,11 @@ describe('souls mcp', { timeout: 30_000 }, () => {
   it('refuses an unknown scope and a refiner that does not exist, before serving', async () => {
     const db = join(dir, 'mcp.db');
     const scopes = await exited(cli(['mcp', '--db', db, '--scopes', 'read,write']));
-    expect(scopes.code).toBe(1);
+    expect(scopes.code).toBe(2); // a usage error, as for any bad option
     expect(scopes.stderr).toContain('--scopes: unknown scope "write" (known: read, observe, refine, admin)');
+    const action = await exited(cli(['refiner', 'rename', '--db', db]));
+    expect(action.code).toBe(2);
+    expect(action.stderr).toContain('unknown refiner action "rename": use init or status');
     const refiner = await exited(cli(['mcp', '--db', db, '--refiner', 'Scout']));
     expect(refiner.code).toBe(1);
     expect(refiner.stderr).toContain(`no refiner named "Scout" in ${db}: create it with \`souls refiner init --db ${db} --name Scout\``);

@@ -296,9 +296,9 @@ describe('read-only commands, negative numbers and --version', { timeout: 30_000
     for (const result of results) expect(result.code).toBe(1);
   });
 
-  it('a flag with no value is still refused, naming the flag', async () => {
+  it('a flag with no value is still refused, naming the flag, as a usage error (exit 2)', async () => {
     const result = await exited(cli(['render', 'Ada', '--db']));
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^souls: .*--db/);
     expect(entries()).toEqual([]);
   });

@@ -339,9 +339,21 @@ export function buildApp(options: AppOptions): App {
     db,
     start: (port, host) =>
       new Promise((resolve, reject) => {
-        server.once('error', reject);
+        // ws forwards the server's errors to graphql-ws, which prints them with a stack; a failed listen (a port in
+        // use) is the caller's to report, so only `reject` hears it.
+        const forwarders = server.listeners('error') as Array<(error: Error) => void>;
+        server.removeAllListeners('error');
+        const restore = () => {
+          server.off('error', failed);
+          for (const listener of forwarders) server.on('error', listener);
+        };
+        const failed = (error: Error) => {
+          restore();
+          reject(error);
+        };
+        server.on('error', failed);
         server.listen(port, host, () => {
-          server.off('error', reject);
+          restore();
           const address = server.address();
           const bound = typeof address === 'object' && address ? address.port : port;
           const shownHost = host.includes(':') ? `[${host}]` : host;

@@ -48,7 +48,7 @@ function port(where: string, raw: unknown): number {
  * `--trait-limit -1` as `--trait-limit=-1`: parseArgs takes a value that starts with a dash for a forgotten
  * argument ("ambiguous"), so negative numbers would never reach the validation that names the flag and its bounds.
  */
-function attachNegativeNumbers(argv: readonly string[], valued: ReadonlySet<string>): string[] {
+export function attachNegativeNumbers(argv: readonly string[], valued: ReadonlySet<string>): string[] {
   const joined: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const next = argv[i + 1];
@@ -60,6 +60,26 @@ function attachNegativeNumbers(argv: readonly string[], valued: ReadonlySet<stri
   return joined;
 }
 
+type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean };
+const valuedOptions = (names: readonly string[]): Record<string, OptionSpec> => Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+
+/**
+ * The flags loadConfig reads, in the groups commands share: every command that opens a database takes `database`
+ * and `settings`; only `serve` takes `server`.
+ */
+export const optionGroups = {
+  database: valuedOptions(['db', 'config']),
+  settings: valuedOptions(settingNames.map(kebab)),
+  server: {
+    ...valuedOptions(['host', 'port', 'tokens-file', ...limitNames.map(kebab)]),
+    insecure: { type: 'boolean' },
+    introspection: { type: 'boolean' },
+    'cors-origin': { type: 'string', multiple: true },
+    'allowed-host': { type: 'string', multiple: true },
+  },
+} satisfies Record<string, Record<string, OptionSpec>>;
+export type OptionGroup = keyof typeof optionGroups;
+
 /**
  * Server settings and knobs from, in rising precedence: defaults, a JSON
  * config file (--config or SOULS_CONFIG), the environment (SOULS_PORT,
@@ -67,20 +87,24 @@ function attachNegativeNumbers(argv: readonly string[], valued: ReadonlySet<stri
  * validated; a bad one throws a ValidationError naming where it came from.
  */
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServerConfig {
-  const valued = ['host', 'port', 'db', 'config', 'tokens-file', ...settingNames.map(kebab), ...limitNames.map(kebab)];
+  const options = { ...optionGroups.database, ...optionGroups.settings, ...optionGroups.server };
+  const valued = Object.keys(options).filter((name) => options[name as keyof typeof options].type === 'string');
   const { values } = parseArgs({
     args: attachNegativeNumbers(argv, new Set(valued.map((name) => `--${name}`))),
-    options: {
-      ...Object.fromEntries(valued.map((name) => [name, { type: 'string' as const }])),
-      insecure: { type: 'boolean' },
-      introspection: { type: 'boolean' },
-      'cors-origin': { type: 'string', multiple: true },
-      'allowed-host': { type: 'string', multiple: true },
-    },
+    options,
     strict: true,
     allowPositionals: false,
     allowNegative: true,
   });
+  return configFromFlags(values, env);
+}
+
+/**
+ * loadConfig over flags already parsed (by a command's own parser): `values` keyed by flag name without dashes.
+ * Without `server`, the server's settings keep their defaults unread, so a bad SOULS_PORT cannot stop `souls list`.
+ */
+export function configFromFlags(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv, options: { server?: boolean } = {}): ServerConfig {
+  const server = options.server ?? true;
   const flags = values as Record<string, string | undefined>;
   const switches = values as Record<string, boolean | undefined>;
   const configPath = flags.config ?? env.SOULS_CONFIG;
@@ -117,7 +141,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
     }
   }
   const limits: Limits = { ...defaultLimits };
-  for (const name of limitNames) {
+  for (const name of server ? limitNames : []) {
     const found = pick(name, kebab(name), envName(name));
     if (!found) continue;
     const value = number(found.where, found.raw);
@@ -152,21 +176,27 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
       return normalize(where, item);
     }))];
   };
-  const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
-  const hostPick = pick('host', 'host', 'SOULS_HOST');
-  const portPick = pick('port', 'port', 'SOULS_PORT');
   const dbPick = pick('db', 'db', 'SOULS_DB');
-  return {
-    host: hostPick ? String(hostPick.raw) : defaults.host,
-    port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
+  const database = {
     db: dbPick ? String(dbPick.raw) : defaults.db,
     dbFrom: dbPick ? dbPick.where : 'the default of --db',
     settings: resolveSettings(overrides),
+    limits,
+  };
+  if (!server) {
+    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [] };
+  }
+  const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
+  const hostPick = pick('host', 'host', 'SOULS_HOST');
+  const portPick = pick('port', 'port', 'SOULS_PORT');
+  return {
+    ...database,
+    host: hostPick ? String(hostPick.raw) : defaults.host,
+    port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
     tokens: tokensPick ? loadTokens(String(tokensPick.raw)) : null,
     warnings: tokensPick ? tokensFileWarnings(String(tokensPick.raw)) : [],
     insecure: flag('insecure', 'SOULS_INSECURE') ?? false,
     introspection: flag('introspection', 'SOULS_INTROSPECTION') ?? true,
-    limits,
     corsOrigins: list('corsOrigins', 'cors-origin', 'SOULS_CORS_ORIGINS', normalizeOrigin),
     allowedHosts: list('allowedHosts', 'allowed-host', 'SOULS_ALLOWED_HOSTS', normalizeHost),
   };
@@ -175,30 +205,37 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ser
 /** Pads to a column, or leaves one space when the text is wider. */
 const column = (text: string, width: number) => (text.length < width ? text.padEnd(width) : `${text} `);
 
-export function usage(): string {
-  const knobs = settingNames
-    .map((name) =>
-      name === 'similarity'
-        ? column(`  --similarity MODE`, 34) + column(envName(name), 24) + `(${similarityModes.join(' or ')}; default ${defaultSettings.similarity})`
-        : column(`  --${kebab(name)} N`, 34) + envName(name),
-    )
-    .join('\n');
-  return `Usage: souls [serve] [options]       serve the GraphQL API (GraphiQL at /graphql) and the character sheet (at /)
-       souls render <soul id or name> [--full] [--db path]   print a soul's rendered block (reads only)
-       souls backup <file> [--db path]   copy the database with VACUUM INTO (reads only)
-       souls seed-demo [--db path] [--force]   fill a database with the demo souls
-       souls --version                   print the version (also -v)
-
-Options (flag, then environment variable):
-  --host HOST                     SOULS_HOST     (default ${defaults.host})
-  --port PORT                     SOULS_PORT     (default ${defaults.port}; 0 picks a free port)
-  --db PATH                       SOULS_DB       (default ${defaults.db}; ':memory:' for none)
-  --config FILE                   SOULS_CONFIG   (JSON object of the settings below)
-  --tokens-file FILE              SOULS_TOKENS_FILE  ([{ "name", "token", "scopes": ["read", "observe", "refine", "admin"] }])
-  --insecure                      SOULS_INSECURE     (listen beyond loopback without tokens)
-  --no-introspection              SOULS_INTROSPECTION=false  (hide the schema and field suggestions)
-  --cors-origin ORIGIN            SOULS_CORS_ORIGINS (comma-separated; pages of these origins may call the API; repeatable)
-  --allowed-host NAME             SOULS_ALLOWED_HOSTS (comma-separated; Host names served without tokens besides loopback)
-${limitNames.map((name) => column(`  --${kebab(name)} N`, 34) + column(envName(name), 24) + `(default ${defaultLimits[name]})`).join('\n')}
-${knobs}`;
+/** The option lines of `souls <command> --help` for these groups: flag, environment variable, what it does. */
+export function optionsHelp(groups: readonly OptionGroup[]): string {
+  const line = (flag: string, variable: string, text = '') => column(`  ${flag}`, 34) + (text ? column(variable, 33) + text : variable);
+  const sections: Record<OptionGroup, () => string[]> = {
+    database: () => [
+      line('--db PATH', 'SOULS_DB', `(default ${defaults.db}; ':memory:' for none)`),
+      line('--config FILE', 'SOULS_CONFIG', '(JSON object of any of these settings)'),
+    ],
+    settings: () =>
+      settingNames.map((name) =>
+        name === 'similarity'
+          ? line('--similarity MODE', envName(name), `(${similarityModes.join(' or ')}; default ${defaultSettings.similarity})`)
+          : name === 'clusteringThreshold'
+            ? line(`--${kebab(name)} N`, envName(name), `(default: the similarity mode's own, ${defaultSettings[name]} for ${defaultSettings.similarity})`)
+            : line(`--${kebab(name)} N`, envName(name), `(default ${defaultSettings[name]})`),
+      ),
+    server: () => [
+      line('--host HOST', 'SOULS_HOST', `(default ${defaults.host})`),
+      line('--port PORT', 'SOULS_PORT', `(default ${defaults.port}; 0 picks a free port)`),
+      line('--tokens-file FILE', 'SOULS_TOKENS_FILE', '([{ "name", "token", "scopes": ["read", "observe", "refine", "admin"] }])'),
+      line('--insecure', 'SOULS_INSECURE', '(listen beyond loopback without tokens)'),
+      line('--no-introspection', 'SOULS_INTROSPECTION=false', '(hide the schema and field suggestions)'),
+      line('--cors-origin ORIGIN', 'SOULS_CORS_ORIGINS', '(comma-separated; pages of these origins may call the API; repeatable)'),
+      line('--allowed-host NAME', 'SOULS_ALLOWED_HOSTS', '(comma-separated; Host names served without tokens besides loopback)'),
+      ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
+    ],
+  };
+  const titles: Record<OptionGroup, string> = {
+    database: 'Database (flag, then environment variable):',
+    settings: 'Engine settings (flag, then environment variable; see "Knobs and bounds" in the README):',
+    server: 'Server (flag, then environment variable):',
+  };
+  return groups.map((group) => `${titles[group]}\n${sections[group]().join('\n')}`).join('\n\n');
 }

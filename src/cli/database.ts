@@ -1,0 +1,38 @@
+/** Opening the database for a command, and finding the soul a command names. */
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ServerConfig } from '../server/config.ts';
+import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, SoulsError, type Soul, type SoulsDb } from '../engine/index.ts';
+
+/** For the commands that write: creates the folder and the file if needed. */
+export function openDb(config: Pick<ServerConfig, 'db' | 'settings'>): SoulsDb {
+  if (config.db !== ':memory:') mkdirSync(dirname(config.db), { recursive: true });
+  return openSoulsDb({ path: config.db, settings: config.settings });
+}
+
+/** For the commands that only read: the database must exist already, so a mistyped path creates nothing. */
+export function openExistingDb(config: Pick<ServerConfig, 'db' | 'dbFrom' | 'settings'>, command: string): SoulsDb {
+  if (config.db !== ':memory:' && !statSync(config.db, { throwIfNoEntry: false })?.isFile()) {
+    throw new SoulsError(`no database at ${config.db} (${config.dbFrom}): ${command} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it`);
+  }
+  // Read-only: never created, never migrated, writes refused.
+  return openSoulsDb({ path: config.db, settings: config.settings, mode: 'read-only' });
+}
+
+/** A soul by id (digits) or by name (any case or width: names are looked up by their folded key); dormant ones too. */
+export async function findSoul(db: SoulsDb, target: string): Promise<Soul> {
+  const soul = /^[1-9][0-9]{0,14}$/.test(target) ? await getSoul(db, Number(target)) : await getSoulByName(db, target);
+  if (!soul) throw new SoulsError(`no soul ${target}`);
+  return soul;
+}
+
+/** Runs `body` over a database opened for reading, and closes it whatever happens. */
+export async function withExistingDb<T>(config: Pick<ServerConfig, 'db' | 'dbFrom' | 'settings'>, command: string, body: (db: SoulsDb) => Promise<T>): Promise<T> {
+  const db = openExistingDb(config, command);
+  try {
+    return await body(db);
+  } finally {
+    closeSoulsDb(db);
+  }
+}
+
