@@ -5,6 +5,7 @@ import { benchClustering } from './clustering.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
+import { benchSemantic } from './semantic.ts';
 import { benchSimilarityModes } from './similarity.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
@@ -13,6 +14,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus: similarity modes', benchParaphrase],
   ['Paraphrase corpus: provided mode on SYNTHETIC vectors', benchProvided],
   ['Similarity modes at their defaults', benchSimilarityModes],
+  ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['API', benchApi],
 ];
 

@@ -13,6 +13,9 @@ const LOAD_CHUNK = 50;
 /** Stored embeddings of shards, by id (only those that have one). */
 export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
 
+/** The modes whose clustering reads stored vectors. */
+const usesVectors = (mode: SimilarityMode): boolean => mode === 'provided' || mode === 'semantic';
+
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
 
@@ -102,7 +105,7 @@ export class ClusterMemo {
     for (const [i, id] of shardIds.entries()) {
       this.grams.set(id, grams[i]);
       this.texts.set(id, texts[i]);
-      if (this.mode === 'provided') this.vectors.set(id, vectors[i]);
+      if (usesVectors(this.mode)) this.vectors.set(id, vectors[i]);
     }
     this.souls.set(soulId, partition);
     this.evict();
@@ -146,6 +149,13 @@ export class ClusterMemo {
     return partition;
   }
 
+  /** The shards' stored vectors changed (semantic vectors landed): their cached vectors and every partition holding them are dropped. */
+  forgetVectors(shardIds: readonly number[]): void {
+    const changed = new Set(shardIds);
+    for (const id of shardIds) this.vectors.delete(id);
+    for (const [soulId, partition] of this.souls) if (partition.memberIds().some((id) => changed.has(id))) this.souls.delete(soulId);
+  }
+
   /** Drops what is remembered for a soul (its partition), e.g. when it is no longer of interest. */
   forget(soulId: number): void {
     this.souls.delete(soulId);
@@ -176,7 +186,7 @@ export class ClusterMemo {
       this.grams.set(id, this.gramsOf(text));
       this.texts.set(id, text);
     }
-    if (this.mode === 'provided') this.cacheVectors([...texts.keys()]);
+    if (usesVectors(this.mode)) this.cacheVectors([...texts.keys()]);
   }
 
   private cacheVectors(ids: number[]): void {
@@ -189,7 +199,7 @@ export class ClusterMemo {
 
   /** The shards' vectors in order (provided mode; empty otherwise), loading those not cached. */
   private vectorsOf(shardIds: readonly number[]): (Float32Array | null)[] {
-    if (this.mode !== 'provided') return [];
+    if (!usesVectors(this.mode)) return [];
     const missing = shardIds.filter((id) => !this.vectors.has(id));
     if (missing.length > 0) this.cacheVectors(missing);
     return shardIds.map((id) => this.vectors.get(id)!);

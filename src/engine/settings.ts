@@ -1,16 +1,17 @@
 import { ValidationError } from './errors.ts';
 
 /** How shard and trait texts are compared (README "How similarity works"). */
-export const similarityModes = ['trigram', 'lexical', 'provided'] as const;
+export const similarityModes = ['trigram', 'lexical', 'provided', 'semantic'] as const;
 export type SimilarityMode = (typeof similarityModes)[number];
 
 /**
  * Each mode's clustering threshold when `clusteringThreshold` is not set: trigram keeps the seed's 0.4;
  * lexical's is the paraphrase corpus's choice (bench/paraphrase.ts: the best adjusted Rand index of the
  * sweep among thresholds whose largest cluster is no larger than the largest labelled theme); provided's
- * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts).
+ * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts); semantic's the same way
+ * with the sentence encoder's vectors of the corpus (bench/semantic.ts).
  */
-export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.07, provided: 0.35 };
+export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.07, provided: 0.35, semantic: 0.425 };
 
 /** The engine's knobs (SPEC §10). Source diversity >= 2 and age spread > 1 day are fixed, not knobs. */
 export type Knobs = {

@@ -72,6 +72,7 @@ export async function dropShard(db: SoulsDb, content: string, source: string, so
   const now = db.clock.now();
   const shard = validShard(db, { ...options, content, source, soulIds }, now, { value: undefined });
   const write = db.store.insertShards([shard], now, expiryCutoff(db, now));
+  if (shard.embedding === null) db.semantic?.enqueue(write.shardIds);
   return { shardId: write.shardIds[0], readySoulIds: await readyEdges(db, write.gate, new Map([[write.shardIds[0], shard.content]])) };
 }
 
@@ -105,6 +106,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
     if (!(error instanceof ValidationError) || error.field !== 'embedding') throw error;
     throw error.within(`${field}[${shards.findIndex((s) => s.embedding !== null)}]`);
   }
+  db.semantic?.enqueue(write.shardIds.filter((_, i) => shards[i].embedding === null));
   const texts = new Map(write.shardIds.map((id, i) => [id, shards[i].content]));
   return { shardIds: write.shardIds, readySoulIds: await readyEdges(db, write.gate, texts) };
 }

@@ -1,6 +1,7 @@
 /** One similarity for every consumer: the setting's mode decides how two texts, or a pool of texts, are compared. */
 import { clusterLexicalSteps, lexicalSimilarity, meanPairwiseLexical } from './lexical.ts';
 import { clusterProvidedSteps } from './provided.ts';
+import { clusterSemanticSteps } from './semantic-similarity.ts';
 import type { SimilarityMode } from './settings.ts';
 import { clusterTextsSteps, meanPairwiseSimilarity, similarity } from './similarity.ts';
 import { runSteps, type Steps } from './slices.ts';
@@ -23,10 +24,12 @@ export type Embeddings = readonly (Float32Array | null)[];
 
 /**
  * The partition of texts at `threshold`: trigram single linkage (the seed's), lexical average linkage, or
- * provided average linkage over `vectors` mixed with lexical. Clusters are sorted index arrays ordered by their smallest index.
+ * provided average linkage over `vectors` mixed with lexical, or semantic complete linkage over the stored
+ * sentence-encoder vectors mixed the same way. Clusters are sorted index arrays ordered by their smallest index.
  */
 export function clusterSteps(mode: SimilarityMode, texts: readonly string[], threshold: number, vectors: Embeddings = []): Steps<number[][]> {
   if (mode === 'provided') return clusterProvidedSteps(texts, vectors, threshold);
+  if (mode === 'semantic') return clusterSemanticSteps(texts, vectors, threshold);
   return mode === 'lexical' ? clusterLexicalSteps(texts, threshold) : clusterTextsSteps(texts, threshold);
 }
 
