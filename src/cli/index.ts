@@ -5,6 +5,7 @@ import { isLoopback } from '../server/auth.ts';
 import { loadConfig, usage } from '../server/config.ts';
 import { normalizeHost } from '../server/origin.ts';
 import type { Command, CommandIo } from './command.ts';
+import { reindexCommand } from './reindex.ts';
 import { closeSoulsDb, describeError, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from '../engine/index.ts';
 
 function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings']) {
@@ -153,6 +154,7 @@ const commands: Command[] = [
   builtIn('render', 'print a soul\'s rendered block', render),
   builtIn('backup', 'copy the database to a new file', backup),
   builtIn('seed-demo', 'fill a database with the demo world', seedDemo),
+  reindexCommand,
 ];
 
 const [command, ...args] = process.argv.slice(2);

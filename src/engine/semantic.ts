@@ -91,6 +91,11 @@ class SentenceEncoder {
 /** The process's one encoder. */
 export const sentenceEncoder = new SentenceEncoder();
 
+/** Stops the encoder's worker and frees the model's memory (a later semantic write starts it again). */
+export function stopSentenceEncoder(): Promise<void> {
+  return sentenceEncoder.stop();
+}
+
 export type ReadyListener = (soulIds: number[]) => void;
 
 /**
