@@ -28,7 +28,7 @@ import {
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { encodeEmbedding, decodeEmbedding } from '../src/engine/provided.ts';
-import { completeLinkageSteps, semanticSimilarity } from '../src/engine/semantic-similarity.ts';
+import { completeLinkageSteps, semanticMatrixSteps, semanticSimilarity } from '../src/engine/semantic-similarity.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { cosineMatrixSteps, lexicalVectors } from '../src/engine/lexical.ts';
 import { freshDb } from './support/engine.ts';
@@ -142,6 +142,17 @@ describe('semantic vectors', () => {
       [0, 1],
       [2, 3],
     ]);
+  });
+
+  it('the all-pairs matrix equals semanticSimilarity pair by pair, bit for bit, with and without vectors', () => {
+    let seed = 3;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const texts = loadParaphraseCorpus().records.slice(0, 30).map((r) => r.text);
+    const vectors = texts.map((_, i) => (i % 7 === 3 ? null : decodeEmbedding(encodeEmbedding('embedding', Array.from({ length: SEMANTIC_DIMENSION }, () => random() - 0.3)))));
+    const lexical = runSteps(cosineMatrixSteps(lexicalVectors(texts)));
+    const expected: number[] = [];
+    for (let i = 0, k = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++, k++) expected.push(semanticSimilarity(lexical[k], vectors[i], vectors[j]));
+    expect([...runSteps(semanticMatrixSteps(texts, vectors))]).toEqual(expected);
   });
 
   it('complete linkage by the nearest-neighbour chain is the greedy all-pairs complete linkage, on random similarities', () => {
