@@ -28,6 +28,7 @@ import {
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { encodeEmbedding, decodeEmbedding } from '../src/engine/provided.ts';
+import { sentenceEncoder } from '../src/engine/semantic.ts';
 import { completeLinkageSteps, semanticMatrixSteps, semanticSimilarity } from '../src/engine/semantic-similarity.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { cosineMatrixSteps, lexicalVectors } from '../src/engine/lexical.ts';
@@ -39,8 +40,16 @@ import { buildApp } from '../src/server/app.ts';
 const T0 = Date.UTC(2026, 3, 1);
 const THRESHOLD = defaultClusteringThresholds.semantic;
 
-// One sentence-encoder worker serves the whole file (the model loads once); it is stopped at the end.
-afterAll(() => stopSentenceEncoder());
+// Loading the model takes seconds on a busy machine.
+vi.setConfig({ testTimeout: 30_000 });
+
+// The encoder's worker runs while a semantic database is open: this one, open for the whole file, makes one
+// loaded model serve every test (the last test closes it and checks the worker stops).
+const keeper = freshDb(T0, { similarity: 'semantic' }).db;
+afterAll(async () => {
+  closeSoulsDb(keeper);
+  await stopSentenceEncoder();
+});
 
 const open: SoulsDb[] = [];
 function semanticDb(settings: Record<string, unknown> = {}) {
@@ -234,12 +243,6 @@ describe('semantic in the gate and the report', () => {
     expect(trigram.clusters.every((c) => c.kind === 'NOVEL')).toBe(true);
   });
 
-  it('closing the database stops embedding cleanly: nothing is stored after close and waiting ends', async () => {
-    const { db, clock } = freshDb(T0, { similarity: 'semantic' });
-    await dropDaysApart(db, clock, [TABLE, INNKEEPER, TABLE_PARAPHRASE]);
-    closeSoulsDb(db);
-    await expect(awaitEmbeddings(db)).resolves.toBeUndefined();
-  });
 
   it('settings: semantic is a similarity with its own default threshold', () => {
     expect(resolveSettings({ similarity: 'semantic' })).toMatchObject({ similarity: 'semantic', clusteringThreshold: THRESHOLD });
@@ -308,5 +311,18 @@ describe('semantic through GraphQL', () => {
     expect(events).toHaveLength(1);
     unsubscribe();
     await client.dispose();
+  });
+});
+
+describe('closing', () => {
+  it('closing the last semantic database stops the worker cleanly: nothing is stored after close and waiting ends', async () => {
+    const { db, clock } = freshDb(T0, { similarity: 'semantic' });
+    await dropDaysApart(db, clock, [TABLE, INNKEEPER, TABLE_PARAPHRASE]);
+    expect(sentenceEncoder.running).toBe(true);
+    closeSoulsDb(keeper);
+    expect(sentenceEncoder.running).toBe(true);
+    closeSoulsDb(db);
+    await expect(awaitEmbeddings(db)).resolves.toBeUndefined();
+    expect(sentenceEncoder.running).toBe(false);
   });
 });

@@ -30,6 +30,7 @@ export const EMBED_BATCH = 16;
 class SentenceEncoder {
   private worker: Worker | null = null;
   private nextId = 1;
+  private holders = 0;
   private readonly waiting = new Map<number, { resolve: (vectors: number[][]) => void; reject: (error: Error) => void }>();
 
   /** Embeddings of the texts, in order, as stored bytes (normalized Float32). */
@@ -75,6 +76,20 @@ class SentenceEncoder {
     return worker;
   }
 
+  /**
+   * Marks the encoder as needed (by an open semantic database); the returned release stops the worker once
+   * nothing needs it any more, so closing the last such database frees the model's memory.
+   */
+  hold(): () => void {
+    this.holders++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holders === 0) void this.stop();
+    };
+  }
+
   /** Stops the worker (the model's memory goes with it); the next request starts a new one. */
   async stop(): Promise<void> {
     const worker = this.worker;
@@ -109,6 +124,7 @@ export class SemanticEmbeddings {
   private readonly listeners = new Set<ReadyListener>();
   private failure: Error | null = null;
   private closed = false;
+  private readonly release = sentenceEncoder.hold();
 
   constructor(db: () => SoulsDb) {
     this.db = db;
@@ -139,10 +155,14 @@ export class SemanticEmbeddings {
     if (this.failure) throw this.failure;
   }
 
-  /** No more embedding for this database: the queue is dropped, and a batch in flight is not stored. */
+  /**
+   * No more embedding for this database: the queue is dropped, a batch in flight is not stored, and the
+   * encoder's worker stops if no other open database needs it.
+   */
   close(): void {
     this.closed = true;
     this.queue.length = 0;
+    this.release();
   }
 
   private async drain(): Promise<void> {
