@@ -102,7 +102,7 @@ export async function benchSemantic(): Promise<Row[]> {
   rows.push({ name: 'RSS after model load', value: mib() });
   start = performance.now();
   const vectors = await embedAll(texts);
-  rows.push({ name: `embedding the corpus, ${texts.length} texts in batches of ${EMBED_BATCH} (ms per text; what dropShard would add if it embedded in the request)`, value: ms((performance.now() - start) / texts.length) });
+  rows.push({ name: `embedding the corpus, ${texts.length} texts, ${EMBED_BATCH} per request to the worker, one per model call (ms per text; what dropShard would add if it embedded in the request)`, value: ms((performance.now() - start) / texts.length) });
   rows.push({ name: 'RSS after embedding the corpus', value: mib() });
 
   const complete: ClusterFunction = (t, threshold) => runSteps(clusterSemanticSteps(t, vectors, threshold));

@@ -91,20 +91,28 @@ describe('semantic vectors', () => {
     expect(await getEmbeddingDimension(db)).toBe(SEMANTIC_DIMENSION);
   });
 
-  it('is deterministic: two fresh databases, the same drops, the same vectors and the same report bytes', async () => {
+  it('is deterministic: two fresh databases, the same drops (one batch, or one by one), the same vectors and report bytes', async () => {
     const corpus = loadParaphraseCorpus();
     const records = corpus.records.filter((r) => ['no-tests', 'over-tests', 'too-verbose'].includes(r.theme ?? '')).concat(corpus.records.filter((r) => r.theme === null).slice(0, 6));
-    const run = async () => {
+    // One by one, each vector is computed alone; in one batch, in requests of 16: a vector depends on its text only.
+    const run = async (batched: boolean) => {
       const { db, clock } = semanticDb();
       const soul = await createSoul(db, { name: 'Sable', essence: 'A coding agent.' });
-      await dropShards(db, records.map((r, i) => ({ content: r.text, source: r.source, soulIds: [soul.id], createdAt: clock.now() - (records.length - i) * 3_600_000 })));
+      const inputs = records.map((r, i) => ({ content: r.text, source: r.source, soulIds: [soul.id], createdAt: clock.now() - (records.length - i) * 3_600_000 }));
+      if (batched) await dropShards(db, inputs);
+      else {
+        for (const input of inputs) {
+          await dropShard(db, input.content, input.source, input.soulIds, input);
+          await awaitEmbeddings(db);
+        }
+      }
       await awaitEmbeddings(db);
       const ids = Array.from({ length: records.length }, (_, i) => i + 1);
       const vectors = [...(await getShardEmbeddings(db, ids)).values()].map((v) => Buffer.from(v.buffer).toString('base64'));
       return { vectors, report: JSON.stringify(await formatEvidence(db, soul.id)) };
     };
-    const first = await run();
-    const second = await run();
+    const first = await run(true);
+    const second = await run(false);
     expect(first.vectors).toHaveLength(records.length);
     expect(second.vectors).toEqual(first.vectors);
     expect(second.report).toBe(first.report);

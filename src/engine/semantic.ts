@@ -20,7 +20,10 @@ import type { EmbedRequest, EmbedResponse } from './semantic-worker.ts';
 /** The encoder's output dimension. */
 export const SEMANTIC_DIMENSION = 512;
 
-/** Texts per request to the encoder: its memory grows with the batch (about 240 MiB at 16, 400 MiB at 234). */
+/**
+ * Texts per request to the worker, which embeds them one by one (a vector must not depend on its batch);
+ * bounded so that a request is short and the queue's batches are small.
+ */
 export const EMBED_BATCH = 16;
 
 /**
