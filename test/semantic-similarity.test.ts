@@ -19,12 +19,14 @@ import {
   getCrystallization,
   getEmbeddingDimension,
   getShardEmbeddings,
+  getShards,
   lexicalSimilarity,
   manualClock,
   openSoulsDb,
   resolveSettings,
   SEMANTIC_DIMENSION,
   stopSentenceEncoder,
+  ValidationError,
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { encodeEmbedding, decodeEmbedding } from '../src/engine/provided.ts';
@@ -32,7 +34,7 @@ import { sentenceEncoder } from '../src/engine/semantic.ts';
 import { completeLinkageSteps, semanticMatrixSteps, semanticSimilarity } from '../src/engine/semantic-similarity.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { cosineMatrixSteps, lexicalVectors } from '../src/engine/lexical.ts';
-import { freshDb } from './support/engine.ts';
+import { freshDb, rejection } from './support/engine.ts';
 import { serverPerTest } from './support/server.ts';
 import { trackListeners } from './support/listeners.ts';
 import { buildApp } from '../src/server/app.ts';
@@ -89,6 +91,17 @@ describe('semantic vectors', () => {
       expect(Math.abs(Math.hypot(...v) - 1)).toBeLessThan(1e-5);
     }
     expect(await getEmbeddingDimension(db)).toBe(SEMANTIC_DIMENSION);
+  });
+
+  it('refuses a caller\'s embedding (another model\'s vector would be compared with the encoder\'s), writing nothing', async () => {
+    const { db } = semanticDb();
+    const soul = await createSoul(db, { name: 'Sable', essence: 'A coding agent.' });
+    const single = await rejection(dropShard(db, TABLE, 'chat', [soul.id], { embedding: [1, 0, 0] }), ValidationError);
+    expect(single.field).toBe('embedding');
+    expect(single.message).toMatch(/similarity provided/);
+    const batch = await rejection(dropShards(db, [{ content: TABLE, source: 'chat', soulIds: [soul.id] }, { content: INNKEEPER, source: 'chat', soulIds: [soul.id], embedding: [1] }]), ValidationError);
+    expect(batch.field).toBe('shards[1].embedding');
+    expect(await getShards(db, [1, 2])).toEqual(new Map());
   });
 
   it('is deterministic: two fresh databases, the same drops (one batch, or one by one), the same vectors and report bytes', async () => {

@@ -49,6 +49,10 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
   const createdAt = input.createdAt ?? now;
   if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new ValidationError('createdAt', 'must be a time in epoch milliseconds');
   if (createdAt > now) throw new ValidationError('createdAt', 'may not lie in the future');
+  if (settings.similarity === 'semantic' && input.embedding !== undefined && input.embedding !== null) {
+    // Another model's vector compared with the encoder's would mean nothing.
+    throw new ValidationError('embedding', 'similarity semantic computes every shard\'s vector itself: send none (a vector of your own model needs similarity provided)');
+  }
   const embedding = input.embedding === undefined || input.embedding === null ? null : encodeEmbedding('embedding', input.embedding, settings.maxEmbeddingDimension);
   if (embedding !== null) {
     const length = embedding.byteLength / 4;
