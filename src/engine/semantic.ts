@@ -58,7 +58,8 @@ class SentenceEncoder {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./semantic-worker.ts', import.meta.url));
+    // The worker needs plain Node only; the parent's flags (e.g. --input-type, which workers refuse) stay behind.
+    const worker = new Worker(new URL('./semantic-worker.ts', import.meta.url), { execArgv: [] });
     worker.on('message', (response: EmbedResponse) => {
       const waiter = this.waiting.get(response.id);
       this.waiting.delete(response.id);
@@ -153,9 +154,12 @@ export class SemanticEmbeddings {
     return this.queue.length;
   }
 
+  /** Reports a failure once: the shards concerned stay without a vector (lexical) until `souls reindex`. */
   async settled(): Promise<void> {
     while (this.draining) await this.draining;
-    if (this.failure) throw this.failure;
+    const failure = this.failure;
+    this.failure = null;
+    if (failure) throw failure;
   }
 
   /**
