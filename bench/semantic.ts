@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { averageLinkageSteps } from '../src/engine/lexical.ts';
 import { awaitEmbeddings, closeSoulsDb, createSoul, DAY_MS, defaultClusteringThresholds, dropShard, manualClock, openSoulsDb } from '../src/engine/index.ts';
-import { decodeEmbedding } from '../src/engine/provided.ts';
+import { decodeEmbedding, vectorCosine } from '../src/engine/provided.ts';
 import { sentenceEncoder, EMBED_BATCH } from '../src/engine/semantic.ts';
 import { clusterSemanticSteps, completeLinkageSteps, semanticMatrixSteps } from '../src/engine/semantic-similarity.ts';
 import { runSteps } from '../src/engine/slices.ts';
@@ -19,13 +19,26 @@ import { initSoulsTables } from '../src/store/sqlite.ts';
 import { timeRuns } from './clustering.ts';
 import { makeObservationCorpus } from './corpus.ts';
 import { median } from './engine.ts';
-import { bestRow, chooseThreshold, clusterMatrix, evaluationRows, largestTheme, loadParaphraseCorpus, summarize, sweepThresholds, thresholdRange, type ClusterFunction } from './paraphrase.ts';
+import {
+  bestRow,
+  chooseThreshold,
+  clusterMatrix,
+  evaluationRows,
+  largestTheme,
+  loadParaphraseCorpus,
+  nearestNeighbourSameTheme,
+  summarize,
+  sweepThresholds,
+  thresholdRange,
+  type ClusterFunction,
+} from './paraphrase.ts';
 
 type Row = { name: string; value: string };
 
 export const SEMANTIC_SWEEP_THRESHOLDS = thresholdRange(0.2, 0.7, 0.025);
 
 const mib = () => `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`;
+const pct = (p: { found: number; total: number }): string => `${p.found}/${p.total}`;
 const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
 /** Stored vectors of the texts, embedding each distinct text once. */
@@ -105,6 +118,8 @@ export async function benchSemantic(): Promise<Row[]> {
   rows.push({ name: `embedding the corpus, ${texts.length} texts, ${EMBED_BATCH} per request to the worker, one per model call (ms per text; what dropShard would add if it embedded in the request)`, value: ms((performance.now() - start) / texts.length) });
   rows.push({ name: 'RSS after embedding the corpus', value: mib() });
 
+  const byText = new Map(texts.map((t, i) => [t, vectors[i]]));
+  rows.push({ name: 'semantic: records whose nearest neighbour by the encoder (cosine) has their theme', value: pct(nearestNeighbourSameTheme(corpus, (a, b) => vectorCosine(byText.get(a)!, byText.get(b)!))) });
   const complete: ClusterFunction = (t, threshold) => runSteps(clusterSemanticSteps(t, vectors, threshold));
   const average: ClusterFunction = (t, threshold) => runSteps(averageLinkageSteps(t.length, runSteps(semanticMatrixSteps(t, vectors)), threshold));
   const threshold = defaultClusteringThresholds.semantic;
