@@ -144,8 +144,15 @@ export class SemanticEmbeddings {
   enqueue(shardIds: readonly number[]): void {
     if (this.closed || shardIds.length === 0) return;
     this.queue.push(...shardIds);
-    this.draining ??= this.drain().finally(() => {
+    this.kick();
+  }
+
+  /** Starts draining unless a drain runs; a drain that ends with shards queued meanwhile starts the next. */
+  private kick(): void {
+    if (this.draining || this.closed || this.queue.length === 0) return;
+    this.draining = this.drain().finally(() => {
       this.draining = null;
+      this.kick();
     });
   }
 
