@@ -6,6 +6,7 @@ import { benchEngine, type BenchRow } from './engine.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
+import { benchSemantic } from './semantic.ts';
 import { benchSimilarityModes } from './similarity.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
@@ -15,6 +16,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus: lexical weighting variants (threshold by the rule)', benchLexicalVariants],
   ['Paraphrase corpus: provided mode on SYNTHETIC vectors', benchProvided],
   ['Similarity modes at their defaults', benchSimilarityModes],
+  ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['API', benchApi],
 ];
 

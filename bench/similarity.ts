@@ -129,7 +129,8 @@ export async function benchSimilarityModes(): Promise<Row[]> {
   const themeSizes = new Map<number, number>();
   for (const theme of labelled.labels.slice(0, 3000)) themeSizes.set(theme, (themeSizes.get(theme) ?? 0) + 1);
   rows.push({ name: 'observation corpus at 3,000: true themes (a fresh text and its near-duplicates)', value: `${themeSizes.size}, the largest of ${Math.max(...themeSizes.values())}` });
-  for (const mode of similarityModes) {
+  // semantic needs its encoder's vectors: bench/semantic.ts.
+  for (const mode of similarityModes.filter((m) => m !== 'semantic')) {
     const threshold = defaultClusteringThresholds[mode];
     const label = mode === 'provided' ? `provided at ${threshold} (SYNTHETIC vectors, σ ${SYNTHETIC_NOISE}; random ${BENCH_DIMENSION}-d for timing)` : `${mode} at ${threshold}`;
     const engineMode = ENGINE_MODES.find((m) => m.label.startsWith(mode));

@@ -10,6 +10,11 @@ export const SimilarityMode = builder.enumType('SimilarityMode', {
       value: 'provided',
       description: 'cosine of the embeddings callers supply with shards (DropShardInput.embedding) mixed with lexical, average linkage; shards without one, and traits, compare lexically',
     },
+    SEMANTIC: {
+      value: 'semantic',
+      description:
+        'cosine of sentence embeddings the server computes for each shard (Universal Sentence Encoder lite, shipped with Souls) mixed with lexical, complete linkage; a shard whose vector has not landed yet, and traits, compare lexically',
+    },
   } as const,
 });
 

@@ -100,7 +100,7 @@ const fractionBad: unknown[] = [-0.1, 1.01, 2, ...notNumbers];
 
 /** Every setting's refused values; the table must cover every setting, so a new knob without tests fails here. */
 const badValues: Record<string, unknown[]> = {
-  similarity: ['Lexical', 'TRIGRAM', 'PROVIDED', 'semantic', '', 0, null, true, ['lexical']],
+  similarity: ['Lexical', 'TRIGRAM', 'PROVIDED', 'SEMANTIC', 'neural', '', 0, null, true, ['lexical']],
   traitLimit: [...wholeCountBad, 1001],
   crystallizationThreshold: wholeCountBad,
   shardExpiryDays: wholeCountBad,
@@ -153,8 +153,9 @@ describe('knob validation', () => {
     expect(resolveSettings({ similarity: 'lexical' })).toMatchObject({ similarity: 'lexical', clusteringThreshold: defaultClusteringThresholds.lexical });
     expect(resolveSettings({ similarity: 'lexical', clusteringThreshold: 0.4 })).toMatchObject({ similarity: 'lexical', clusteringThreshold: 0.4 });
     expect(resolveSettings({ similarity: 'trigram', clusteringThreshold: 0.25 })).toMatchObject({ clusteringThreshold: 0.25 });
-    const error = thrown(() => resolveSettings({ similarity: 'semantic' }));
-    expect((error as ValidationError).message).toMatch(/trigram, lexical/);
+    expect(resolveSettings({ similarity: 'semantic' })).toMatchObject({ similarity: 'semantic', clusteringThreshold: defaultClusteringThresholds.semantic });
+    const error = thrown(() => resolveSettings({ similarity: 'neural' }));
+    expect((error as ValidationError).message).toMatch(/trigram, lexical, provided, semantic/);
   });
 
   it('refuses an unknown knob, naming it', () => {

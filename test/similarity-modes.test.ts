@@ -7,6 +7,7 @@ import { loadConfig } from '../src/server/config.ts';
 import { ClusterMemo } from '../src/engine/cluster-memo.ts';
 import {
   addTrait,
+  awaitEmbeddings,
   clusterBy,
   createSoul,
   DAY_MS,
@@ -22,6 +23,7 @@ import {
 import { averageLinkageSteps, cosineMatrixSteps, dot, lexicalVectors, linkageSteps } from '../src/engine/lexical.ts';
 import { ENGINE_WEIGHTING, weightedMatrix } from '../bench/lexical-variants.ts';
 import { fallbackSimilarity, mixSimilarity } from '../src/engine/provided.ts';
+import { semanticSimilarity } from '../src/engine/semantic-similarity.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { freshDb } from './support/engine.ts';
 import { serverPerTest } from './support/server.ts';
@@ -59,16 +61,18 @@ describe.each(similarityModes)('similarity mode %s', (mode: SimilarityMode) => {
 
   it('joins a pair exactly at its similarity and not above it (the threshold boundary)', () => {
     const [a, b] = paraphrase;
-    // Provided mixes the vectors' cosine (here 0.6) with lexical.
-    const vectors = mode === 'provided' ? [Float32Array.of(1, 0), Float32Array.of(0.6, 0.8)] : [];
-    const s = mode === 'provided' ? mixSimilarity(textSimilarity(mode, a, b), vectors[0], vectors[1]) : textSimilarity(mode, a, b);
+    // Provided and semantic mix the vectors' cosine (here 0.6) with lexical.
+    const vectorMode = mode === 'provided' || mode === 'semantic';
+    const vectors = vectorMode ? [Float32Array.of(1, 0), Float32Array.of(0.6, 0.8)] : [];
+    const s = vectorMode ? mixSimilarity(textSimilarity(mode, a, b), vectors[0], vectors[1]) : textSimilarity(mode, a, b);
     expect(s).toBeLessThan(1);
     expect(s).toBeGreaterThan(0);
     expect(clusterBy(mode, [a, b], s, vectors)).toEqual([[0, 1]]);
     expect(clusterBy(mode, [a, b], Math.min(1, s * (1 + 1e-6)), vectors)).toEqual([[0], [1]]);
-    if (mode === 'provided') {
-      // Without vectors, provided clusters by lexical put on its own scale.
-      const fallback = fallbackSimilarity(textSimilarity(mode, a, b));
+    if (vectorMode) {
+      // Without vectors, provided and semantic cluster by lexical put on their own scale.
+      const lexical = textSimilarity(mode, a, b);
+      const fallback = mode === 'provided' ? fallbackSimilarity(lexical) : semanticSimilarity(lexical, null, null);
       expect(clusterBy(mode, [a, b], fallback)).toEqual([[0, 1]]);
       expect(clusterBy(mode, [a, b], fallback * (1 + 1e-6))).toEqual([[0], [1]]);
     }
@@ -91,11 +95,13 @@ describe.each(similarityModes)('similarity mode %s', (mode: SimilarityMode) => {
         await dropShard(db, record.text, record.source, [soul.id], { createdAt: T0 - (60 - i) * 3_600_000 });
       }
       clock.advance(DAY_MS);
+      // Semantic vectors land after the writes; the report is compared once they have.
+      await awaitEmbeddings(db);
       reports.push(JSON.stringify(await formatEvidence(db, soul.id)));
     }
     expect(reports[0]).toBe(reports[1]);
     expect(JSON.parse(reports[0]).similarity).toEqual({ mode, threshold });
-  });
+  }, 30_000);
 });
 
 describe('lexical against trigram', () => {
@@ -299,7 +305,7 @@ describe('the similarity setting', () => {
   });
 
   it.each([
-    [['--similarity', 'semantic'], {}, '--similarity'],
+    [['--similarity', 'neural'], {}, '--similarity'],
     [[], { SOULS_SIMILARITY: 'LEXICAL' }, 'SOULS_SIMILARITY'],
   ] as const)('refuses %j %j, naming %s', (argv, env, field) => {
     let error: unknown;

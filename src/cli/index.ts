@@ -7,6 +7,7 @@ import { historyCommand } from './history.ts';
 import { listCommand } from './list.ts';
 import { mcpCommand } from './mcp.ts';
 import { refinerCommand } from './refiner.ts';
+import { reindexCommand } from './reindex.ts';
 import { renderCommand } from './render.ts';
 import { seedDemoCommand } from './seed-demo.ts';
 import { serveCommand } from './serve.ts';
@@ -23,6 +24,7 @@ export const commands: Command[] = [
   seedDemoCommand,
   mcpCommand,
   refinerCommand,
+  reindexCommand,
 ];
 
 if (import.meta.main) {

@@ -1,5 +1,5 @@
 import { clusterVectorsSteps, squareLinkageSteps, textTerms, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
-import { decodeEmbedding, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
+import { decodeEmbedding, fallbackScale, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
@@ -182,7 +182,8 @@ export class ClusterMemo {
     const position = new Map(shardIds.map((id, i) => [id, i]));
     pairs.sync(shardIds, (id) => vectors[position.get(id)!] ?? null);
     const slots = shardIds.map((id) => pairs.slot(id));
-    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]));
+    const scale = fallbackScale(this.mode === 'semantic' ? 'semantic' : 'provided');
+    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]), scale);
     return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage);
   }
 
@@ -206,6 +207,14 @@ export class ClusterMemo {
     }
     this.pairs.set(soulId, pairs);
     return pairs;
+  }
+
+  /** The shards' stored vectors changed (semantic vectors landed): their cached vectors and cosines, and every partition holding them, are dropped. */
+  forgetVectors(shardIds: readonly number[]): void {
+    const changed = new Set(shardIds);
+    for (const id of shardIds) this.vectors.delete(id);
+    for (const pairs of this.pairs.values()) pairs.release(shardIds);
+    for (const [soulId, partition] of this.souls) if (partition.memberIds().some((id) => changed.has(id))) this.souls.delete(soulId);
   }
 
   /** Drops what is remembered for a soul (its partition and vector cosines), e.g. when it is no longer of interest. */

@@ -36,6 +36,11 @@ class Lru<K, V> {
     while (this.weight > this.capacity && this.entries.size > 1) this.delete(this.entries.keys().next().value!);
   }
 
+  clear(): void {
+    this.entries.clear();
+    this.weight = 0;
+  }
+
   private delete(key: K): void {
     const old = this.entries.get(key);
     if (old === undefined) return;
@@ -70,12 +75,17 @@ export class EvidenceCache {
 
   /** The shards' stored vectors in order (null: none), for the provided mode; empty for the others. */
   vectors(shardIds: readonly number[]): (Float32Array | null)[] {
-    if (this.mode !== 'provided') return [];
+    if (this.mode !== 'provided' && this.mode !== 'semantic') return [];
     const loaded = this.loadVectors([...shardIds]);
     return shardIds.map((id) => {
       const bytes = loaded.get(id);
       return bytes === undefined ? null : decodeEmbedding(bytes);
     });
+  }
+
+  /** Partitions depend on stored vectors too, which semantic mode adds after a write: they are dropped when vectors land. */
+  forgetPartitions(): void {
+    this.partitions.clear();
   }
 
   /** The shards of `ids` (in that order), loading those not seen yet in chunks that hand the event loop back between them. */

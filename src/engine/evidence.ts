@@ -11,6 +11,7 @@ import type { TraitSignals } from './signals.ts';
 import { clusteredShards } from './crystallization.ts';
 import { dot, lexicalVectors } from './lexical.ts';
 import { mixSimilarity } from './provided.ts';
+import { semanticSimilarity } from './semantic-similarity.ts';
 import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
 import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
 import { runSteps, runStepsSliced, yieldToEventLoop, type Steps } from './slices.ts';
@@ -126,9 +127,10 @@ function* poolSimilarity(mode: SimilarityMode, texts: readonly string[], embeddi
   const vectors = lexicalVectors(texts);
   const lexical = (i: number, j: number): number => Math.min(1, dot(vectors[i], vectors[j]));
   const shardCount = embeddings.length;
+  const mix = mode === 'provided' ? mixSimilarity : mode === 'semantic' ? semanticSimilarity : null;
   const pair =
-    mode === 'provided'
-      ? (i: number, j: number): number => (i < shardCount && j < shardCount ? mixSimilarity(lexical(i, j), embeddings[i], embeddings[j]) : lexical(i, j))
+    mix !== null
+      ? (i: number, j: number): number => (i < shardCount && j < shardCount ? mix(lexical(i, j), embeddings[i], embeddings[j]) : lexical(i, j))
       : lexical;
   return {
     pair,
@@ -158,7 +160,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const shards = [...input.shards].sort((x, y) => x.id - y.id);
   const clustered = shards.slice(Math.max(0, shards.length - (input.clusterLimit ?? shards.length)));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
-  const embeddings = knobs.similarity === 'provided' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
+  const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
   const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
   const ctx: Context = { input, shards: clustered, traits, embeddings, ...pool };
 

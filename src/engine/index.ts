@@ -87,6 +87,7 @@ export { similarity } from './similarity.ts';
 export { clusterBy, textSimilarity } from './similarity-modes.ts';
 export { lexicalSimilarity } from './lexical.ts';
 export { VECTOR_WEIGHT } from './provided.ts';
+export { awaitEmbeddings, EMBED_BATCH, reindexEmbeddings, SEMANTIC_DIMENSION, stopSentenceEncoder, type ReindexProgress, type ReindexResult } from './semantic.ts';
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
 export { renderBlock } from './render.ts';
 export {

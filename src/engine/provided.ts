@@ -25,10 +25,14 @@ export const VECTOR_WEIGHT = 0.8;
  * lexical's. Not capped at 1, so a pool without vectors is clustered exactly as lexical clusters it (average
  * linkage commutes with scaling); such values only ever feed clustering and the choice of representatives.
  */
-const FALLBACK_SCALE = defaultClusteringThresholds.provided / defaultClusteringThresholds.lexical;
+export function fallbackScale(mode: 'provided' | 'semantic'): number {
+  return defaultClusteringThresholds[mode] / defaultClusteringThresholds.lexical;
+}
 
-export function fallbackSimilarity(lexical: number): number {
-  return lexical * FALLBACK_SCALE;
+const FALLBACK_SCALE = fallbackScale('provided');
+
+export function fallbackSimilarity(lexical: number, scale = FALLBACK_SCALE): number {
+  return lexical * scale;
 }
 
 /**
@@ -110,6 +114,7 @@ export function* mixedSquareSteps(
   vectors: readonly (Float32Array | null)[],
   weight = VECTOR_WEIGHT,
   cosine: (i: number, j: number) => number = (i, j) => vectorCosine(vectors[i]!, vectors[j]!),
+  scale = FALLBACK_SCALE,
 ): Steps<Float64Array> {
   const n = lexical.length;
   const square = yield* cosineSquareSteps(lexical);
@@ -119,7 +124,7 @@ export function* mixedSquareSteps(
     const row = j * n;
     for (let i = 0; i < j; i++) {
       const a = vectors[i] ?? null;
-      square[row + i] = a === null || b === null ? fallbackSimilarity(square[row + i]) : weight * cosine(i, j) + (1 - weight) * Math.min(1, square[row + i]);
+      square[row + i] = a === null || b === null ? fallbackSimilarity(square[row + i], scale) : weight * cosine(i, j) + (1 - weight) * Math.min(1, square[row + i]);
     }
   }
   mirrorLower(square, n);
@@ -133,9 +138,10 @@ export function* clusterProvidedSteps(
   threshold: number,
   weight = VECTOR_WEIGHT,
   linkage: Linkage = 'average',
+  scale = FALLBACK_SCALE,
 ): Steps<number[][]> {
   if (texts.length === 0) return [];
-  const square = yield* mixedSquareSteps(lexicalVectors(texts), vectors, weight);
+  const square = yield* mixedSquareSteps(lexicalVectors(texts), vectors, weight, undefined, scale);
   return yield* squareLinkageSteps(texts.length, square, threshold, linkage);
 }
 
@@ -184,6 +190,17 @@ export class VectorPairs {
         this.cosines[row + other] = c;
         this.cosines[other * this.capacity + slot] = c;
       }
+    }
+  }
+
+  /** Lets go of these shards (their vectors changed): the next sync computes their cosines afresh. */
+  release(ids: readonly number[]): void {
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) continue;
+      this.slotOf.delete(id);
+      this.vectors[slot] = null;
+      this.free.push(slot);
     }
   }
 

@@ -1,31 +1,32 @@
 import { ValidationError } from './errors.ts';
 
 /** How shard and trait texts are compared (README "How similarity works"). */
-export const similarityModes = ['trigram', 'lexical', 'provided'] as const;
+export const similarityModes = ['trigram', 'lexical', 'provided', 'semantic'] as const;
 export type SimilarityMode = (typeof similarityModes)[number];
 
 /**
  * Each mode's clustering threshold when `clusteringThreshold` is not set: trigram keeps the seed's 0.4;
  * lexical's is the paraphrase corpus's choice (bench/paraphrase.ts: the best adjusted Rand index of the
  * sweep among thresholds whose largest cluster is no larger than the largest labelled theme); provided's
- * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts).
+ * is chosen the same way on synthetic vectors over that corpus (bench/provided.ts); semantic's the same way
+ * with the sentence encoder's vectors of the corpus (bench/semantic.ts).
  */
-export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.06, provided: 0.25 };
+export const defaultClusteringThresholds: Record<SimilarityMode, number> = { trigram: 0.4, lexical: 0.06, provided: 0.25, semantic: 0.425 };
 
 /**
  * Each mode's `redundancyThreshold` (alignment: a cluster REINFORCES a principle at least this similar) when it
  * is not set: trigram keeps the seed's 0.3; lexical's is bench/lexical-variants.ts's choice on the paraphrase
  * corpus (the most records REINFORCING their own theme's principle net of those REINFORCING another theme's and
- * of singletons aligned). Provided compares principles lexically, so it shares lexical's. `consolidationThreshold`
+ * of singletons aligned). Provided and semantic compare principles lexically, so they share lexical's. `consolidationThreshold`
  * stays 0.3 in every mode: there it flags no pair of principles of different themes, and lower values add none of one theme.
  */
-export const defaultRedundancyThresholds: Record<SimilarityMode, number> = { trigram: 0.3, lexical: 0.2, provided: 0.2 };
+export const defaultRedundancyThresholds: Record<SimilarityMode, number> = { trigram: 0.3, lexical: 0.2, provided: 0.2, semantic: 0.2 };
 
 /**
- * Each mode's linkage: trigram keeps the seed's single linkage; lexical and provided use complete linkage, which
+ * Each mode's linkage: trigram keeps the seed's single linkage; lexical, provided and semantic use complete linkage, which
  * the same rule preferred to average linkage on the paraphrase corpus and which bounds a cluster by its worst pair.
  */
-export const clusteringLinkages: Record<SimilarityMode, 'single' | 'average' | 'complete'> = { trigram: 'single', lexical: 'complete', provided: 'complete' };
+export const clusteringLinkages: Record<SimilarityMode, 'single' | 'average' | 'complete'> = { trigram: 'single', lexical: 'complete', provided: 'complete', semantic: 'complete' };
 
 /** The engine's knobs (SPEC §10). Source diversity >= 2 and age spread > 1 day are fixed, not knobs. */
 export type Knobs = {

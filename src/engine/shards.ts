@@ -49,6 +49,10 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
   const createdAt = input.createdAt ?? now;
   if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new ValidationError('createdAt', 'must be a time in epoch milliseconds');
   if (createdAt > now) throw new ValidationError('createdAt', 'may not lie in the future');
+  if (settings.similarity === 'semantic' && input.embedding !== undefined && input.embedding !== null) {
+    // Another model's vector compared with the encoder's would mean nothing.
+    throw new ValidationError('embedding', 'similarity semantic computes every shard\'s vector itself: send none (a vector of your own model needs similarity provided)');
+  }
   const embedding = input.embedding === undefined || input.embedding === null ? null : encodeEmbedding('embedding', input.embedding, settings.maxEmbeddingDimension);
   if (embedding !== null) {
     const length = embedding.byteLength / 4;
@@ -72,6 +76,7 @@ export async function dropShard(db: SoulsDb, content: string, source: string, so
   const now = db.clock.now();
   const shard = validShard(db, { ...options, content, source, soulIds }, now, { value: undefined });
   const write = db.store.insertShards([shard], now, expiryCutoff(db, now));
+  if (shard.embedding === null) db.semantic?.enqueue(write.shardIds);
   return { shardId: write.shardIds[0], readySoulIds: await readyEdges(db, write.gate, new Map([[write.shardIds[0], shard.content]])) };
 }
 
@@ -105,6 +110,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
     if (!(error instanceof ValidationError) || error.field !== 'embedding') throw error;
     throw error.within(`${field}[${shards.findIndex((s) => s.embedding !== null)}]`);
   }
+  db.semantic?.enqueue(write.shardIds.filter((_, i) => shards[i].embedding === null));
   const texts = new Map(write.shardIds.map((id, i) => [id, shards[i].content]));
   return { shardIds: write.shardIds, readySoulIds: await readyEdges(db, write.gate, texts) };
 }

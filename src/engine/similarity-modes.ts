@@ -1,6 +1,7 @@
 /** One similarity for every consumer: the setting's mode decides how two texts, or a pool of texts, are compared. */
 import { clusterLexicalSteps, lexicalSimilarity, meanPairwiseLexical } from './lexical.ts';
 import { clusterProvidedSteps } from './provided.ts';
+import { clusterSemanticSteps } from './semantic-similarity.ts';
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterTextsSteps, meanPairwiseSimilarity, similarity } from './similarity.ts';
 import { runSteps, type Steps } from './slices.ts';
@@ -23,13 +24,15 @@ export type Embeddings = readonly (Float32Array | null)[];
 
 /**
  * The partition of texts at `threshold`: trigram single linkage (the seed's), lexical complete linkage, or
- * provided complete linkage over `vectors` mixed with lexical (clusteringLinkages). Clusters are sorted index
+ * complete linkage over `vectors` mixed with lexical: provided's (the caller's vectors) and semantic's (the
+ * sentence encoder's), each with its own fallback scale (clusteringLinkages). Clusters are sorted index
  * arrays ordered by their smallest index.
  */
 export function clusterSteps(mode: SimilarityMode, texts: readonly string[], threshold: number, vectors: Embeddings = []): Steps<number[][]> {
   const linkage = clusteringLinkages[mode];
   if (mode === 'trigram' || linkage === 'single') return clusterTextsSteps(texts, threshold);
   if (mode === 'provided') return clusterProvidedSteps(texts, vectors, threshold, undefined, linkage);
+  if (mode === 'semantic') return clusterSemanticSteps(texts, vectors, threshold);
   return clusterLexicalSteps(texts, threshold, linkage);
 }
 

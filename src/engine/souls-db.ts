@@ -5,6 +5,7 @@ import { openSqliteStore } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
 import { EvidenceCache } from './evidence-cache.ts';
+import { SemanticEmbeddings } from './semantic.ts';
 
 /** The handle every engine function takes first: where souls are stored, the knobs, and the clock. */
 export type SoulsDb = {
@@ -15,6 +16,8 @@ export type SoulsDb = {
   readonly clusters: ClusterMemo;
   /** Shard rows, scoped partitions and representatives evidence reports reuse, keyed by the shards they came from. */
   readonly evidence: EvidenceCache;
+  /** Similarity `semantic`: the shards waiting for their sentence-encoder vector (embedded off the request path); null in other modes. */
+  readonly semantic: SemanticEmbeddings | null;
 };
 
 export type OpenOptions = {
@@ -32,17 +35,21 @@ export type OpenOptions = {
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
   const store = options.store ?? openSqliteStore({ path: options.path, mode: options.mode });
-  return {
+  const db: SoulsDb = {
     store,
     settings,
     clock: options.clock ?? systemClock,
     clusters: new ClusterMemo(settings.clusteringThreshold, undefined, settings.similarity, (ids) => store.shardEmbeddings(ids)),
     evidence: new EvidenceCache(settings.clusteringThreshold, settings.similarity, (ids) => store.shardEmbeddings(ids)),
+    semantic: settings.similarity === 'semantic' ? new SemanticEmbeddings(() => db) : null,
   };
+  return db;
 }
 
 /** Checkpoints and closes; `checkpointDeferred` says why the WAL was left for the next open (a full disk), or is null. */
 export function closeSoulsDb(db: SoulsDb): { checkpointDeferred: string | null } {
+  // Vectors still being computed are not stored: those shards stay lexical until `souls reindex`.
+  db.semantic?.close();
   return db.store.close();
 }
 

@@ -13,7 +13,7 @@ import { createContext, type Context } from './context.ts';
 import { defaultLimits, nestingDepth, type Limits } from './limits.ts';
 import { boundingCost } from './request-cost.ts';
 import { sharingSubscriptions } from './subscriptions.ts';
-import { closeSoulsDb, settleSlicedWork, type SoulsDb } from '../engine/index.ts';
+import { closeSoulsDb, getCrystallization, settleSlicedWork, type SoulsDb } from '../engine/index.ts';
 import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
 import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
@@ -151,6 +151,15 @@ export function buildApp(options: AppOptions): App {
   const limits: Limits = { ...defaultLimits, ...options.limits };
   const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
+  // Semantic vectors land after dropShard answered; souls they make ready are announced as any write's are.
+  const stopAnnouncing = db.semantic?.onReady((soulIds) => {
+    void getCrystallization(db, soulIds).then((verdicts) => {
+      const at = db.clock.now();
+      for (const soulId of soulIds) pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
+    }, () => {
+      // The database closed meanwhile: nothing to announce.
+    });
+  });
   const originPolicy: OriginPolicy = { corsOrigins: options.corsOrigins ?? [], allowedHosts: tokens ? null : (options.allowedHosts ?? []) };
   const refusalOf = (req: IncomingMessage) => refuseByOriginOrHost({ origin: req.headers.origin, host: req.headers.host }, originPolicy);
 
@@ -369,6 +378,7 @@ export function buildApp(options: AppOptions): App {
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await settleSlicedWork();
+        stopAnnouncing?.();
         return closeSoulsDb(db);
       })()),
   };

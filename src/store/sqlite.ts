@@ -755,8 +755,32 @@ export class SqliteStore implements SoulsStore {
     });
   }
 
+  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): number[] {
+    if (entries.length === 0) return [];
+    return this.transaction(() => {
+      this.fixEmbeddingDimension(entries);
+      const stored: number[] = [];
+      for (const { id, embedding } of entries) {
+        const { changes } = this.run('UPDATE soul_shards SET embedding = :embedding WHERE id = :id AND embedding IS NULL', { id, embedding });
+        if (changes > 0) stored.push(id);
+      }
+      return stored;
+    });
+  }
+
+  shardsWithoutEmbedding(afterId: number, limit: number): Array<{ id: number; content: string }> {
+    return this.all('SELECT id, content FROM soul_shards WHERE id > :afterId AND embedding IS NULL ORDER BY id LIMIT :limit', { afterId, limit }).map((r) => ({
+      id: Number(r.id),
+      content: String(r.content),
+    }));
+  }
+
+  countShardsWithoutEmbedding(): number {
+    return Number(this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL')!.n);
+  }
+
   /** Checked again inside the write: another process may have fixed the dimension since the engine looked. */
-  private fixEmbeddingDimension(shards: readonly NewShard[]): void {
+  private fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>): void {
     const first = shards.find((s) => s.embedding !== null);
     if (first === undefined) return;
     const dimension = first.embedding!.byteLength / 4;

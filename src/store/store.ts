@@ -58,6 +58,15 @@ export interface SoulsStore {
   shardEmbeddings(ids: readonly number[]): Map<number, Uint8Array>;
   /** The embedding dimension the first stored vector fixed, or null while none is stored. */
   embeddingDimension(): number | null;
+  /**
+   * Stores computed embeddings (similarity `semantic`) in one transaction, each only where the shard has none
+   * (a stored vector is never overwritten); returns the ids that got one. A dimension other than the
+   * database's is refused (ValidationError `embedding`), nothing written.
+   */
+  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): number[];
+  /** Up to `limit` shards (any status) without an embedding and with an id above `afterId`, ascending. */
+  shardsWithoutEmbedding(afterId: number, limit: number): Array<{ id: number; content: string }>;
+  countShardsWithoutEmbedding(): number;
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
   /** FTS5 search over pending, unsealed, unexpired shards; `terms` are plain words, quoted by the store. */
   searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
