@@ -5,6 +5,9 @@ import { isLoopback } from '../server/auth.ts';
 import { loadConfig, usage } from '../server/config.ts';
 import { normalizeHost } from '../server/origin.ts';
 import type { Command, CommandIo } from './command.ts';
+import { exportCommand } from './export.ts';
+import { importCommand } from './import.ts';
+import { syncCommand } from './sync.ts';
 import { closeSoulsDb, describeError, getSoul, getSoulByName, openSoulsDb, renderSoul, SoulsError } from '../engine/index.ts';
 
 function openDb(path: string, settings: ReturnType<typeof loadConfig>['settings']) {
@@ -153,6 +156,9 @@ const commands: Command[] = [
   builtIn('render', 'print a soul\'s rendered block', render),
   builtIn('backup', 'copy the database to a new file', backup),
   builtIn('seed-demo', 'fill a database with the demo world', seedDemo),
+  importCommand,
+  exportCommand,
+  syncCommand,
 ];
 
 const [command, ...args] = process.argv.slice(2);

@@ -85,7 +85,7 @@ export { clusterBy, textSimilarity } from './similarity-modes.ts';
 export { lexicalSimilarity } from './lexical.ts';
 export { VECTOR_WEIGHT } from './provided.ts';
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
-export { orderedActiveTraits, renderBlock } from './render.ts';
+export { orderedActiveTraits, orderForRender, renderBlock } from './render.ts';
 export { cleanText, normalizeContent } from './normalize.ts';
 export {
   buildEvidenceReport,

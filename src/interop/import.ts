@@ -129,7 +129,8 @@ export async function applyImport(db: SoulsDb, plan: ImportPlan, onShards?: (don
   const fresh = plan.shards.filter((s) => !s.present);
   const shardIds: number[] = [];
   const ready = new Set<number>();
-  const batch = db.settings.maxBatchSize;
+  // Batches of a few hundred: each is one transaction, and progress moves between them.
+  const batch = Math.min(db.settings.maxBatchSize, 500);
   onShards?.(0, fresh.length);
   for (let i = 0; i < fresh.length; i += batch) {
     const chunk = fresh.slice(i, i + batch).map((s) => ({ content: s.content, source: s.source, soulIds: [soul.id], createdAt: s.createdAt }));
