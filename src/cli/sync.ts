@@ -129,26 +129,52 @@ async function followUrl(url: string, token: string | null, target: string, form
     await client.dispose();
     throw error;
   });
-  const soul = data.soul ?? data.soulByName ?? null;
-  if (!soul) {
+  const found = data.soul ?? data.soulByName ?? null;
+  if (!found) {
     await client.dispose();
     throw new SoulsError(`no soul ${JSON.stringify(target)} on ${url}`);
   }
+  // Subscribed before the state is read again, so a change in between is either in that read or an event.
+  let onState: ((state: SoulState) => void) | null = null;
+  let onError: ((error: unknown) => void) | null = null;
+  let early: SoulState | null = null;
+  let earlyError: unknown = null;
+  const unsubscribe = client.subscribe<{ soulChanged: { soul: { id: string; name: string; soulMd: string } } }>(
+    { query: `subscription($id: ID!, $format: SoulMdFormat!) { soulChanged(soulId: $id) { soul { ${soulFields} } } }`, variables: { id: found.id, format: formatArg } },
+    {
+      next: (result) => {
+        if (result.errors?.length) {
+          const error = new SoulsError(result.errors.map((e) => e.message).join('; '));
+          if (onError) onError(error);
+          else earlyError = error;
+        } else if (result.data) {
+          const state = stateOfDocument(format, result.data.soulChanged.soul.soulMd, result.data.soulChanged.soul.name);
+          if (onState) onState(state);
+          else early = state;
+        }
+      },
+      error: (error) => {
+        const wrapped = new SoulsError(describeWsError(error));
+        if (onError) onError(wrapped);
+        else earlyError = wrapped;
+      },
+      complete: () => {},
+    },
+  );
+  const again = await firstResult<{ soul: Found }>(client, `query($id: ID!, $format: SoulMdFormat!) { soul(id: $id) { ${soulFields} } }`, { id: found.id, format: formatArg }).catch(async (error: unknown) => {
+    unsubscribe();
+    await client.dispose();
+    throw error;
+  });
+  const soul = again.soul ?? found;
   return {
     initial: stateOfDocument(format, soul.soulMd, soul.name),
     name: soul.name,
-    next(onState, onError) {
-      const unsubscribe = client.subscribe<{ soulChanged: { soul: { id: string; name: string; soulMd: string } } }>(
-        { query: `subscription($id: ID!, $format: SoulMdFormat!) { soulChanged(soulId: $id) { soul { ${soulFields} } } }`, variables: { id: soul.id, format: formatArg } },
-        {
-          next: (result) => {
-            if (result.errors?.length) onError(new SoulsError(result.errors.map((e) => e.message).join('; ')));
-            else if (result.data) onState(stateOfDocument(format, result.data.soulChanged.soul.soulMd, result.data.soulChanged.soul.name));
-          },
-          error: (error) => onError(new SoulsError(describeWsError(error))),
-          complete: () => {},
-        },
-      );
+    next(stateHandler, errorHandler) {
+      onState = stateHandler;
+      onError = errorHandler;
+      if (earlyError !== null) errorHandler(earlyError);
+      else if (early !== null) stateHandler(early);
       return async () => {
         unsubscribe();
         await client.dispose();
