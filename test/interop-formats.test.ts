@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   addTrait,
+  updateSoul,
   DAY_MS,
   levelUp,
   listShards,
@@ -140,6 +141,34 @@ describe.each(Object.keys(fixtures) as (keyof typeof fixtures)[])('the %s fixtur
     const fresh = exportSoulMd(want.format, state, null);
     const back = stateOfDocument(want.format, fresh, want.name);
     expect(back).toEqual(want.format === 'openclaw' ? { ...state, description: '' } : state);
+  });
+});
+
+describe('identity lines and line endings', () => {
+  it('a renamed soul changes only the owned identity lines: the frontmatter values, the soul.md title and summary', async () => {
+    const brannoc = await importFixture('frontmatter');
+    await updateSoul(db, brannoc.result.soul.id, { name: 'Brannoc the Elder', description: 'Retired blacksmith: still opinionated' });
+    const original = brannoc.files.get('brannoc.md')!;
+    const renamed = exportSoulMd('frontmatter', await soulState(db, brannoc.result.soul.id), original);
+    expect(renamed).toBe(original.replace('name: Brannoc\n', 'name: Brannoc the Elder\n').replace('role: Blacksmith of the lower ward\n', 'role: "Retired blacksmith: still opinionated"\n'));
+
+    const relay = await importFixture('soulmd');
+    await updateSoul(db, relay.result.soul.id, { name: 'Relay Prime', description: 'Coordinates the crew.' });
+    const soulMd = relay.files.get('SOUL.md')!;
+    const out = exportSoulMd('soulmd', await soulState(db, relay.result.soul.id), soulMd);
+    expect(out).toBe(soulMd.replace('# Relay\n', '# Relay Prime\n').replace('An AI agent that coordinates a crew of coding agents and reviews their work.', 'Coordinates the crew.'));
+  });
+
+  it('keeps CRLF line endings: an untouched file round-trips, a rewritten region uses CRLF too', async () => {
+    const crlf = readFileSync(`${FIXTURES}soulmd/SOUL.md`, 'utf8').replace(/\n/g, '\r\n');
+    const plan = await planImport(db, new Map([['SOUL.md', crlf]]));
+    expect(plan.traits.map((t) => t.principle)).toEqual(expected.soulmd.traits.map((t) => t.principle));
+    const { soul } = await applyImport(db, plan);
+    expect(exportSoulMd('soulmd', await soulState(db, soul.id), crlf)).toBe(crlf);
+    await addTrait(db, soul.id, { principle: 'Small diffs, fast reviews.', provenance: 'a test' });
+    const out = exportSoulMd('soulmd', await soulState(db, soul.id), crlf);
+    expect(out).toContain('- Small diffs, fast reviews.\r\n<!-- souls:traits:end sha256=');
+    expect(out.replace(/\r\n/g, '')).not.toContain('\n');
   });
 });
 
