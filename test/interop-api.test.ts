@@ -85,3 +85,19 @@ describe('Soul.soulMd', () => {
     expect(refused.body.errors[0].message).toContain('traits region was edited');
   });
 });
+
+describe("the README's Bring your SOUL.md operations", () => {
+  it('run as written', async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Bring your SOUL.md'), readme.indexOf('## The engine as a library'));
+    const block = /```graphql\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const operations = block.split(/\n\n(?=query|mutation)/);
+    expect(operations).toHaveLength(2);
+    const server = await start(options);
+    await server.request(IMPORT, { input: { text: fixture('openclaw/SOUL.md'), name: 'Mira', apply: true } });
+    const plan = await server.request(operations[0]);
+    expect(plan.body.data.importSoulMd).toMatchObject({ __typename: 'SoulMdImportPlan', name: 'Tamsin', traits: [{ principle: 'Every crossing has a price.', provenance: 'imported from SOUL.md:Worldview', present: false }] });
+    const exported = await server.request(operations[1]);
+    expect(exported.body.data.soulByName.soulMd).toContain('<!-- souls:traits:start -->\n**Check the ledger before you answer.**');
+  });
+});
