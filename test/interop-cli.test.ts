@@ -91,6 +91,21 @@ describe('souls import', { timeout: 30_000 }, () => {
     const dryJson = JSON.parse((await run(['import', `${FIXTURES}soulmd`, '--json', '--db', db])).stdout);
     expect(dryJson).toMatchObject({ applied: false, plan: { format: 'soulmd', name: 'Relay', existingSoulId: null } });
   });
+  it('shows progress on stderr while a large memory folder is written, and keeps stdout for the result', async () => {
+    const db = join(dir, 'souls.db');
+    const workspace = join(dir, 'big');
+    cpSync(`${FIXTURES}openclaw`, workspace, { recursive: true });
+    // 60 days of 25 entries: 1,500 shards, written in batches.
+    for (let d = 0; d < 60; d++) {
+      const day = new Date(Date.UTC(2026, 7, 1) + d * 86_400_000).toISOString().slice(0, 10);
+      writeFileSync(join(workspace, 'memory', `${day}.md`), Array.from({ length: 25 }, (_, i) => `- [${String(8 + (i % 12)).padStart(2, '0')}:${String(i).padStart(2, '0')}] Counted crate ${i} of day ${day} and logged it.`).join('\n') + '\n');
+    }
+    const exit = await run(['import', workspace, '--apply', '--json', '--db', db]);
+    expect(exit.code).toBe(0);
+    expect(JSON.parse(exit.stdout).result).toMatchObject({ created: true, shardsAdded: 1505 });
+    expect(exit.stderr).toContain('shards [');
+    expect(exit.stderr).toContain('1505/1505 (100%)');
+  });
 });
 
 describe('souls export', { timeout: 30_000 }, () => {

@@ -76,7 +76,7 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
   bounded(`${read.mainFile}: essence`, read.essence, settings.maxEssenceBytes);
 
   const existing = await getSoulByName(db, name);
-  if (existing?.deletedAt !== null && existing !== null) throw new ValidationError('name', `the soul "${existing.name}" is dormant: awaken it before importing into it`);
+  if (existing && existing.deletedAt !== null) throw new ValidationError('name', `the soul "${existing.name}" is dormant: awaken it before importing into it`);
   if (!existing && read.essence === '') throw new ValidationError('essence', `${read.mainFile} has no essence (the "${conventions[format].essenceHeadings[0]}" section is missing or empty)`);
 
   const notes = [...read.notes];
