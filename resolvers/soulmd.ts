@@ -1,7 +1,7 @@
 import { ConflictError, getShards, orderForRender, ValidationError, type Citation, type Soul as SoulRecord } from '../src/engine/index.ts';
 import type { Context } from '../src/server/context.ts';
 import type { SoulMdFormat as Format, SoulState } from '../src/interop/document.ts';
-import { exportSoulMd } from '../src/interop/export.ts';
+import { EditedRegionError, exportSoulMd } from '../src/interop/export.ts';
 import { applyImport, planImport } from '../src/interop/import.ts';
 import { builder } from '../schema/builder.ts';
 import { Soul } from '../schema/soul.ts';
@@ -36,7 +36,7 @@ builder.objectField(Soul, 'soulMd', (t) =>
       try {
         return exportSoulMd(formatOf(args.format), await stateOf(ctx, soul), args.base ?? null);
       } catch (error) {
-        if (error instanceof Error && error.name === 'EditedRegionError') throw new ValidationError('base', error.message);
+        if (error instanceof EditedRegionError) throw new ValidationError('base', error.message);
         throw error;
       }
     },

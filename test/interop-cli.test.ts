@@ -1,7 +1,7 @@
 // souls import, export and sync through real child processes: help, exit codes, --json, dry runs that create
 // nothing, byte-identical export, and sync following the database or a server, refusing edits, surviving a kill.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -210,7 +210,8 @@ describe('souls sync', { timeout: 30_000 }, () => {
   it('leaves the old file or the new one, never a torn one, when killed mid-write', async () => {
     const file = join(dir, 'SOUL.md');
     const versions = [version(0), version(1)];
-    for (let round = 0; round < 6; round++) {
+    let midWrite = 0;
+    for (let round = 0; round < 5; round++) {
       const child = spawn(process.execPath, [new URL('./support/atomic-writer-child.ts', import.meta.url).pathname, file], { stdio: ['ignore', 'pipe', 'inherit'] });
       let seen = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (seen += chunk));
@@ -219,9 +220,12 @@ describe('souls sync', { timeout: 30_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, round * 7));
       child.kill('SIGKILL');
       await new Promise((resolve) => child.once('close', resolve));
+      // A temporary file left beside it shows the kill landed inside a write.
+      if (readdirSync(dir).some((name) => name.endsWith('.tmp'))) midWrite++;
       const now = readFileSync(file, 'utf8');
       expect(versions.includes(now), `round ${round}: the file is neither version (length ${now.length})`).toBe(true);
       if (existsSync(`${file}.bak`)) expect(versions.includes(readFileSync(`${file}.bak`, 'utf8'))).toBe(true);
     }
+    expect(midWrite, 'no kill landed inside a write').toBeGreaterThan(0);
   });
 });

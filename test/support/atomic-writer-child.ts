@@ -5,9 +5,9 @@
 // A kill lands mid-write most of the time; the file must then be one version or the other, whole.
 import { writeAtomically } from '../../src/interop/sync.ts';
 
-/** Version k: 2 MiB of lines that all carry k, so a mix of two versions is visible anywhere in the file. */
+/** Version k: about 1 MiB of lines that all carry k, so a mix of two versions is visible anywhere in the file. */
 export function version(k: number): string {
-  return `# Version ${k}\n\n${`- line of version ${k}, padded to make the write take a while ${'.'.repeat(60)}\n`.repeat(16_000)}<!-- end of version ${k} -->\n`;
+  return `# Version ${k}\n\n${`- line of version ${k}, padded to make the write take a while ${'.'.repeat(60)}\n`.repeat(8_000)}<!-- end of version ${k} -->\n`;
 }
 
 if (import.meta.main) {
