@@ -55,7 +55,7 @@ async function underArgument<T>(argument: string, work: () => Promise<T>): Promi
   }
 }
 
-function soulChanged(ctx: Context, soulId: number, kind: SoulChangeKind): void {
+export function soulChanged(ctx: Context, soulId: number, kind: SoulChangeKind): void {
   ctx.pubsub.publish('soulChanged', { soulId, kind, at: ctx.db.clock.now() });
 }
 
@@ -78,7 +78,7 @@ async function shardsWritten(ctx: Context, shards: readonly ShardRecord[], ready
 }
 
 /** Publishes crystallizationReady for every soul a write made ready (SPEC §3: every such write, not only shard writes); returns them. */
-async function announceReady(ctx: Context, readySoulIds: readonly number[]): Promise<SoulRecord[]> {
+export async function announceReady(ctx: Context, readySoulIds: readonly number[]): Promise<SoulRecord[]> {
   if (readySoulIds.length === 0) return [];
   const at = ctx.db.clock.now();
   const verdicts = await getCrystallization(ctx.db, readySoulIds);

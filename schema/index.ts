@@ -11,9 +11,11 @@ import './settings.ts';
 import './caller.ts';
 import './events.ts';
 import './results.ts';
+import './soulmd.ts';
 import '../resolvers/queries.ts';
 import '../resolvers/mutations.ts';
 import '../resolvers/subscriptions.ts';
+import '../resolvers/soulmd.ts';
 
 export const schema = builder.toSchema();
 

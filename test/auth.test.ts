@@ -188,6 +188,13 @@ const mutations: Operation[] = [
     allowed: payload('SoulPayload'),
   },
   {
+    field: 'importSoulMd',
+    scope: 'refine',
+    query: `mutation($input: ImportSoulMdInput!) { importSoulMd(input: $input) { ${result} } }`,
+    setup: async () => ({ input: { text: `---\nname: ${unique('Imported')}\n---\n\n## Who You Are\n\nSomeone imported.\n\n## Traits\n\n- Reads the file first.\n`, apply: true } }),
+    allowed: payload('SoulMdImportPayload'),
+  },
+  {
     field: 'fadeExhaustedShards',
     scope: 'refine',
     query: `mutation { fadeExhaustedShards { fadedCount } }`,
@@ -322,11 +329,11 @@ describe('scoped tokens over HTTP', () => {
   });
   afterAll(() => server.stop());
 
-  it('the table covers all 16 mutations of the contract and every Query field of the schema', () => {
+  it('the table covers all 17 mutations of the contract and every Query field of the schema', () => {
     const { yoga } = server.app;
     const schema = yoga.getEnveloped().schema;
     expect(mutations.map((m) => m.field).sort()).toEqual(Object.keys(schema.getMutationType()!.getFields()).sort());
-    expect(mutations).toHaveLength(16);
+    expect(mutations).toHaveLength(17);
     expect(queries(() => fixture).map((q) => q.field).sort()).toEqual(Object.keys(schema.getQueryType()!.getFields()).sort());
   });
 

@@ -3,7 +3,9 @@
 import { backupCommand } from './backup.ts';
 import type { Command } from './command.ts';
 import { runCli } from './dispatch.ts';
+import { exportCommand } from './export.ts';
 import { historyCommand } from './history.ts';
+import { importCommand } from './import.ts';
 import { listCommand } from './list.ts';
 import { mcpCommand } from './mcp.ts';
 import { refinerCommand } from './refiner.ts';
@@ -12,6 +14,7 @@ import { renderCommand } from './render.ts';
 import { seedDemoCommand } from './seed-demo.ts';
 import { serveCommand } from './serve.ts';
 import { showCommand } from './show.ts';
+import { syncCommand } from './sync.ts';
 
 /** In the order `souls --help` lists them. */
 export const commands: Command[] = [
@@ -21,6 +24,9 @@ export const commands: Command[] = [
   historyCommand,
   renderCommand,
   backupCommand,
+  importCommand,
+  exportCommand,
+  syncCommand,
   seedDemoCommand,
   mcpCommand,
   refinerCommand,

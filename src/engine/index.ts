@@ -89,7 +89,8 @@ export { lexicalSimilarity } from './lexical.ts';
 export { VECTOR_WEIGHT } from './provided.ts';
 export { awaitEmbeddings, EMBED_BATCH, reindexEmbeddings, SEMANTIC_DIMENSION, stopSentenceEncoder, type ReindexProgress, type ReindexResult } from './semantic.ts';
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
-export { renderBlock } from './render.ts';
+export { orderedActiveTraits, orderForRender, renderBlock } from './render.ts';
+export { cleanText, normalizeContent } from './normalize.ts';
 export {
   buildEvidenceReport,
   formatEvidence,

@@ -65,3 +65,9 @@ export async function renderSouls(db: SoulsDb, soulIds: readonly number[], optio
   const inputs = await renderInputs(db, soulIds);
   return new Map([...inputs].map(([id, input]) => [id, renderBlock(input.soul, input.traits, input.citationCounts, options)]));
 }
+
+/** Each soul's active traits in render order (SPEC §6), in a constant number of statements: what a SOUL.md export lists. */
+export async function orderedActiveTraits(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Trait[]>> {
+  const inputs = await renderInputs(db, soulIds);
+  return new Map([...inputs].map(([id, input]) => [id, orderForRender(input.soul, input.traits, input.citationCounts)]));
+}

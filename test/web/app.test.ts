@@ -1,6 +1,7 @@
 // The whole loop of the character sheet in headless Chromium, over the demo world: the roster, a shard arriving
 // live, a refinement with preview and confirm, and a level-up in the workshop followed by its revert.
 // Screenshots of each screen go to test-results/screens/ (docs/screens/ holds committed copies for the README).
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeBrowserSession, openBrowserSession, screenshot, until, type Chromium, type SeededServer } from './support.ts';
@@ -272,6 +273,48 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     expect(reverted.activeTraitCount).toBe(10);
     expect(reverted.rendered).toBe(before.rendered);
     expect(reverted.levelHistory).toEqual([{ level: 1, revertedAt: expect.any(String) }]);
+    expect(chrome.errors).toEqual([]);
+  });
+  it('imports a SOUL.md on the roster (a chosen file, the plan, then apply) and exports it from the sheet', async () => {
+    await page.goto(server.base);
+    await page.getByRole('heading', { name: 'Roster', level: 1 }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const form = page.locator('#import-soul');
+    await form.waitFor(WAIT);
+    const soulMd = readFileSync(new URL('../fixtures/soulmd/openclaw/SOUL.md', import.meta.url), 'utf8');
+    await form.getByLabel('Choose a file').setInputFiles({ name: 'SOUL.md', mimeType: 'text/markdown', buffer: Buffer.from(soulMd) });
+    await until(async () => (await form.getByLabel('SOUL.md text').inputValue()) === soulMd, 'the chosen file fills the text');
+
+    // An OpenClaw SOUL.md keeps no name (IDENTITY.md does): the plan asks for one, and nothing is written.
+    await form.getByRole('button', { name: 'Show the plan' }).click();
+    await expect(form.getByRole('alert').innerText()).resolves.toMatch(/^Name: /);
+    await form.getByLabel('Name (when the text gives none)').fill('Odo');
+    await form.getByRole('button', { name: 'Show the plan' }).click();
+    const plan = form.getByLabel('Import plan');
+    await plan.waitFor(WAIT);
+    await expect(plan.innerText()).resolves.toContain('Creates Odo');
+    await expect(plan.innerText()).resolves.toContain('3 traits to add');
+    await expect(plan.innerText()).resolves.toContain('Count twice, hand out once. (imported from SOUL.md:Core Truths)');
+    expect((await server.gql('{ soulByName(name: "Odo") { id } }')).soulByName).toBeNull();
+
+    await form.getByRole('button', { name: 'Import Odo' }).click();
+    await page.getByRole('heading', { name: 'Odo' }).waitFor(WAIT);
+    const odo = (await server.gql('{ soulByName(name: "Odo") { id traits { provenance } } }')).soulByName;
+    expect(odo.traits).toEqual(Array.from({ length: 3 }, () => ({ provenance: 'imported from SOUL.md:Core Truths' })));
+
+    // The sheet's export, in the convention it came from: the traits as bold-lead paragraphs between markers.
+    await page.goto(`${server.base}#/soul/${odo.id}`);
+    await page.getByRole('heading', { name: 'Odo', level: 1 }).waitFor(WAIT);
+    const panel = page.locator('.panel', { has: page.getByRole('heading', { name: 'SOUL.md' }) });
+    await panel.getByLabel('Convention').selectOption('OPENCLAW');
+    await panel.getByRole('button', { name: 'Export SOUL.md' }).click();
+    const exported = panel.getByLabel('Exported SOUL.md');
+    await exported.waitFor(WAIT);
+    const text = await exported.innerText();
+    expect(text).toMatch(/^# SOUL\.md - Who You Are/);
+    expect(text).toContain('<!-- souls:traits:start -->\n**Check the ledger before you answer.**');
+    expect(text).toContain('## Vibe\n\n<!-- souls:essence:start -->\nDry, exact and a little weary');
+    await expect(panel.getByRole('link', { name: 'Download SOUL.md' }).getAttribute('download')).resolves.toBe('SOUL.md');
     expect(chrome.errors).toEqual([]);
   });
 });

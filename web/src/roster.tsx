@@ -21,6 +21,7 @@ import { compareBy, matchesSoul, orderWords, ROSTER_PAGE } from './roster-params
 import { Pager, RosterToolbar, useRosterParams } from './roster-tools.tsx';
 import { useCan, useSession } from './session.ts';
 import { SoulFields } from './soul-edit.tsx';
+import { ImportSoulMd } from './soulmd.tsx';
 import { Button, ErrorNote, Field, LevelBadge, Loading, Panel, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
 
 type Dormant = RosterQuery['dormantSouls'][number];
@@ -32,6 +33,7 @@ export function Roster() {
   const [cards, setCards] = useState<SoulCardFragment[]>([]);
   const [dormant, setDormant] = useState<Dormant[]>([]);
   const [creating, setCreating] = useState(false);
+  const [importing, setImporting] = useState(false);
   const refetchSoon = useDebouncedCallback(() => void roster.refetch(), 150);
 
   useEffect(() => {
@@ -81,11 +83,24 @@ export function Roster() {
             )}
           </p>
         </div>
-        <Button scope="ADMIN" variant="primary" onClick={() => setCreating((open) => !open)} aria-expanded={creating} aria-controls="new-soul">
-          {creating ? 'Close' : 'New soul'}
-        </Button>
+        <div class="page-head__actions">
+          <Button scope="REFINE" onClick={() => setImporting((open) => !open)} aria-expanded={importing} aria-controls="import-soul">
+            {importing ? 'Close import' : 'Import'}
+          </Button>
+          <Button scope="ADMIN" variant="primary" onClick={() => setCreating((open) => !open)} aria-expanded={creating} aria-controls="new-soul">
+            {creating ? 'Close' : 'New soul'}
+          </Button>
+        </div>
       </div>
       <ScopeNote scope="ADMIN" />
+      {importing ? (
+        <ImportSoulMd
+          onImported={() => {
+            setImporting(false);
+            void roster.refetch();
+          }}
+        />
+      ) : null}
       {creating ? (
         <NewSoulForm
           onDone={() => {

@@ -23,6 +23,7 @@ import { EvidenceChart } from './evidence-chart.tsx';
 import { InactiveTraits } from './inactive-traits.tsx';
 import { ShardsPanel } from './shard-list.tsx';
 import { SoulEditor } from './soul-edit.tsx';
+import { ExportSoulMd } from './soulmd.tsx';
 import { useCan, useSession } from './session.ts';
 import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
 
@@ -73,6 +74,9 @@ export function Sheet({ soulId }: { soulId: string }) {
             </ol>
           </Panel>
           <InactiveTraits soul={soul} traits={soul.inactiveTraits} onChanged={refresh} />
+          <Panel title="SOUL.md" id="soulmd-title">
+            <ExportSoulMd soulId={soul.id} />
+          </Panel>
         </div>
         <div class="sheet__col">
           <Panel title="Level history" id="history-title">

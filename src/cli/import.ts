@@ -1,0 +1,105 @@
+// souls import <path>: a SOUL.md workspace (OpenClaw, soul.md) or a frontmatter file becomes a soul; a dry run
+// unless --apply.
+import { closeSoulsDb, openSoulsDb, SoulsError, type SoulsDb } from '../engine/index.ts';
+import { readWorkspace, parseFormat, formatChoices } from '../interop/formats.ts';
+import { applyImport, planImport, type ImportPlan, type ImportResult } from '../interop/import.ts';
+import type { Command, CommandIo } from './command.ts';
+import { openDb } from './database.ts';
+import { commandHelp } from './help.ts';
+import { databaseExists, splitOptions } from './interop-options.ts';
+import { colours, progress } from './terminal.ts';
+
+const help = commandHelp({
+  usage: [`import <path> [--format ${formatChoices.join('|')}] [--name NAME] [--apply] [--json] [options]`],
+  description:
+    'Reads a SOUL.md workspace folder (OpenClaw: SOUL.md, IDENTITY.md, memory/YYYY-MM-DD.md; soul.md: SOUL.md,\n' +
+    'STYLE.md, MEMORY.md with a dated "## Log") or one markdown file with YAML frontmatter, and shows what it would\n' +
+    'create: the soul (name, description, essence), its traits (provenance "imported from <file>:<heading>") and\n' +
+    'one shard per dated memory entry (created on its date, the file as its source). Nothing is written without\n' +
+    '--apply, and a dry run never creates the database. Importing the same files again adds nothing that is already there.',
+  options: [
+    ['--format F', 'the convention (default auto: told apart by frontmatter, IDENTITY.md, memory/, headings)'],
+    ['--name NAME', "the soul's name when the files give none (an OpenClaw SOUL.md without IDENTITY.md)"],
+    ['--apply', 'write the soul, traits and shards'],
+    ['--json', 'print the plan (and with --apply, what was written) as JSON'],
+  ],
+  groups: ['database', 'settings'],
+  examples: ['souls import ~/.openclaw/workspace                      # the plan', 'souls import ~/.openclaw/workspace --apply --db souls.db', 'souls import agents/aria.md --format frontmatter --json'],
+});
+
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const clip = (text: string, width: number) => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+
+export function planAsJson(plan: ImportPlan) {
+  return { ...plan, shards: plan.shards.map((s) => ({ ...s, createdAt: new Date(s.createdAt).toISOString() })) };
+}
+
+function printPlan(plan: ImportPlan, path: string, io: CommandIo): void {
+  const c = colours(io.stdout, io.env);
+  const out: string[] = [];
+  const newTraits = plan.traits.filter((t) => !t.present);
+  const newShards = plan.shards.filter((s) => !s.present);
+  out.push(c.bold(`Import plan: ${path} (${plan.format})`));
+  out.push(plan.existingSoulId === null ? `  soul     ${c.green('create')} "${plan.name}"${plan.description ? ` — ${plan.description}` : ''}` : `  soul     "${plan.name}" exists (id ${plan.existingSoulId}): kept, traits and shards added to it`);
+  if (plan.existingSoulId === null) out.push(`  essence  ${plan.essence.split(/\n\s*\n/).length} paragraph(s), ${[...plan.essence].length} characters`);
+  out.push(`  traits   ${newTraits.length} to add, ${plan.traits.length - newTraits.length} already there`);
+  for (const t of plan.traits) out.push(`    ${t.present ? c.dim('=') : c.green('+')} ${clip(t.principle, 72)}  ${c.dim(`(${t.provenance.replace(/^imported from /, '')})`)}`);
+  const files = new Set(plan.shards.map((s) => s.source)).size;
+  out.push(`  shards   ${newShards.length} to add, ${plan.shards.length - newShards.length} already there, from ${files} file(s)`);
+  for (const s of plan.shards.slice(0, 20)) out.push(`    ${s.present ? c.dim('=') : c.green('+')} ${day(s.createdAt)}  ${clip(s.content, 60)}  ${c.dim(s.source)}`);
+  if (plan.shards.length > 20) out.push(`    … and ${plan.shards.length - 20} more`);
+  if (plan.notes.length > 0) {
+    out.push('  notes');
+    for (const note of plan.notes) out.push(`    - ${note}`);
+  }
+  io.stdout.write(`${out.join('\n')}\n`);
+}
+
+function resultAsJson(result: ImportResult) {
+  return { soul: { id: String(result.soul.id), name: result.soul.name }, created: result.created, traitsAdded: result.traitIds.length, shardsAdded: result.shardIds.length, readySoulIds: result.readySoulIds.map(String) };
+}
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'import a SOUL.md workspace or file as a soul (a dry run unless --apply)',
+  help,
+  async run(argv, io) {
+    const { positionals, values, config } = splitOptions('import', argv, ['path'], { format: { type: 'string' }, name: { type: 'string' }, apply: { type: 'boolean' }, json: { type: 'boolean' } }, io.env);
+    const [path] = positionals;
+    const format = parseFormat('--format', typeof values.format === 'string' ? values.format : 'auto');
+    const { files } = readWorkspace(path);
+    const apply = values.apply === true;
+    // A dry run reads the database when there is one and creates nothing: without one, every soul would be new.
+    let db: SoulsDb;
+    if (apply) db = openDb(config);
+    else if (databaseExists(config)) db = openSoulsDb({ path: config.db, settings: config.settings, mode: 'read-only' });
+    else db = openSoulsDb({ settings: config.settings });
+    try {
+      const plan = await planImport(db, files, { format, name: typeof values.name === 'string' ? values.name : null });
+      if (!apply) {
+        if (values.json) io.stdout.write(`${JSON.stringify({ applied: false, plan: planAsJson(plan) }, null, 2)}\n`);
+        else {
+          printPlan(plan, path, io);
+          io.stdout.write('Dry run: nothing written. Run again with --apply to import.\n');
+        }
+        return 0;
+      }
+      const fresh = plan.shards.filter((s) => !s.present).length;
+      const bar = fresh > 0 ? progress(io.stderr, 'shards', fresh) : null;
+      const result = await applyImport(db, plan, (done) => bar?.update(done));
+      bar?.finish();
+      if (values.json) io.stdout.write(`${JSON.stringify({ applied: true, plan: planAsJson(plan), result: resultAsJson(result) }, null, 2)}\n`);
+      else {
+        printPlan(plan, path, io);
+        if (!result.created && result.traitIds.length === 0 && result.shardIds.length === 0) io.stdout.write(`Nothing new: "${result.soul.name}" (id ${result.soul.id}) already has every trait and shard of these files.\n`);
+        else io.stdout.write(
+          `${result.created ? 'Created' : 'Updated'} "${result.soul.name}" (id ${result.soul.id}): ${result.traitIds.length} trait(s) and ${result.shardIds.length} shard(s) added` +
+            `${result.readySoulIds.length > 0 ? '; ready for refinement' : ''}.\n`,
+        );
+      }
+      return 0;
+    } finally {
+      closeSoulsDb(db);
+    }
+  },
+};
