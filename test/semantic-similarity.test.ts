@@ -67,6 +67,17 @@ const TABLE_PARAPHRASE = 'The agent deleted the production database table with n
 const INNKEEPER = 'The innkeeper dropped the table he was carrying';
 
 /** Drops the texts for one soul, a day apart, from alternating sources; returns the soul and shard ids. */
+/** A file database whose three shards were written under lexical (no vectors), reopened under semantic. */
+async function writtenLexicallyThenSemantic() {
+  const dir = mkdtempSync(join(tmpdir(), 'souls-semantic-'));
+  const path = join(dir, 'souls.db');
+  const clock = manualClock(T0);
+  const lexical = openSoulsDb({ path, clock, settings: { similarity: 'lexical' } });
+  const { soulId, shardIds } = await dropDaysApart(lexical, clock, [TABLE, INNKEEPER, TABLE_PARAPHRASE]);
+  closeSoulsDb(lexical);
+  return { dir, db: openSoulsDb({ path, clock, settings: { similarity: 'semantic' } }), soulId, shardIds };
+}
+
 async function dropDaysApart(db: SoulsDb, clock: ReturnType<typeof freshDb>['clock'], texts: readonly string[]) {
   const soul = await createSoul(db, { name: 'Sable', essence: 'A coding agent.' });
   const { shardIds } = await dropShards(
@@ -190,14 +201,8 @@ describe('semantic in the gate and the report', () => {
   });
 
   it('shards stored without vectors (another mode) get them from the queue; the soul they make ready is announced', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'souls-semantic-'));
+    const { dir, db, soulId, shardIds } = await writtenLexicallyThenSemantic();
     try {
-      const path = join(dir, 'souls.db');
-      const clock = manualClock(T0);
-      const lexical = openSoulsDb({ path, clock, settings: { similarity: 'lexical' } });
-      const { soulId, shardIds } = await dropDaysApart(lexical, clock, [TABLE, INNKEEPER, TABLE_PARAPHRASE]);
-      closeSoulsDb(lexical);
-      const db = openSoulsDb({ path, clock, settings: { similarity: 'semantic' } });
       open.push(db);
       expect((await getCrystallization(db, [soulId])).get(soulId)).toMatchObject({ ready: false, clusterCount: 1, unmet: ['MIN_CLUSTERS'] });
       const announced: number[][] = [];
@@ -240,13 +245,7 @@ describe('semantic through GraphQL', () => {
   const server = serverPerTest(afterEach);
 
   it('publishes crystallizationReady when landing vectors make a soul ready', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'souls-semantic-'));
-    const path = join(dir, 'souls.db');
-    const clock = manualClock(T0);
-    const lexical = openSoulsDb({ path, clock, settings: { similarity: 'lexical' } });
-    const { soulId, shardIds } = await dropDaysApart(lexical, clock, [TABLE, INNKEEPER, TABLE_PARAPHRASE]);
-    closeSoulsDb(lexical);
-    const db = openSoulsDb({ path, clock, settings: { similarity: 'semantic' } });
+    const { dir, db, soulId, shardIds } = await writtenLexicallyThenSemantic();
     const app = buildApp({ db });
     try {
       const { url } = await app.start(0, '127.0.0.1');
