@@ -66,6 +66,7 @@ describe('souls serve', { timeout: 30_000 }, () => {
     expect(child.output().stdout).toContain(`Database: ${db}`);
     const webApp = url.replace(/graphql$/, '');
     expect(child.output().stdout).toContain(`Character sheet on ${webApp} (the web app)\n`);
+    expect(child.output().stdout).toContain(`MCP for agents on ${webApp}mcp (Streamable HTTP; \`souls mcp\` serves stdio)\n`);
     const page = await fetch(webApp);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);

@@ -72,6 +72,7 @@ export const serveCommand: Command = {
     process.on('SIGTERM', () => shutdown('SIGTERM'));
     say(`Character sheet on ${url.replace(/graphql$/, '')} (the web app)`);
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
+    say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
     say(`Database: ${config.db}`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {
