@@ -18,6 +18,7 @@ import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
 import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import { serveWebApp } from './web.ts';
+import { serveHealth } from './health.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createMcpEndpoint } from '../mcp/http.ts';
 
@@ -247,6 +248,7 @@ export function buildApp(options: AppOptions): App {
 
   const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
+    if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`))) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
     if (mcp.handles(req)) {
