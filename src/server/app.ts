@@ -20,6 +20,7 @@ import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from '
 import { serveWebApp } from './web.ts';
 import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
 import { createLogger, requestIdOf, type Logger } from './log.ts';
+import { createMetrics, METRICS_PATH } from './metrics.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createMcpEndpoint } from '../mcp/http.ts';
 
@@ -190,6 +191,12 @@ export function buildApp(options: AppOptions): App {
   const limits: Limits = { ...defaultLimits, ...options.limits };
   const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
+  const metrics = createMetrics();
+  const publish = pubsub.publish;
+  pubsub.publish = (topic, ...payload) => {
+    metrics.published.inc({ topic });
+    publish(topic, ...payload);
+  };
   // Semantic vectors land after dropShard answered; souls they make ready are announced as any write's are.
   const stopAnnouncing = db.semantic?.onReady((soulIds) => {
     void getCrystallization(db, soulIds).then((verdicts) => {
@@ -264,6 +271,7 @@ export function buildApp(options: AppOptions): App {
     },
     boundingCost(limits, db.settings),
     sharingSubscriptions(limits),
+    metrics.plugin(),
   ];
   if (!introspection) plugins.push(hidingTheSchema());
 
@@ -301,6 +309,29 @@ export function buildApp(options: AppOptions): App {
     },
   });
 
+  /** Like the API: open without tokens (loopback), else a token with the admin scope. */
+  const serveMetrics = (req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json; charset=utf-8' });
+      return res.end(JSON.stringify({ errors: [{ message: 'only GET and HEAD are allowed', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }));
+    }
+    const authorization = req.headers.authorization;
+    const caller = callerOf(authorization);
+    if (!caller) {
+      res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': bearerChallenge(authorization) });
+      return res.end(JSON.stringify({ errors: [{ message: 'a valid bearer token is required (Authorization: Bearer <token>)', extensions: { code: 'UNAUTHENTICATED' } }] }));
+    }
+    if (!caller.scopes.has('admin')) {
+      res.writeHead(403, { 'content-type': 'application/json; charset=utf-8' });
+      return res.end(JSON.stringify({ errors: [{ message: `the token "${caller.name}" may not read ${METRICS_PATH}: it needs the admin scope`, extensions: { code: 'FORBIDDEN' } }] }));
+    }
+    metrics.scrape(res, req).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  };
+
   const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
     const record = newRecord(req);
@@ -320,6 +351,7 @@ export function buildApp(options: AppOptions): App {
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       // Probes every few seconds would drown the log: they show at debug level unless they fail.
+      metrics.request(line);
       const probe = (path === HEALTH_PATH || path === READY_PATH) && res.statusCode < 500;
       if (probe) logger.debug(line, 'request');
       else logger.info(line, 'request');
@@ -327,6 +359,7 @@ export function buildApp(options: AppOptions): App {
     if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`))) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
+    if ((req.url ?? '/').split('?')[0] === METRICS_PATH) return serveMetrics(req, res);
     if (mcp.handles(req)) {
       mcp.serve(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500);
@@ -361,7 +394,9 @@ export function buildApp(options: AppOptions): App {
     headers.push(`x-request-id: ${newRecord(request).id}`);
   });
   wsServer.on('connection', (socket, request) => {
+    metrics.webSockets.inc();
     socket.once('close', (code) => {
+      metrics.webSockets.dec();
       const record = records.get(request);
       if (!record) return;
       const caller = wsCallers.get(socket);
