@@ -145,7 +145,7 @@ describe('pretty format', () => {
 });
 
 describe('souls serve logs', () => {
-  it('writes startup, request and shutdown lines as JSON on standard error; the banner stays on standard output', async () => {
+  it('writes startup, request and shutdown lines as JSON on standard output beside the banner; standard error stays for problems', async () => {
     const child = cli(['serve', '--port', '0', '--db', join(dir, 'souls.db')]);
     const url = (await printed(child, /Souls API on (http:\/\/\S+).*\nDatabase: .*\n/s))[1];
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'cli-1' }, body: JSON.stringify({ query: 'query Count { souls { id } }' }) });
@@ -154,7 +154,11 @@ describe('souls serve logs', () => {
     child.process.kill('SIGTERM');
     const result = await exited(child);
     expect(result.code, result.stderr).toBe(0);
-    const records = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+    expect(result.stderr).toBe('');
+    const lines = result.stdout.trim().split('\n');
+    // Every line is either the banner's (human, unchanged) or one JSON object.
+    const records = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>);
+    expect(lines.filter((line) => !line.startsWith('{')).join('\n')).toMatch(/^Character sheet on .*\nSouls API on .*\nDatabase: .*\n/s);
     expect(records.map((r) => r.msg)).toEqual(['listening', 'request', 'stopping', 'stopped']);
     expect(records[0]).toMatchObject({ level: 'info', url, database: join(dir, 'souls.db'), tokens: 0 });
     expect(records[1]).toMatchObject({ requestId: 'cli-1', operation: 'Count', caller: 'local', status: 200 });
@@ -167,11 +171,13 @@ describe('souls serve logs', () => {
     await printed(child, /Database: .*\n/);
     child.process.kill('SIGTERM');
     // warn: the info lines are left out.
-    expect((await exited(child)).stderr).toBe('');
+    const quiet = await exited(child);
+    expect(quiet.stdout).toContain('Souls API on');
+    expect(quiet.stdout).not.toMatch(/INFO|listening|"level"/);
     const pretty = cli(['serve', '--port', '0', '--db', join(dir, 'pretty.db'), '--log-format', 'pretty']);
     await printed(pretty, /Database: .*\n/);
     pretty.process.kill('SIGTERM');
-    expect((await exited(pretty)).stderr).toMatch(/^\S+Z INFO  listening url=http:\/\/127\.0\.0\.1:\d+\/graphql /);
+    expect((await exited(pretty)).stdout).toMatch(/^\S+Z INFO  listening url=http:\/\/127\.0\.0\.1:\d+\/graphql /m);
     const bad = await exited(cli(['serve', '--port', '0', '--db', ':memory:', '--log-level', 'loud']));
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toBe('souls: --log-level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\n');

@@ -247,7 +247,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--cors-origin ORIGIN', 'SOULS_CORS_ORIGINS', '(comma-separated; pages of these origins may call the API; repeatable)'),
       line('--allowed-host NAME', 'SOULS_ALLOWED_HOSTS', '(comma-separated; Host names served without tokens besides loopback)'),
       line('--log-level LEVEL', 'SOULS_LOG_LEVEL', `(${logLevels.join(', ')}; default ${defaults.logLevel})`),
-      line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line, or pretty: one human line; default ${defaults.logFormat}; on standard error)`),
+      line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line, or pretty: one human line; default ${defaults.logFormat}; on standard output)`),
       ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
     ],
   };

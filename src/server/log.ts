@@ -9,7 +9,7 @@ export type { Logger };
 export type LoggerOptions = {
   level?: LogLevel;
   format?: LogFormat;
-  /** Where the lines go; default standard error, written synchronously so that nothing is lost on exit. */
+  /** Where the lines go; default standard output, written synchronously so that nothing is lost on exit. */
   destination?: { write(line: string): unknown };
   /** The time each line carries. */
   clock: Clock;
@@ -17,7 +17,7 @@ export type LoggerOptions = {
 
 /** A pino logger: one JSON object a line, or with format `pretty` one human line per record. */
 export function createLogger(options: LoggerOptions): Logger {
-  const target = options.destination ?? pino.destination({ fd: 2, sync: true });
+  const target = options.destination ?? pino.destination({ fd: 1, sync: true });
   const destination: DestinationStream = options.format === 'pretty' ? { write: (line) => void target.write(prettyLine(line)) } : (target as DestinationStream);
   return pino(
     {
