@@ -31,7 +31,10 @@ export const serveCommand: Command = {
     const db = openDb(config);
     // Loaded here so that the other commands start without the whole server.
     const { buildApp } = await import('../server/app.ts');
+    const { createLogger } = await import('../server/log.ts');
+    const logger = createLogger({ level: config.logLevel, format: config.logFormat, clock: db.clock });
     const app = buildApp({
+      logger,
       db,
       tokens: config.tokens,
       limits: config.limits,
@@ -53,13 +56,16 @@ export const serveCommand: Command = {
       if (stopping) return;
       stopping = true;
       say(`${signal}: closing connections and checkpointing the database…`);
+      logger.info({ signal }, 'stopping');
       app.stop().then(
         ({ checkpointDeferred }) => {
+          logger.info({ signal, checkpointDeferred }, 'stopped');
           // Every commit is in the write-ahead log beside the file: SQLite applies it on the next open.
           if (checkpointDeferred) say(`Checkpoint deferred (${checkpointDeferred}): the -wal file beside ${config.db} keeps every write and is applied on the next start.`);
           process.exit(0);
         },
         (error: unknown) => {
+          logger.error({ signal, error: error instanceof Error ? error.message : String(error) }, 'shutdown failed');
           warn(io.env.SOULS_DEBUG ? String((error as Error)?.stack ?? error) : `souls: shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
           process.exit(1);
         },
@@ -70,6 +76,7 @@ export const serveCommand: Command = {
     process.on('unhandledRejection', (reason) => warn(`souls: an abandoned operation failed: ${reason instanceof Error ? reason.message : String(reason)}`));
     process.on('SIGINT', () => shutdown('SIGINT'));
     process.on('SIGTERM', () => shutdown('SIGTERM'));
+    logger.info({ url, host: config.host, port: Number(new URL(url).port), database: config.db, tokens: config.tokens?.length ?? 0, logLevel: config.logLevel }, 'listening');
     say(`Character sheet on ${url.replace(/graphql$/, '')} (the web app)`);
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError, type DocumentNode } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
@@ -18,6 +18,9 @@ import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
 import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import { serveWebApp } from './web.ts';
+import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
+import { createLogger, requestIdOf, type Logger } from './log.ts';
+import { createMetrics, METRICS_PATH } from './metrics.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createMcpEndpoint } from '../mcp/http.ts';
 
@@ -52,6 +55,8 @@ export type AppOptions = {
   corsOrigins?: readonly string[];
   /** Host names served besides loopback ones on a server without tokens (DNS rebinding guard). */
   allowedHosts?: readonly string[];
+  /** One line per HTTP request and WebSocket connection (never a token, variables or document text); none by default. */
+  logger?: Logger;
 };
 
 /** What a WebSocket may send before connection_ack: a connection_init with its connectionParams, no more. */
@@ -133,6 +138,41 @@ function hidingTheSchema(): Plugin {
   };
 }
 
+/** What the request line says beyond what the socket knows, filled in by the GraphQL layer. */
+type RequestRecord = { id: string; started: number; operation: string | null; operationType: string | null; errorCodes: Set<string> };
+
+/** Records the operation and the error codes of a GraphQL request on its request line. */
+function recordingOperations(records: WeakMap<object, RequestRecord>): Plugin {
+  const recordOf = (context: unknown) => records.get((context as { req?: object } | undefined)?.req ?? {});
+  const name = (context: unknown, document: DocumentNode, operationName: string | null | undefined) => {
+    const record = recordOf(context);
+    if (!record) return;
+    const operation = getOperationAST(document, operationName);
+    record.operation = operation?.name?.value ?? record.operation;
+    record.operationType = operation?.operation ?? record.operationType;
+  };
+  const named = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null } }) => name(args.contextValue, args.document, args.operationName);
+  return {
+    onParams: ({ params, context }) => {
+      const record = recordOf(context);
+      if (record && typeof params.operationName === 'string') record.operation = params.operationName;
+    },
+    // Validation runs before the caller is known: a refused or invalid operation is named too.
+    onValidate: ({ context, params }) => name(context, params.documentAST, (context as { params?: { operationName?: string } }).params?.operationName),
+    onExecute: named,
+    onSubscribe: named,
+    onResultProcess: ({ result, serverContext }) => {
+      const record = recordOf(serverContext);
+      if (!record || Symbol.asyncIterator in (result as object)) return;
+      for (const each of Array.isArray(result) ? result : [result]) {
+        for (const error of (each as { errors?: ReadonlyArray<{ extensions?: { code?: unknown } }> }).errors ?? []) {
+          record.errorCodes.add(typeof error.extensions?.code === 'string' ? error.extensions.code : 'UNKNOWN');
+        }
+      }
+    },
+  };
+}
+
 export type App = {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   server: Server;
@@ -151,6 +191,12 @@ export function buildApp(options: AppOptions): App {
   const limits: Limits = { ...defaultLimits, ...options.limits };
   const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
+  const metrics = createMetrics();
+  const publish = pubsub.publish;
+  pubsub.publish = (topic, ...payload) => {
+    metrics.published.inc({ topic });
+    publish(topic, ...payload);
+  };
   // Semantic vectors land after dropShard answered; souls they make ready are announced as any write's are.
   const stopAnnouncing = db.semantic?.onReady((soulIds) => {
     void getCrystallization(db, soulIds).then((verdicts) => {
@@ -168,7 +214,24 @@ export function buildApp(options: AppOptions): App {
   const callerOf = (authorization: unknown): Caller | null =>
     table === null ? localCaller : authenticate(typeof authorization === 'string' ? authorization : null, table);
 
+  const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
+  const records = new WeakMap<object, RequestRecord>();
+  const newRecord = (req: IncomingMessage): RequestRecord => {
+    const record = { id: requestIdOf(req.headers['x-request-id']), started: performance.now(), operation: null, operationType: null, errorCodes: new Set<string>() };
+    records.set(req, record);
+    return record;
+  };
+  const callerName = (authorization: unknown) => {
+    try {
+      return callerOf(authorization)?.name ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const durationOf = (record: RequestRecord) => Math.round((performance.now() - record.started) * 1000) / 1000;
+
   const plugins: Plugin[] = [
+    recordingOperations(records),
     useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
     boundedNesting(limits.maxNesting),
     EnvelopArmorPlugin({
@@ -208,6 +271,7 @@ export function buildApp(options: AppOptions): App {
     },
     boundingCost(limits, db.settings),
     sharingSubscriptions(limits),
+    metrics.plugin(),
   ];
   if (!introspection) plugins.push(hidingTheSchema());
 
@@ -245,10 +309,57 @@ export function buildApp(options: AppOptions): App {
     },
   });
 
+  /** Like the API: open without tokens (loopback), else a token with the admin scope. */
+  const serveMetrics = (req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json; charset=utf-8' });
+      return res.end(JSON.stringify({ errors: [{ message: 'only GET and HEAD are allowed', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }));
+    }
+    const authorization = req.headers.authorization;
+    const caller = callerOf(authorization);
+    if (!caller) {
+      res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': bearerChallenge(authorization) });
+      return res.end(JSON.stringify({ errors: [{ message: 'a valid bearer token is required (Authorization: Bearer <token>)', extensions: { code: 'UNAUTHENTICATED' } }] }));
+    }
+    if (!caller.scopes.has('admin')) {
+      res.writeHead(403, { 'content-type': 'application/json; charset=utf-8' });
+      return res.end(JSON.stringify({ errors: [{ message: `the token "${caller.name}" may not read ${METRICS_PATH}: it needs the admin scope`, extensions: { code: 'FORBIDDEN' } }] }));
+    }
+    metrics.scrape(res, req).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  };
+
   const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
+    const record = newRecord(req);
+    res.setHeader('x-request-id', record.id);
+    res.once('close', () => {
+      const path = (req.url ?? '/').split('?')[0];
+      const line = {
+        requestId: record.id,
+        method: req.method,
+        path,
+        operation: record.operation,
+        operationType: record.operationType,
+        caller: callerName(req.headers.authorization),
+        status: res.statusCode,
+        durationMs: durationOf(record),
+        errorCodes: [...record.errorCodes],
+        ...(res.writableFinished ? {} : { aborted: true }),
+      };
+      // Probes every few seconds would drown the log: they show at debug level unless they fail.
+      metrics.request(line);
+      const probe = (path === HEALTH_PATH || path === READY_PATH) && res.statusCode < 500;
+      if (probe) logger.debug(line, 'request');
+      else logger.info(line, 'request');
+    });
+    if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`))) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
+    if ((req.url ?? '/').split('?')[0] === METRICS_PATH) return serveMetrics(req, res);
     if (mcp.handles(req)) {
       mcp.serve(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500);
@@ -279,7 +390,18 @@ export function buildApp(options: AppOptions): App {
   // Until connection_ack nobody is known: a socket that sends more than a connection_init needs is closed (1009)
   // before its bytes pile up, counted on the TCP stream because ws buffers a whole message before handing it over.
   const preAckLimits = new WeakMap<object, () => void>();
+  wsServer.on('headers', (headers, request) => {
+    headers.push(`x-request-id: ${newRecord(request).id}`);
+  });
   wsServer.on('connection', (socket, request) => {
+    metrics.webSockets.inc();
+    socket.once('close', (code) => {
+      metrics.webSockets.dec();
+      const record = records.get(request);
+      if (!record) return;
+      const caller = wsCallers.get(socket);
+      logger.info({ requestId: record.id, method: 'GET', path: request.url?.split('?')[0], protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
+    });
     const stream = request.socket;
     let received = 0;
     const count = (chunk: Buffer) => {

@@ -23,11 +23,18 @@ export type ServerConfig = {
   corsOrigins: string[];
   /** Host names served besides loopback ones when there are no tokens. */
   allowedHosts: string[];
+  logLevel: LogLevel;
+  logFormat: LogFormat;
   /** Things the operator should fix that do not stop the server (a tokens file others can read). */
   warnings: string[];
 };
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db' };
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+export const logFormats = ['json', 'pretty'] as const;
+export type LogFormat = (typeof logFormats)[number];
+
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', logLevel: 'info' as LogLevel, logFormat: 'json' as LogFormat };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -71,7 +78,7 @@ export const optionGroups = {
   database: valuedOptions(['db', 'config']),
   settings: valuedOptions(settingNames.map(kebab)),
   server: {
-    ...valuedOptions(['host', 'port', 'tokens-file', ...limitNames.map(kebab)]),
+    ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', ...limitNames.map(kebab)]),
     insecure: { type: 'boolean' },
     introspection: { type: 'boolean' },
     'cors-origin': { type: 'string', multiple: true },
@@ -116,7 +123,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -184,8 +191,16 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     limits,
   };
   if (!server) {
-    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [] };
+    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat };
   }
+  /** One of `choices`, as given (case aside). */
+  const choice = <T extends string>(name: string, flag: string, variable: string, choices: readonly T[], fallback: T): T => {
+    const found = pick(name, flag, variable);
+    if (!found) return fallback;
+    const value = typeof found.raw === 'string' ? found.raw.trim().toLowerCase() : found.raw;
+    if (!choices.includes(value as T)) throw new ValidationError(found.where, `must be one of ${choices.join(', ')}, got ${JSON.stringify(found.raw)}`);
+    return value as T;
+  };
   const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
   const hostPick = pick('host', 'host', 'SOULS_HOST');
   const portPick = pick('port', 'port', 'SOULS_PORT');
@@ -199,6 +214,8 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     introspection: flag('introspection', 'SOULS_INTROSPECTION') ?? true,
     corsOrigins: list('corsOrigins', 'cors-origin', 'SOULS_CORS_ORIGINS', normalizeOrigin),
     allowedHosts: list('allowedHosts', 'allowed-host', 'SOULS_ALLOWED_HOSTS', normalizeHost),
+    logLevel: choice('logLevel', 'log-level', 'SOULS_LOG_LEVEL', logLevels, defaults.logLevel),
+    logFormat: choice('logFormat', 'log-format', 'SOULS_LOG_FORMAT', logFormats, defaults.logFormat),
   };
 }
 
@@ -229,6 +246,8 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--no-introspection', 'SOULS_INTROSPECTION=false', '(hide the schema and field suggestions)'),
       line('--cors-origin ORIGIN', 'SOULS_CORS_ORIGINS', '(comma-separated; pages of these origins may call the API; repeatable)'),
       line('--allowed-host NAME', 'SOULS_ALLOWED_HOSTS', '(comma-separated; Host names served without tokens besides loopback)'),
+      line('--log-level LEVEL', 'SOULS_LOG_LEVEL', `(${logLevels.join(', ')}; default ${defaults.logLevel})`),
+      line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line, or pretty: one human line; default ${defaults.logFormat}; on standard output)`),
       ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
     ],
   };

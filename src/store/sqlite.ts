@@ -979,6 +979,10 @@ export class SqliteStore implements SoulsStore {
     return this.executed;
   }
 
+  ping(): void {
+    this.stmt('SELECT count(*) AS n FROM sqlite_schema').get();
+  }
+
   countsByTagPerSoul(soulIds: readonly number[], cutoff: number): Map<number, TagCount[]> {
     const result = new Map<number, TagCount[]>(soulIds.map((id) => [id, []]));
     const rows = this.all(

@@ -85,6 +85,8 @@ export interface SoulsStore {
   // Maintenance and diagnostics
   /** How many SQL statements this store has executed: lets tests prove a query's cost does not grow with its size. */
   statementsExecuted(): number;
+  /** Reads the schema table (not counted in statementsExecuted); throws when the database cannot answer, e.g. once closed. */
+  ping(): void;
   optimize(): void;
   backup(path: string): void;
   explainQueryPlans(): Record<string, string[]>;
