@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { manualClock } from '../src/engine/index.ts';
 import { loadTokens } from '../src/server/auth.ts';
-import { createLogger, prettyLine } from '../src/server/log.ts';
+import { createLogger, prettyLine, resolveLogFormat } from '../src/server/log.ts';
 import { cliRunner } from './support/cli.ts';
 import { serverPerTest } from './support/server.ts';
 
@@ -135,6 +135,14 @@ describe('request log lines', () => {
 });
 
 describe('pretty format', () => {
+  it('is the default on a terminal only: auto is pretty on a TTY and JSON on a pipe or file; an explicit format wins', () => {
+    expect(resolveLogFormat('auto', true)).toBe('pretty');
+    expect(resolveLogFormat('auto', false)).toBe('json');
+    expect(resolveLogFormat(undefined, true)).toBe('pretty');
+    expect(resolveLogFormat('json', true)).toBe('json');
+    expect(resolveLogFormat('pretty', false)).toBe('pretty');
+  });
+
   it('prints one human line per record with the same fields', () => {
     const lines: string[] = [];
     const logger = createLogger({ format: 'pretty', clock: manualClock(Date.UTC(2026, 0, 2)), destination: { write: (line: string) => lines.push(line) } });
@@ -182,6 +190,6 @@ describe('souls serve logs', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toBe('souls: --log-level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\n');
     const badEnv = await exited(cli(['serve', '--port', '0', '--db', ':memory:'], { SOULS_LOG_FORMAT: 'xml' }));
-    expect(badEnv.stderr).toBe('souls: SOULS_LOG_FORMAT: must be one of json, pretty, got "xml"\n');
+    expect(badEnv.stderr).toBe('souls: SOULS_LOG_FORMAT: must be one of auto, json, pretty, got "xml"\n');
   });
 });

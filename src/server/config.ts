@@ -31,10 +31,10 @@ export type ServerConfig = {
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
-export const logFormats = ['json', 'pretty'] as const;
+export const logFormats = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof logFormats)[number];
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', logLevel: 'info' as LogLevel, logFormat: 'json' as LogFormat };
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -247,7 +247,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--cors-origin ORIGIN', 'SOULS_CORS_ORIGINS', '(comma-separated; pages of these origins may call the API; repeatable)'),
       line('--allowed-host NAME', 'SOULS_ALLOWED_HOSTS', '(comma-separated; Host names served without tokens besides loopback)'),
       line('--log-level LEVEL', 'SOULS_LOG_LEVEL', `(${logLevels.join(', ')}; default ${defaults.logLevel})`),
-      line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line, or pretty: one human line; default ${defaults.logFormat}; on standard output)`),
+      line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line; pretty: one human line; auto, the default: pretty on a terminal, else json; on standard output)`),
       ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
     ],
   };

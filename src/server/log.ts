@@ -15,10 +15,16 @@ export type LoggerOptions = {
   clock: Clock;
 };
 
+/** `auto` is for people at a terminal and for machines reading a pipe or a file: pretty on a TTY, else JSON. */
+export function resolveLogFormat(format: LogFormat | undefined, isTTY: boolean): 'json' | 'pretty' {
+  return format === 'auto' || format === undefined ? (isTTY ? 'pretty' : 'json') : format;
+}
+
 /** A pino logger: one JSON object a line, or with format `pretty` one human line per record. */
 export function createLogger(options: LoggerOptions): Logger {
   const target = options.destination ?? pino.destination({ fd: 1, sync: true });
-  const destination: DestinationStream = options.format === 'pretty' ? { write: (line) => void target.write(prettyLine(line)) } : (target as DestinationStream);
+  const format = resolveLogFormat(options.format, options.destination === undefined && process.stdout.isTTY === true);
+  const destination: DestinationStream = format === 'pretty' ? { write: (line) => void target.write(prettyLine(line)) } : (target as DestinationStream);
   return pino(
     {
       level: options.level ?? 'info',
