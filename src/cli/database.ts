@@ -10,9 +10,14 @@ export function openDb(config: Pick<ServerConfig, 'db' | 'settings'>): SoulsDb {
   return openSoulsDb({ path: config.db, settings: config.settings });
 }
 
+/** Whether a database file is there to open (never true for :memory:). */
+export function databaseExists(config: Pick<ServerConfig, 'db'>): boolean {
+  return config.db !== ':memory:' && statSync(config.db, { throwIfNoEntry: false })?.isFile() === true;
+}
+
 /** For the commands that only read: the database must exist already, so a mistyped path creates nothing. */
 export function openExistingDb(config: Pick<ServerConfig, 'db' | 'dbFrom' | 'settings'>, command: string): SoulsDb {
-  if (config.db !== ':memory:' && !statSync(config.db, { throwIfNoEntry: false })?.isFile()) {
+  if (config.db !== ':memory:' && !databaseExists(config)) {
     throw new SoulsError(`no database at ${config.db} (${config.dbFrom}): ${command} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it`);
   }
   // Read-only: never created, never migrated, writes refused.

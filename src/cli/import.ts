@@ -4,9 +4,9 @@ import { closeSoulsDb, openSoulsDb, SoulsError, type SoulsDb } from '../engine/i
 import { readWorkspace, parseFormat, formatChoices } from '../interop/formats.ts';
 import { applyImport, planImport, type ImportPlan, type ImportResult } from '../interop/import.ts';
 import type { Command, CommandIo } from './command.ts';
-import { openDb } from './database.ts';
+import { databaseExists, openDb } from './database.ts';
 import { commandHelp } from './help.ts';
-import { databaseExists, splitOptions } from './interop-options.ts';
+import { splitOptions } from './interop-options.ts';
 import { colours, progress } from './terminal.ts';
 
 const help = commandHelp({

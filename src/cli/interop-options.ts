@@ -1,5 +1,4 @@
 /** What import, export and sync share on the command line: the shared parser with the database and settings groups. */
-import { statSync } from 'node:fs';
 import { parseArguments, type OptionSpec } from './arguments.ts';
 import type { ServerConfig } from '../server/config.ts';
 
@@ -13,8 +12,4 @@ export function splitOptions(
 ): { positionals: string[]; values: Record<string, string | boolean | string[] | undefined>; config: ServerConfig } {
   const { args, values, config } = parseArguments(command, argv, { positionals, options: own, groups: ['database', 'settings'] }, env);
   return { positionals: positionals.map((name) => args[name.replace(/\?$/, '')] ?? ''), values, config: config! };
-}
-
-export function databaseExists(config: Pick<ServerConfig, 'db'>): boolean {
-  return config.db !== ':memory:' && statSync(config.db, { throwIfNoEntry: false })?.isFile() === true;
 }

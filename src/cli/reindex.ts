@@ -4,7 +4,7 @@ import { parseArguments } from './arguments.ts';
 import { commandHelp } from './help.ts';
 import { progress } from './terminal.ts';
 import { closeSoulsDb, EMBED_BATCH, openSoulsDb, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
-import { openExistingDb } from './database.ts';
+import { databaseExists } from './database.ts';
 
 const help = commandHelp({
   usage: ['reindex [--batch N] [--json] [options]'],
@@ -36,9 +36,9 @@ export const reindexCommand: Command = {
     if (config!.settings.similarity !== 'semantic' && (explicit || config!.settings.similarity !== 'trigram')) {
       throw new SoulsError(`reindex computes semantic vectors: --similarity must be semantic, got ${config!.settings.similarity}`);
     }
-    if (config!.db === ':memory:') throw new SoulsError('reindex fills in a database file: an in-memory database (:memory:) has no shards to backfill; give --db FILE');
-    // Checks that the file exists (a missing one is refused, nothing created), then opens it for writing.
-    closeSoulsDb(openExistingDb(config!, 'reindex'));
+    if (!databaseExists(config!)) {
+      throw new SoulsError(`no database at ${config!.db} (${config!.dbFrom}): reindex fills in an existing database file; \`souls serve\` or \`souls seed-demo\` creates one`);
+    }
     const db = openSoulsDb({ path: config!.db, settings: { ...config!.settings, similarity: 'semantic', clusteringThreshold: undefined } });
     try {
       const out = json ? io.stderr : io.stdout;

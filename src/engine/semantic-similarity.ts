@@ -5,7 +5,7 @@
  * default threshold exactly when it meets lexical's own.
  */
 import { clusterProvidedSteps, fallbackScale, fallbackSimilarity, mixSimilarity, VECTOR_WEIGHT } from './provided.ts';
-import { clusteringLinkages } from './settings.ts';
+import type { Linkage } from './lexical.ts';
 import type { Steps } from './slices.ts';
 
 export const SEMANTIC_FALLBACK_SCALE = fallbackScale('semantic');
@@ -16,7 +16,6 @@ export function semanticSimilarity(lexical: number, a: Float32Array | null, b: F
   return mixSimilarity(lexical, a, b, weight);
 }
 
-export function* clusterSemanticSteps(texts: readonly string[], vectors: readonly (Float32Array | null)[], threshold: number, weight = VECTOR_WEIGHT): Steps<number[][]> {
-  const linkage = clusteringLinkages.semantic === 'single' ? 'complete' : clusteringLinkages.semantic;
-  return yield* clusterProvidedSteps(texts, vectors, threshold, weight, linkage, SEMANTIC_FALLBACK_SCALE);
+export function* clusterSemanticSteps(texts: readonly string[], vectors: readonly (Float32Array | null)[], threshold: number, linkage: Linkage = 'complete'): Steps<number[][]> {
+  return yield* clusterProvidedSteps(texts, vectors, threshold, VECTOR_WEIGHT, linkage, SEMANTIC_FALLBACK_SCALE);
 }

@@ -32,7 +32,7 @@ export function clusterSteps(mode: SimilarityMode, texts: readonly string[], thr
   const linkage = clusteringLinkages[mode];
   if (mode === 'trigram' || linkage === 'single') return clusterTextsSteps(texts, threshold);
   if (mode === 'provided') return clusterProvidedSteps(texts, vectors, threshold, undefined, linkage);
-  if (mode === 'semantic') return clusterSemanticSteps(texts, vectors, threshold);
+  if (mode === 'semantic') return clusterSemanticSteps(texts, vectors, threshold, linkage);
   return clusterLexicalSteps(texts, threshold, linkage);
 }
 
