@@ -1,4 +1,4 @@
-import { clusterVectorsSteps, squareLinkageSteps, textTerms, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
+import { clusterVectorsSteps, squareLinkageSteps, textTerms, ThresholdComponents, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
 import { decodeEmbedding, fallbackScale, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
@@ -183,8 +183,9 @@ export class ClusterMemo {
     pairs.sync(shardIds, (id) => vectors[position.get(id)!] ?? null);
     const slots = shardIds.map((id) => pairs.slot(id));
     const scale = fallbackScale(this.mode === 'semantic' ? 'semantic' : 'provided');
-    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]), scale);
-    return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage);
+    const components = new ThresholdComponents(shardIds.length, this.threshold);
+    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]), scale, components);
+    return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage, components);
   }
 
   private termsOf(id: number, text: string): TextTerms {
