@@ -29,9 +29,11 @@ function figures(report: BenchReport): Map<string, { value: number; figure: Figu
   return found;
 }
 
-/** "better" or "worse" when the row says which way it improves and b differs from a; else blank. */
+const ratio = (a: number, b: number): string => (a === 0 ? (b === 0 ? '1.00' : '—') : (b / a).toFixed(2));
+
+/** "same" when b ÷ a prints as 1.00; else "better" or "worse" when the row says which way it improves; else blank. */
 function verdict(a: number, b: number, better: Figure['better']): string {
-  if (a === b) return 'same';
+  if (a === b || ratio(a, b) === '1.00') return 'same';
   if (better === null) return '';
   return (b > a) === (better === 'higher') ? 'better' : 'worse';
 }
@@ -47,7 +49,6 @@ function compareReports(a: BenchReport, b: BenchReport): { both: Comparison[]; o
   return { both, onlyA: [...fa.keys()].filter((k) => !fb.has(k)), onlyB: [...fb.keys()].filter((k) => !fa.has(k)) };
 }
 
-const ratio = (a: number, b: number): string => (a === 0 ? (b === 0 ? '1.00' : '—') : (b / a).toFixed(2));
 
 function print(pathA: string, a: BenchReport, pathB: string, b: BenchReport): void {
   const { both, onlyA, onlyB } = compareReports(a, b);

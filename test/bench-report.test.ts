@@ -49,6 +49,7 @@ describe('npm run bench:compare', () => {
       { name: 'adjusted Rand index', value: '0.500', numbers: [0.5], unit: null, better: null },
       { name: 'deliveries missing', value: '0', numbers: [0], unit: 'count', better: 'lower' },
       { name: 'retired row', value: '7', numbers: [7], unit: null, better: null },
+      { name: 'raw insert/s', value: '2909', numbers: [2909], unit: 'ops/s', better: 'higher' },
     ])));
     writeFileSync(b, JSON.stringify(report('2026-11-02T10:00:00.000Z', [
       { name: 'dropShard/s', value: '1500', numbers: [1500], unit: 'ops/s', better: 'higher' },
@@ -57,6 +58,7 @@ describe('npm run bench:compare', () => {
       { name: 'adjusted Rand index', value: '0.600', numbers: [0.6], unit: null, better: null },
       { name: 'deliveries missing', value: '3', numbers: [3], unit: 'count', better: 'lower' },
       { name: 'new row', value: '9', numbers: [9], unit: null, better: null },
+      { name: 'raw insert/s', value: '2907', numbers: [2907], unit: 'ops/s', better: 'higher' },
     ])));
     const { code, stdout, stderr } = await node('bench/compare.ts', [a, b]);
     expect(stderr).toBe('');
@@ -70,7 +72,9 @@ describe('npm run bench:compare', () => {
     // No known direction: the ratio alone.
     expect(line(stdout, 'adjusted Rand index')).toEqual(['Engine › adjusted Rand index', '0.5', '0.6', '1.20']);
     expect(line(stdout, 'deliveries missing')).toEqual(['Engine › deliveries missing', 'count', '0', '3', '—', 'worse']);
-    expect(stdout).toContain('6 figures in both: 2 better, 2 worse, 2 same or without a direction.');
+    // Less than half a percent apart: the ratio prints 1.00, and that is the same.
+    expect(line(stdout, 'raw insert/s')).toEqual(['Engine › raw insert/s', 'ops/s', '2909', '2907', '1.00', 'same']);
+    expect(stdout).toContain('7 figures in both: 2 better, 2 worse, 3 same or without a direction.');
     expect(stdout).toMatch(/Only in a \(1\):\n {2}Engine › retired row\n/);
     expect(stdout).toMatch(/Only in b \(1\):\n {2}Engine › new row\n/);
   });

@@ -89,13 +89,13 @@ export class ClusterMemo {
       this.souls.set(soulId, partition);
       return partition;
     }
-    const start = performance.now();
     const partition = remembered ?? new Partition();
     const wanted = new Set(shardIds);
     const removed = partition.memberIds().filter((id) => !wanted.has(id));
     const added = shardIds.filter((id) => !partition.has(id));
     const missing = added.filter((id) => !this.grams.has(id));
     if (missing.length > 0) this.cacheGrams(contents(missing));
+    const start = performance.now();
     for (const id of removed) partition.remove(id, (a, b) => this.similar(a, b));
     for (const id of added) partition.add(id, this.grams.get(id)!, (a, b) => this.similar(a, b));
     if (removed.length + added.length > 0) this.clustered(performance.now() - start, shardIds.length);
