@@ -44,6 +44,8 @@ export type HttpConfig = {
 
 export type HttpReport = {
   requests: number;
+  /** Every request answered, the warm-up's included. */
+  sent: number;
   errors: number;
   firstError?: string;
   elapsedMs: number;
@@ -155,6 +157,7 @@ async function runHttp(config: HttpConfig): Promise<HttpReport> {
   const sorted = Float64Array.from(latencies).sort();
   return {
     requests: latencies.length,
+    sent: next,
     errors,
     ...(firstError === undefined ? {} : { firstError }),
     elapsedMs,

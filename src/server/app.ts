@@ -4,7 +4,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError, type DocumentNode } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { schema } from '../../schema/index.ts';
@@ -57,7 +57,18 @@ export type AppOptions = {
   allowedHosts?: readonly string[];
   /** One line per HTTP request and WebSocket connection (never a token, variables or document text); none by default. */
   logger?: Logger;
+  /** The schema served; the Souls schema by default (the benchmark passes one without scope-auth to price it). */
+  schema?: GraphQLSchema;
+  /** For the benchmark's per-layer breakdown only (bench/api.ts): request-path layers left out. The server never omits any. */
+  omit?: ReadonlySet<RequestLayer>;
 };
+
+/**
+ * The layers a GraphQL request over HTTP goes through besides Yoga itself: the benchmark switches each off in turn
+ * to show what it costs. `requestLine`: the request record, the log line and the request metrics.
+ */
+export const REQUEST_LAYERS = ['requestLine', 'csrf', 'nesting', 'armor', 'requestErrors', 'cost', 'masking'] as const;
+export type RequestLayer = (typeof REQUEST_LAYERS)[number];
 
 /** What a WebSocket may send before connection_ack: a connection_init with its connectionParams, no more. */
 export const PRE_ACK_MAX_BYTES = 64 * 1024;
@@ -236,11 +247,12 @@ export function buildApp(options: AppOptions): App {
   };
   const durationOf = (record: RequestRecord) => Math.round((performance.now() - record.started) * 1000) / 1000;
 
-  const plugins: Plugin[] = [
-    recordingOperations(records),
-    useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
-    boundedNesting(limits.maxNesting),
-    EnvelopArmorPlugin({
+  const omitted = options.omit ?? new Set<RequestLayer>();
+  const layered: Array<[RequestLayer | null, Plugin]> = [
+    ['requestLine', recordingOperations(records)],
+    ['csrf', useCSRFPrevention({ requestHeaders: CSRF_HEADERS })],
+    ['nesting', boundedNesting(limits.maxNesting)],
+    ['armor', EnvelopArmorPlugin({
       // Fields only: by default graphql-armor counts each fragment spread as two levels and each inline fragment as one
       // (and multiplies the cost accordingly), so the same query written with fragments looked far deeper and costlier.
       maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
@@ -250,19 +262,19 @@ export function buildApp(options: AppOptions): App {
       // The cost is estimated at execution, with the variables (boundingCost).
       costLimit: { enabled: false },
       blockFieldSuggestion: { enabled: !introspection },
-    }) as Plugin,
+    }) as Plugin],
     // Variable coercion failures (execute's early errors, no data) are request errors like validation errors:
     // 200 under application/json, 400 under application/graphql-response+json (GraphQL over HTTP).
-    {
+    ['requestErrors', {
       onExecute: () => ({
         onExecuteDone: ({ result }) => {
           if ('errors' in result && !('data' in result)) markRequestErrors(result.errors);
         },
       }),
-    },
+    }],
     // Yoga reads GET (and form-encoded) `variables` and `extensions` with a bare JSON.parse, and its
     // SyntaxError was masked as an internal error: malformed JSON is the client's error, as for POST bodies.
-    {
+    ['requestErrors', {
       onRequestParse: ({ requestParser, setRequestParser }) => {
         if (!requestParser) return;
         setRequestParser(async (request) => {
@@ -274,15 +286,16 @@ export function buildApp(options: AppOptions): App {
           }
         });
       },
-    },
-    boundingCost(limits, db.settings),
-    sharingSubscriptions(limits),
-    metrics.plugin(),
+    }],
+    ['cost', boundingCost(limits, db.settings)],
+    [null, sharingSubscriptions(limits)],
+    [null, metrics.plugin()],
   ];
-  if (!introspection) plugins.push(hidingTheSchema());
+  if (!introspection) layered.push([null, hidingTheSchema()]);
+  const plugins = layered.filter(([layer]) => layer === null || !omitted.has(layer)).map(([, plugin]) => plugin);
 
   const yoga = createYoga<Record<string, unknown>, Context>({
-    schema,
+    schema: options.schema ?? schema,
     graphqlEndpoint: GRAPHQL_PATH,
     plugins,
     multipart: false,
@@ -298,7 +311,7 @@ export function buildApp(options: AppOptions): App {
       }
       return createContext(db, pubsub, caller, limits.maxCost);
     },
-    maskedErrors: { maskError },
+    maskedErrors: omitted.has('masking') ? false : { maskError },
     graphiql: options.graphiql === false ? false : { title: 'Souls', defaultQuery: rosterQuery, subscriptionsProtocol: 'WS' },
     renderGraphiQL: localGraphiQL({ requiresToken: tokens !== null }),
     landingPage: false,
@@ -338,8 +351,8 @@ export function buildApp(options: AppOptions): App {
     });
   };
 
-  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
-  const server = createServer((req, res) => {
+  /** The request's log line and metrics, when its response closes. */
+  const lineOnClose = (req: IncomingMessage, res: ServerResponse) => {
     const record = newRecord(req);
     res.setHeader('x-request-id', record.id);
     res.once('close', () => {
@@ -362,6 +375,11 @@ export function buildApp(options: AppOptions): App {
       if (probe) logger.debug(line, 'request');
       else logger.info(line, 'request');
     });
+  };
+
+  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
+  const server = createServer((req, res) => {
+    if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`))) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
