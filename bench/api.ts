@@ -7,9 +7,9 @@
  *    starts, then the median of 30 warm ones;
  * 2. soul(id) { rendered } requests/s over 16 keep-alive connections, beside
  *    bare Yoga over the same schema and data (no plugins, no layers) and a bare
- *    Yoga { hello }, and beside the app with each request layer switched off in
- *    turn (what each costs), all measured in interleaved rounds with the same
- *    client;
+ *    Yoga { hello }, in alternating slices from one client; then, in this
+ *    process without sockets, the CPU each request layer costs (the app's Yoga
+ *    with that layer switched off);
  * 3. dropShard mutations/s, one connection sequentially and 8 concurrent;
  * 4. crystallizationReady delivered to 1,000 graphql-ws subscribers: the
  *    delay from the crossing mutation's return to each subscriber's receipt,
@@ -30,10 +30,10 @@ import { createContext } from '../src/server/context.ts';
 import { createSoulsPubSub } from '../src/server/pubsub.ts';
 import { builder } from '../schema/builder.ts';
 import { schema } from '../schema/index.ts';
-import { DAY_MS, addTrait, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
+import { DAY_MS, addTrait, closeSoulsDb, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';
-import type { HttpConfig, HttpReport, WsCommand } from './load-client.ts';
+import type { AlternatingConfig, AlternatingReport, HttpConfig, HttpReport, WsCommand } from './load-client.ts';
 
 const LOAD_CLIENT = fileURLToPath(new URL('./load-client.ts', import.meta.url));
 const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];
@@ -59,8 +59,8 @@ const READY_SUBSCRIPTION = 'subscription Ready($ids: [ID!]) { crystallizationRea
 const SOULS = 100;
 const TRAITS_PER_SOUL = 5;
 const DASHBOARD_RUNS = 30;
-const RENDER_ROUNDS = 3;
-const RENDER_ROUND_MS = 1500;
+const RENDER_SLICE_MS = 250;
+const RENDER_CYCLES = 12;
 const DROP_MS = 3000;
 const SUBSCRIBERS = 1000;
 const CROSSINGS = 5;
@@ -107,7 +107,7 @@ class LoadClient {
   private readonly exited: Promise<number | null>;
   private stderr = '';
 
-  constructor(mode: 'http' | 'ws', config: unknown) {
+  constructor(mode: 'http' | 'alternate' | 'ws', config: unknown) {
     this.child = spawn(process.execPath, [LOAD_CLIENT, mode, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
     children.add(this.child);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -261,27 +261,19 @@ async function dashboard(url: string, pingUrl: string): Promise<BenchRow[]> {
   ];
 }
 
-type Target = { name: string; url: string; expect: string; bodies: string[] };
-
-type Measure = { rps: number; p50: number; p99: number; cpuUs: number };
-
-/**
- * Every target measured in turn in every round; medians of the rounds. Besides requests/s, the CPU time of this
- * process's main thread per request answered (the servers all run here, one under load at a time): it holds up
- * better than throughput on a machine other work is using.
- */
-async function interleaved(targets: readonly Target[]): Promise<Map<string, Measure>> {
-  const runs = new Map<string, Array<HttpReport & { cpuUs: number }>>(targets.map((t) => [t.name, []]));
-  for (let round = 0; round < RENDER_ROUNDS; round++) {
-    for (const { name, url, expect, bodies } of targets) {
-      const before = process.threadCpuUsage();
-      const report = await httpRun({ url, bodies, concurrency: 16, warmupMs: 300, durationMs: RENDER_ROUND_MS, expect }, name);
-      const cpu = process.threadCpuUsage(before);
-      runs.get(name)!.push({ ...report, cpuUs: (cpu.user + cpu.system) / report.sent });
-    }
+/** Requests/s and latencies of each target, measured in alternating slices by one load client. */
+async function alternating(config: AlternatingConfig): Promise<AlternatingReport['targets']> {
+  const client = new LoadClient('alternate', config);
+  try {
+    const report = await client.next<AlternatingReport>(config.sliceMs * config.targets.length * (config.cycles + 1) + 20_000, 'alternating runs');
+    report.targets.forEach((target, i) => {
+      if (target.errors > 0) throw new Error(`${config.targets[i].url}: ${target.errors} of ${target.requests} requests failed, first: ${target.firstError}`);
+      if (target.requests === 0) throw new Error(`${config.targets[i].url}: no request completed`);
+    });
+    return report.targets;
+  } finally {
+    await client.finish(2000);
   }
-  const medianOf = (reports: Array<HttpReport & { cpuUs: number }>, key: 'perSecond' | 'p50' | 'p99' | 'cpuUs') => median(reports.map((r) => r[key]));
-  return new Map([...runs].map(([name, r]) => [name, { rps: medianOf(r, 'perSecond'), p50: medianOf(r, 'p50'), p99: medianOf(r, 'p99'), cpuUs: medianOf(r, 'cpuUs') }]));
 }
 
 type Fetch = (request: Request) => Response | Promise<Response>;
@@ -335,28 +327,27 @@ type Urls = { app: string; bare: string; hello: string; withoutRequestLine: stri
 
 async function renderedVsBare(urls: Urls, yogas: ReadonlyMap<string, Fetch>, soulIds: number[]): Promise<BenchRow[]> {
   const rendered = soulIds.map((id) => body(RENDERED, { id: String(id) }));
-  const asRendered = (name: string, target: string): Target => ({ name, url: target, expect: '"rendered":"', bodies: rendered });
-  const results = await interleaved([
-    { name: 'hello', url: urls.hello, expect: '"hello":"world"', bodies: [body('{ hello }')] },
-    asRendered('bare', urls.bare),
-    asRendered('app', urls.app),
-    asRendered('requestLine', urls.withoutRequestLine),
-  ]);
-  const app = results.get('app')!;
-  const bare = results.get('bare')!;
-  const hello = results.get('hello')!;
-  const withoutLine = results.get('requestLine')!;
-  const rounds = `median of ${RENDER_ROUNDS} × ${RENDER_ROUND_MS / 1000} s`;
+  const expect = '"rendered":"';
+  const [hello, bare, app, withoutLine] = await alternating({
+    targets: [
+      { url: urls.hello, bodies: [body('{ hello }')], expect: '"hello":"world"' },
+      { url: urls.bare, bodies: rendered, expect },
+      { url: urls.app, bodies: rendered, expect },
+      { url: urls.withoutRequestLine, bodies: rendered, expect },
+    ],
+    concurrency: 16,
+    sliceMs: RENDER_SLICE_MS,
+    cycles: RENDER_CYCLES,
+  });
+  const slices = `${RENDER_CYCLES} slices of ${RENDER_SLICE_MS} ms each, alternating`;
   const rows: BenchRow[] = [
-    { name: `soul(id) { rendered }, 16 keep-alive connections (req/s, ${rounds})`, value: app.rps.toFixed(0) },
+    { name: `soul(id) { rendered }, 16 keep-alive connections (req/s, ${slices})`, value: app.perSecond.toFixed(0) },
     { name: `soul(id) { rendered }, latency p50 / p99 (ms)`, value: `${app.p50.toFixed(2)} / ${app.p99.toFixed(2)}` },
-    { name: `soul(id) { rendered } on bare Yoga: same schema and data, no plugins (req/s)`, value: bare.rps.toFixed(0) },
-    { name: 'soul(id) { rendered } ÷ the same on bare Yoga (target ≥ 0.75)', value: (app.rps / bare.rps).toFixed(2) },
-    { name: 'server main-thread CPU per request (µs): soul(id) { rendered } / the same on bare Yoga', value: `${app.cpuUs.toFixed(0)} / ${bare.cpuUs.toFixed(0)}` },
-    { name: 'bare Yoga ÷ app, CPU per request (the ratio above, less exposed to other load)', value: (bare.cpuUs / app.cpuUs).toFixed(2) },
-    { name: `bare Yoga { hello }, same client (req/s; CPU per request, µs)`, value: `${hello.rps.toFixed(0)}; ${hello.cpuUs.toFixed(0)}` },
-    { name: 'soul(id) { rendered } ÷ bare Yoga { hello } (req/s; CPU)', value: `${(app.rps / hello.rps).toFixed(2)}; ${(hello.cpuUs / app.cpuUs).toFixed(2)}` },
-    { name: `  without the ${layerName('requestLine')}, over HTTP: CPU saved per request (µs); req/s ÷ the whole app`, value: `${(app.cpuUs - withoutLine.cpuUs).toFixed(0)}; ${(withoutLine.rps / app.rps).toFixed(2)}` },
+    { name: `soul(id) { rendered } on bare Yoga: same schema and data, no plugins (req/s)`, value: bare.perSecond.toFixed(0) },
+    { name: 'soul(id) { rendered } ÷ the same on bare Yoga (target ≥ 0.75)', value: (app.perSecond / bare.perSecond).toFixed(2) },
+    { name: `bare Yoga { hello }, same client (req/s)`, value: hello.perSecond.toFixed(0) },
+    { name: 'soul(id) { rendered } ÷ bare Yoga { hello }', value: (app.perSecond / hello.perSecond).toFixed(2) },
+    { name: `  without the ${layerName('requestLine')}: req/s ÷ the whole app`, value: (withoutLine.perSecond / app.perSecond).toFixed(2) },
   ];
   const cpu = await layerBreakdown(yogas, rendered);
   const whole = cpu.get('app')!;
@@ -485,7 +476,8 @@ export async function benchApi(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'souls-bench-api-'));
   process.on('exit', killChildren);
   let app: App | null = null;
-  const variantApps: App[] = [];
+  const variantApps = new Map<string, App>();
+  let bareConnection: SoulsDb | null = null;
   const bare = bareHello();
   const servers: Server[] = [];
   try {
@@ -498,23 +490,23 @@ export async function benchApi(): Promise<BenchRow[]> {
     const bareSchema = bareSouls(db);
     servers.push(bareSchema.server);
     const soulsUrl = `http://127.0.0.1:${await listen(bareSchema.server)}/graphql`;
-    // Each variant is the app with one layer off, on its own connection to the same file.
+    // In the breakdown, every Yoga (the whole app's, bare Yoga's, each variant's) has a connection of its own to the file.
+    const connect = () => openSoulsDb({ path: join(dir, 'api.db') });
+    bareConnection = connect();
     const withoutScopeAuth = builder.toSchema({ disableScopeAuth: true });
-    const yogas = new Map<string, Fetch>([
-      ['app', app.yoga.fetch],
-      ['bare', bareSchema.yoga.fetch],
-    ]);
+    const yogas = new Map<string, Fetch>([['bare', bareSouls(bareConnection).yoga.fetch]]);
     const omissions: Array<[string, { omit?: ReadonlySet<RequestLayer>; schema?: typeof schema }]> = [
+      ['app', {}],
       ...REQUEST_LAYERS.map((layer): [string, { omit: ReadonlySet<RequestLayer> }] => [layer, { omit: new Set([layer]) }]),
       ['scopeAuth', { schema: withoutScopeAuth }],
       ['all', { omit: new Set(REQUEST_LAYERS), schema: withoutScopeAuth }],
     ];
     for (const [name, omission] of omissions) {
-      const variant = buildApp({ db: openSoulsDb({ path: join(dir, 'api.db') }), graphiql: false, ...omission });
-      variantApps.push(variant);
+      const variant = buildApp({ db: connect(), graphiql: false, ...omission });
+      variantApps.set(name, variant);
       yogas.set(name, variant.yoga.fetch);
     }
-    const withoutRequestLine = (await variantApps[REQUEST_LAYERS.indexOf('requestLine')].start(0, '127.0.0.1')).url;
+    const withoutRequestLine = (await variantApps.get('requestLine')!.start(0, '127.0.0.1')).url;
     const rows: BenchRow[] = [
       { name: 'data: souls / traits / shards / ready souls', value: `${seeded.soulIds.length} / ${seeded.soulIds.length * TRAITS_PER_SOUL} / ${seeded.shards} / ${seeded.ready}` },
     ];
@@ -526,7 +518,8 @@ export async function benchApi(): Promise<BenchRow[]> {
   } finally {
     killChildren();
     process.off('exit', killChildren);
-    for (const variant of variantApps) await variant.stop();
+    for (const variant of variantApps.values()) await variant.stop();
+    if (bareConnection) closeSoulsDb(bareConnection);
     await app?.stop();
     for (const server of [bare, ...servers]) {
       await new Promise<void>((resolve) => {
