@@ -33,7 +33,7 @@ import { schema } from '../schema/index.ts';
 import { DAY_MS, addTrait, closeSoulsDb, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';
-import type { AlternatingConfig, AlternatingReport, HttpConfig, HttpReport, WsCommand } from './load-client.ts';
+import type { AlternatingConfig, AlternatingReport, HttpConfig, HttpReport, SliceMark, WsCommand } from './load-client.ts';
 
 const LOAD_CLIENT = fileURLToPath(new URL('./load-client.ts', import.meta.url));
 const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];
@@ -107,12 +107,15 @@ class LoadClient {
   private readonly exited: Promise<number | null>;
   private stderr = '';
 
-  constructor(mode: 'http' | 'alternate' | 'ws', config: unknown) {
+  /** `marks` hears the lines that are slice marks (alternate mode) as they arrive; they are not queued. */
+  constructor(mode: 'http' | 'alternate' | 'ws', config: unknown, marks?: (mark: SliceMark) => void) {
     this.child = spawn(process.execPath, [LOAD_CLIENT, mode, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
     children.add(this.child);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       if (!line.trim()) return;
-      this.lines.push(JSON.parse(line));
+      const parsed = JSON.parse(line);
+      if (marks && typeof parsed.slice === 'number') return marks(parsed);
+      this.lines.push(parsed);
       this.wake?.();
     });
     this.child.stderr!.on('data', (chunk: Buffer) => {
@@ -261,16 +264,29 @@ async function dashboard(url: string, pingUrl: string): Promise<BenchRow[]> {
   ];
 }
 
-/** Requests/s and latencies of each target, measured in alternating slices by one load client. */
-async function alternating(config: AlternatingConfig): Promise<AlternatingReport['targets']> {
-  const client = new LoadClient('alternate', config);
+/**
+ * Requests/s and latencies of each target, measured in alternating slices by one load client, and the CPU time of
+ * this process's main thread per request answered in each target's slices (the servers all run here, one loaded at a
+ * time): it holds up better than throughput on a machine other work is using.
+ */
+async function alternating(config: AlternatingConfig): Promise<Array<AlternatingReport['targets'][number] & { cpuUs: number }>> {
+  const cpu = config.targets.map(() => 0);
+  let started: NodeJS.CpuUsage | null = null;
+  const client = new LoadClient('alternate', config, (mark) => {
+    if (mark.at === 'start') started = process.threadCpuUsage();
+    else if (started) {
+      const used = process.threadCpuUsage(started);
+      cpu[mark.slice] += used.user + used.system;
+      started = null;
+    }
+  });
   try {
-    const report = await client.next<AlternatingReport>(config.sliceMs * config.targets.length * (config.cycles + 1) + 20_000, 'alternating runs');
-    report.targets.forEach((target, i) => {
+    const report = await client.next<AlternatingReport>(config.sliceMs * config.targets.length * (config.cycles + 1) * 2 + 20_000, 'alternating runs');
+    return report.targets.map((target, i) => {
       if (target.errors > 0) throw new Error(`${config.targets[i].url}: ${target.errors} of ${target.requests} requests failed, first: ${target.firstError}`);
       if (target.requests === 0) throw new Error(`${config.targets[i].url}: no request completed`);
+      return { ...target, cpuUs: cpu[i] / target.requests };
     });
-    return report.targets;
   } finally {
     await client.finish(2000);
   }
@@ -294,7 +310,7 @@ async function fetchCpu(fetch: Fetch, bodies: readonly string[], count: number, 
   return (cpu.user + cpu.system) / count;
 }
 
-const BREAKDOWN_ROUNDS = 5;
+const BREAKDOWN_ROUNDS = 7;
 const BREAKDOWN_REQUESTS = 1000;
 
 /**
@@ -304,8 +320,13 @@ const BREAKDOWN_REQUESTS = 1000;
 async function layerBreakdown(targets: ReadonlyMap<string, Fetch>, bodies: readonly string[]): Promise<Map<string, number>> {
   const samples = new Map<string, number[]>([...targets.keys()].map((name) => [name, []]));
   for (const [name, fetch] of targets) await fetchCpu(fetch, bodies, BREAKDOWN_REQUESTS / 4, name);
+  const order = [...targets];
   for (let round = 0; round < BREAKDOWN_ROUNDS; round++) {
-    for (const [name, fetch] of targets) samples.get(name)!.push(await fetchCpu(fetch, bodies, BREAKDOWN_REQUESTS, name));
+    // Each round starts one target later, so no target always follows the same one (garbage left to collect, caches).
+    for (let i = 0; i < order.length; i++) {
+      const [name, fetch] = order[(i + round) % order.length];
+      samples.get(name)!.push(await fetchCpu(fetch, bodies, BREAKDOWN_REQUESTS, name));
+    }
   }
   return new Map([...samples].map(([name, cpu]) => [name, median(cpu)]));
 }
@@ -344,10 +365,15 @@ async function renderedVsBare(urls: Urls, yogas: ReadonlyMap<string, Fetch>, sou
     { name: `soul(id) { rendered }, 16 keep-alive connections (req/s, ${slices})`, value: app.perSecond.toFixed(0) },
     { name: `soul(id) { rendered }, latency p50 / p99 (ms)`, value: `${app.p50.toFixed(2)} / ${app.p99.toFixed(2)}` },
     { name: `soul(id) { rendered } on bare Yoga: same schema and data, no plugins (req/s)`, value: bare.perSecond.toFixed(0) },
-    { name: 'soul(id) { rendered } ÷ the same on bare Yoga (target ≥ 0.75)', value: (app.perSecond / bare.perSecond).toFixed(2) },
-    { name: `bare Yoga { hello }, same client (req/s)`, value: hello.perSecond.toFixed(0) },
-    { name: 'soul(id) { rendered } ÷ bare Yoga { hello }', value: (app.perSecond / hello.perSecond).toFixed(2) },
-    { name: `  without the ${layerName('requestLine')}: req/s ÷ the whole app`, value: (withoutLine.perSecond / app.perSecond).toFixed(2) },
+    { name: 'soul(id) { rendered } ÷ the same on bare Yoga, req/s (target ≥ 0.75)', value: (app.perSecond / bare.perSecond).toFixed(2) },
+    { name: 'server main-thread CPU per request, soul(id) { rendered } / the same on bare Yoga (µs)', value: `${app.cpuUs.toFixed(0)} / ${bare.cpuUs.toFixed(0)}` },
+    { name: '  bare Yoga ÷ app, CPU per request (the ratio above, less exposed to other load)', value: (bare.cpuUs / app.cpuUs).toFixed(2) },
+    { name: `bare Yoga { hello }, same client (req/s; CPU per request, µs)`, value: `${hello.perSecond.toFixed(0)}; ${hello.cpuUs.toFixed(0)}` },
+    { name: 'soul(id) { rendered } ÷ bare Yoga { hello } (req/s; CPU)', value: `${(app.perSecond / hello.perSecond).toFixed(2)}; ${(hello.cpuUs / app.cpuUs).toFixed(2)}` },
+    {
+      name: `  without the ${layerName('requestLine')}: CPU saved per request (µs); req/s ÷ the whole app`,
+      value: `${(app.cpuUs - withoutLine.cpuUs).toFixed(0)}; ${(withoutLine.perSecond / app.perSecond).toFixed(2)}`,
+    },
   ];
   const cpu = await layerBreakdown(yogas, rendered);
   const whole = cpu.get('app')!;

@@ -61,6 +61,8 @@ export type HttpReport = {
 
 /** `alternate` mode: the targets in turn, each for `sliceMs` over `concurrency` keep-alive connections of its own. */
 export type AlternatingConfig = { targets: Array<{ url: string; bodies: string[]; expect?: string }>; concurrency: number; sliceMs: number; cycles: number };
+/** Written before and after each recorded slice of the alternate mode. */
+export type SliceMark = { slice: number; at: 'start' | 'end' };
 export type AlternatingReport = { targets: Array<Omit<HttpReport, 'sent' | 'samples'>> };
 
 export type WsConfig = { url: string; clients: number; query: string; variables?: Record<string, unknown>; connectBatch?: number };
@@ -116,7 +118,8 @@ function exchangeOn(agent: Agent, url: URL, method: string, body: string | null)
 
 /**
  * Several servers under the same load in turn, `sliceMs` each, for `cycles` rounds after one unrecorded round: each
- * sees the same share of whatever else the machine is doing, so their ratios hold up under other load.
+ * sees the same share of whatever else the machine is doing, so their ratios hold up under other load. Each recorded
+ * slice is announced by a `{ slice, at: 'start' }` line and followed by `{ slice, at: 'end' }`, 20 ms of quiet apart.
  */
 async function runAlternating(config: AlternatingConfig): Promise<AlternatingReport> {
   const targets = config.targets.map((t) => ({ ...t, parsed: loopback(t.url, ['http:']), agent: new Agent({ keepAlive: true, maxSockets: config.concurrency }) }));
@@ -148,8 +151,16 @@ async function runAlternating(config: AlternatingConfig): Promise<AlternatingRep
     await Promise.all(Array.from({ length: config.concurrency }, worker));
     if (record) totals[i].elapsedMs += performance.now() - start;
   };
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
   for (let cycle = 0; cycle <= config.cycles; cycle++) {
-    for (let i = 0; i < targets.length; i++) await slice(i, cycle > 0);
+    for (let i = 0; i < targets.length; i++) {
+      // Marks around each recorded slice, with the servers idle on both sides, so the parent can read its CPU time.
+      if (cycle > 0) send({ slice: i, at: 'start' });
+      await pause();
+      await slice(i, cycle > 0);
+      if (cycle > 0) send({ slice: i, at: 'end' });
+      await pause();
+    }
   }
   for (const target of targets) target.agent.destroy();
   return {
