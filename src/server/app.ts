@@ -391,6 +391,8 @@ export function buildApp(options: AppOptions): App {
       });
       return;
     }
+    // Only GET and HEAD can ask for a page or an asset: the API's POSTs go straight to Yoga.
+    if (req.method !== 'GET' && req.method !== 'HEAD') return void yoga(req, res);
     serveStatic(req, res).then(
       (served) => {
         if (!served) void yoga(req, res);
