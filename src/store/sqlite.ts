@@ -841,6 +841,11 @@ export class SqliteStore implements SoulsStore {
     return { states, lastShardId: rows.length === 0 ? 0 : Number(rows[0].last_shard_id) };
   }
 
+  /** What a write would read as the souls' cheap gate at `cutoff` (from their rows, or rebuilt): for tests to hold it against gateStats. */
+  storedGate(soulIds: readonly number[], cutoff: number): Map<number, ShardAggregate> {
+    return this.read(() => new Map(this.currentGate(soulIds, cutoff).states.map((g) => [g.soulId, g.agg])));
+  }
+
   /** The souls' considered shards per source, recounted from the shards. */
   private rebuildGate(soulIds: readonly number[], cutoff: number): Map<number, Map<string, Aggregates>> {
     const bySoul = new Map(soulIds.map((id) => [id, new Map<string, Aggregates>()]));
