@@ -35,7 +35,8 @@ import { freshDb } from './support/engine.ts';
 import { createRng, type Rng } from './support/fuzz.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
-const SETTINGS = { shardExpiryDays: 6, crystallizationThreshold: 4, shardFadeCitations: 2 };
+// Each level-up revert gives back the two traits it merged: room for them all.
+const SETTINGS = { shardExpiryDays: 6, crystallizationThreshold: 4, shardFadeCitations: 2, traitLimit: 1000 };
 const TOPICS = ['ran the tests before merging the branch', 'asked the reviewer about the schema change', 'wrote the release notes for the api', 'fixed the flaky deploy script'];
 
 const cutoffOf = (db: SoulsDb) => expiryCutoff(db, db.clock.now());
@@ -100,7 +101,9 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
     clock.advance(rng.int(Math.floor(1.5 * DAY_MS)));
     const op = rng.next();
     if (op < 0.3) {
-      const inputs = Array.from({ length: rng.chance(0.5) ? 1 : rng.between(2, 9) }, (_, i) => input(step * 10 + i));
+      // Now and then a batch large enough to be written in several multi-row chunks (256 + 32 + …).
+      const size = rng.chance(0.05) ? rng.between(257, 300) : rng.chance(0.5) ? 1 : rng.between(2, 9);
+      const inputs = Array.from({ length: size }, (_, i) => input(step * 1000 + i));
       const touched = [...new Set(inputs.flatMap((s) => s.soulIds))];
       await expectEdges(db, touched, async () => {
         if (inputs.length > 1) {
@@ -116,7 +119,7 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
       count('drop');
     } else if (op < 0.5) {
       // The store itself, asked for every soul's ids: before, after and both id lists checked.
-      const inputs = Array.from({ length: rng.between(1, 6) }, (_, i) => input(step * 10 + i));
+      const inputs = Array.from({ length: rng.between(1, 6) }, (_, i) => input(step * 1000 + i));
       const news = inputs.map((s) => ({ content: s.content, source: s.source, soulIds: s.soulIds, tags: [], sealed: s.sealed === true, createdAt: s.createdAt!, embedding: null }));
       const touched = [...new Set(inputs.flatMap((s) => s.soulIds))];
       const before = db.store.gateStats(touched, cutoffOf(db));
