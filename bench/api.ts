@@ -279,7 +279,7 @@ async function dropShardRate(url: string, dir: string, soulIds: number[]): Promi
   ] as const) {
     const bodiesFile = write(`drop-${concurrency}.json`, 12_000, 100 + concurrency);
     const report = await httpRun({ url, bodiesFile, concurrency, warmupMs: 300, durationMs: DROP_MS, maxRequests: 11_000, expect: '"DropShardPayload"' }, `dropShard ×${concurrency}`);
-    rows.push({ name: `dropShard mutations/s, ${label} (${report.requests} in ${(report.elapsedMs / 1000).toFixed(1)} s)`, value: report.perSecond.toFixed(0) });
+    rows.push({ name: `dropShard mutations/s, ${label}`, value: `${report.perSecond.toFixed(0)} (${report.requests} in ${(report.elapsedMs / 1000).toFixed(1)} s)`, numbers: [Math.round(report.perSecond)], unit: 'ops/s', better: 'higher' });
     rows.push({ name: `dropShard, ${label}, latency p50 / p99 (ms)`, value: `${report.p50.toFixed(2)} / ${report.p99.toFixed(2)}` });
   }
   return rows;
@@ -355,11 +355,14 @@ async function subscriptions(app: App, url: string, wsUrl: string): Promise<Benc
       { name: `crystallizationReady to ${subscribers}: p99 after the mutation returned (ms; target ≤ 200)`, value: percentile(afterReturn, 99).toFixed(1) },
       { name: `crystallizationReady to ${subscribers}: p50 / p99 after the mutation was sent (ms)`, value: `${percentile(afterSend, 50).toFixed(1)} / ${percentile(afterSend, 99).toFixed(1)}` },
       { name: `the crossing dropShard with ${subscribers}: round trip (ms, median)`, value: median(roundTrips).toFixed(1) },
-      { name: `crystallizationReady deliveries missing (of ${CROSSINGS} × ${ready.connected}; ${seen} saw a probe)`, value: String(missing) },
+      { name: `crystallizationReady deliveries missing (of ${CROSSINGS} × ${ready.connected})`, value: `${missing} (${seen} saw a probe)`, numbers: [missing], unit: 'count', better: 'lower' },
       { name: 'server RSS / JS heap used before the subscribers connect (after a full GC)', value: `${mib(before.rss)} / ${mib(before.heapUsed)}` },
       {
         name: `server RSS / JS heap used with ${subscribers}`,
         value: `${mib(subscribed.rss)} / ${mib(subscribed.heapUsed)} (${kib((subscribed.rss - before.rss) / ready.connected)} / ${kib((subscribed.heapUsed - before.heapUsed) / ready.connected)} each)`,
+        numbers: [subscribed.rss, subscribed.heapUsed].map((bytes) => Number((bytes / 2 ** 20).toFixed(1))),
+        unit: 'MiB',
+        better: 'lower',
       },
     );
     await client.command({ cmd: 'close' }, 20_000);

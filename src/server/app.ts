@@ -138,6 +138,11 @@ function hidingTheSchema(): Plugin {
   };
 }
 
+const errorCodeOf = (error: { extensions?: Readonly<Record<string, unknown>> }): string | null => (typeof error.extensions?.code === 'string' ? error.extensions.code : null);
+
+/** An operation on a graphql-ws socket, from its subscribe message to its end, for the operation metrics. */
+type WsOperation = { started: number; operation: string | null; type: string | null; errorCodes: Set<string> };
+
 /** What the request line says beyond what the socket knows, filled in by the GraphQL layer. */
 type RequestRecord = { id: string; started: number; operation: string | null; operationType: string | null; errorCodes: Set<string> };
 
@@ -166,7 +171,7 @@ function recordingOperations(records: WeakMap<object, RequestRecord>): Plugin {
       if (!record || Symbol.asyncIterator in (result as object)) return;
       for (const each of Array.isArray(result) ? result : [result]) {
         for (const error of (each as { errors?: ReadonlyArray<{ extensions?: { code?: unknown } }> }).errors ?? []) {
-          record.errorCodes.add(typeof error.extensions?.code === 'string' ? error.extensions.code : 'UNKNOWN');
+          record.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
         }
       }
     },
@@ -192,6 +197,7 @@ export function buildApp(options: AppOptions): App {
   const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
   const metrics = createMetrics();
+  Object.assign(db.observer, metrics.observer);
   const publish = pubsub.publish;
   pubsub.publish = (topic, ...payload) => {
     metrics.published.inc({ topic });
@@ -417,6 +423,15 @@ export function buildApp(options: AppOptions): App {
     preAckLimits.set(socket, () => stream.off('data', count));
   });
   const wsCallers = new WeakMap<object, Caller>();
+  /** Each socket's operations in flight, by their id, until they complete or fail: one operation metric each. */
+  const wsOperations = new WeakMap<object, Map<string, WsOperation>>();
+  const wsOperation = (socket: object, id: string) => wsOperations.get(socket)?.get(id);
+  const wsOperationEnded = (socket: object, id: string) => {
+    const record = wsOperation(socket, id);
+    if (!record) return;
+    wsOperations.get(socket)!.delete(id);
+    metrics.operation({ ...record, transport: 'websocket', durationMs: performance.now() - record.started });
+  };
   const wsDisposable = useServer(
     {
       connectionInitWaitTimeout: options.wsInitTimeoutMs ?? 3000,
@@ -430,17 +445,29 @@ export function buildApp(options: AppOptions): App {
         wsCallers.set(ctx.extra.socket, caller);
         return true;
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         const caller = wsCallers.get(ctx.extra.socket)!;
+        const record: WsOperation = { started: performance.now(), operation: payload.operationName ?? null, type: null, errorCodes: new Set() };
+        if (!wsOperations.has(ctx.extra.socket)) wsOperations.set(ctx.extra.socket, new Map());
+        wsOperations.get(ctx.extra.socket)!.set(id, record);
         const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
         let document: DocumentNode;
         try {
           document = enveloped.parse(payload.query);
+          const operation = getOperationAST(document, payload.operationName);
+          record.operation = operation?.name?.value ?? record.operation;
+          record.type = operation?.operation ?? null;
           const errors = enveloped.validate(enveloped.schema, document);
-          if (errors.length > 0) return errors;
+          if (errors.length > 0) {
+            record.errorCodes.add('GRAPHQL_VALIDATION_FAILED');
+            return errors;
+          }
         } catch (error) {
           // Syntax errors and the limits (depth, tokens…) are thrown: an error message for this operation, not a 4500 closing the socket.
-          if (error instanceof GraphQLError) return [error];
+          if (error instanceof GraphQLError) {
+            record.errorCodes.add(errorCodeOf(error) ?? 'GRAPHQL_PARSE_FAILED');
+            return [error];
+          }
           throw error;
         }
         return {
@@ -452,6 +479,16 @@ export function buildApp(options: AppOptions): App {
           rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
         };
       },
+      onNext: (ctx, id, _payload, _args, result) => {
+        const record = wsOperation(ctx.extra.socket, id);
+        for (const error of result.errors ?? []) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
+      },
+      onError: (ctx, id, _payload, errors) => {
+        const record = wsOperation(ctx.extra.socket, id);
+        for (const error of errors) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
+        wsOperationEnded(ctx.extra.socket, id);
+      },
+      onComplete: (ctx, id) => wsOperationEnded(ctx.extra.socket, id),
     },
     wsServer,
   );
