@@ -7,6 +7,13 @@ import type { Command } from './command.ts';
 import { openDb } from './database.ts';
 import { commandHelp } from './help.ts';
 
+/** A URL without its password, for the banner. */
+const redactedUrl = (raw: string) => {
+  const url = new URL(raw);
+  if (url.password) url.password = '***';
+  return url.toString();
+};
+
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve the GraphQL API, GraphiQL and the character sheet (the default command)',
@@ -33,6 +40,7 @@ export const serveCommand: Command = {
     const { buildApp } = await import('../server/app.ts');
     const { createLogger } = await import('../server/log.ts');
     const logger = createLogger({ level: config.logLevel, format: config.logFormat, clock: db.clock });
+    const redis = config.redis && { url: config.redis.url, channelPrefix: (await import('../server/redis-events.ts')).eventChannelPrefix(config.redis.prefix, config.db) };
     const app = buildApp({
       logger,
       db,
@@ -40,6 +48,7 @@ export const serveCommand: Command = {
       limits: config.limits,
       introspection: config.introspection,
       corsOrigins: config.corsOrigins,
+      redis,
       allowedHosts: config.insecure && !isLoopback(config.host) ? [...config.allowedHosts, normalizeHost('--host', config.host)] : config.allowedHosts,
     });
     const { url } = await app.start(config.port, config.host).catch((error: NodeJS.ErrnoException) => {
@@ -81,6 +90,7 @@ export const serveCommand: Command = {
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
     say(`Database: ${config.db}`);
+    if (redis) say(`Events through Redis ${redactedUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {
       say(

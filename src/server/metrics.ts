@@ -49,6 +49,12 @@ export function createMetrics() {
   const subscriptions = new Gauge({ name: 'souls_subscriptions_active', help: 'Live GraphQL subscriptions, by transport (websocket or sse).', labelNames: ['transport'] as const, registers: [registry] });
   const webSockets = new Gauge({ name: 'souls_websocket_connections_active', help: 'Open graphql-ws connections.', registers: [registry] });
   const published = new Counter({ name: 'souls_events_published_total', help: 'Events published to subscribers, by topic.', labelNames: ['topic'] as const, registers: [registry] });
+  const redisReconnects = new Counter({ name: 'souls_redis_reconnects_total', help: 'Times a Redis connection (publishing or subscribing) came back after it was lost.', registers: [registry] });
+  const redisPublishFailures = new Counter({
+    name: 'souls_redis_publish_failures_total',
+    help: 'Events Redis did not take (it was down): they reached this replica\'s subscribers only.',
+    registers: [registry],
+  });
   for (const transport of ['websocket', 'sse']) subscriptions.set({ transport }, 0);
 
   const names = new Set<string>();
@@ -65,6 +71,7 @@ export function createMetrics() {
     registry,
     webSockets,
     published,
+    redis: { reconnects: redisReconnects, publishFailures: redisPublishFailures },
     request(line: { method?: string; path: string; status: number; durationMs: number; operation: string | null; operationType: string | null; errorCodes: readonly string[] }): void {
       const route = routeOf(line.path);
       httpRequests.inc({ route, method: line.method ?? 'OTHER', status: String(line.status) });
