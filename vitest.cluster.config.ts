@@ -8,7 +8,7 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: ['test/cluster/**/*.test.ts', 'test/examples-*.test.ts', 'test/web/*.test.ts'],
+    include: ['test/cluster/**/*.test.ts', 'test/examples-api.test.ts', 'test/web/*.test.ts'],
     exclude: configDefaults.exclude,
     fileParallelism: false,
     testTimeout: 120_000,
