@@ -2,16 +2,18 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ServerConfig } from '../server/config.ts';
+import { isPostgresUrl } from '../store/postgres-bridge.ts';
 import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, SoulsError, type Soul, type SoulsDb } from '../engine/index.ts';
 
 /** For the commands that write: creates the folder and the file if needed. */
 export function openDb(config: Pick<ServerConfig, 'db' | 'settings'>): SoulsDb {
-  if (config.db !== ':memory:') mkdirSync(dirname(config.db), { recursive: true });
+  if (config.db !== ':memory:' && !isPostgresUrl(config.db)) mkdirSync(dirname(config.db), { recursive: true });
   return openSoulsDb({ path: config.db, settings: config.settings });
 }
 
-/** Whether a database file is there to open (never true for :memory:). */
+/** Whether a database file is there to open (never true for :memory:; a PostgreSQL URL answers when opened). */
 export function databaseExists(config: Pick<ServerConfig, 'db'>): boolean {
+  if (isPostgresUrl(config.db)) return true;
   return config.db !== ':memory:' && statSync(config.db, { throwIfNoEntry: false })?.isFile() === true;
 }
 

@@ -5,6 +5,7 @@ import { closeSoulsDb, SoulsError } from '../engine/index.ts';
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { openDb } from './database.ts';
+import { describeDb } from '../store/postgres-bridge.ts';
 import { commandHelp } from './help.ts';
 
 /** A URL without its password, for the banner. */
@@ -27,6 +28,7 @@ export const serveCommand: Command = {
     examples: [
       'souls serve                                   # http://127.0.0.1:4000/, database ./data/souls.db',
       'souls serve --port 0 --db /tmp/try.db         # a free port and a scratch database',
+      'souls serve --db postgres://souls@db/souls     # PostgreSQL, shared by several replicas',
       'souls serve --host 0.0.0.0 --tokens-file tokens.json --trait-limit 12',
     ],
   }),
@@ -85,11 +87,11 @@ export const serveCommand: Command = {
     process.on('unhandledRejection', (reason) => warn(`souls: an abandoned operation failed: ${reason instanceof Error ? reason.message : String(reason)}`));
     process.on('SIGINT', () => shutdown('SIGINT'));
     process.on('SIGTERM', () => shutdown('SIGTERM'));
-    logger.info({ url, host: config.host, port: Number(new URL(url).port), database: config.db, tokens: config.tokens?.length ?? 0, logLevel: config.logLevel }, 'listening');
+    logger.info({ url, host: config.host, port: Number(new URL(url).port), database: describeDb(config.db), tokens: config.tokens?.length ?? 0, logLevel: config.logLevel }, 'listening');
     say(`Character sheet on ${url.replace(/graphql$/, '')} (the web app)`);
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
-    say(`Database: ${config.db}`);
+    say(`Database: ${describeDb(config.db)}`);
     if (redis) say(`Events through Redis ${redactedUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {

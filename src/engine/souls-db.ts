@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from './clock.ts';
 import { resolveSettings, type Settings } from './settings.ts';
 import type { SoulsStore } from '../store/store.ts';
-import { openSqliteStore } from '../store/sqlite.ts';
+import { openStore } from '../store/open.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
 import { EvidenceCache } from './evidence-cache.ts';
@@ -21,8 +21,10 @@ export type SoulsDb = {
 };
 
 export type OpenOptions = {
-  /** SQLite file path; ':memory:' (the default) keeps everything in memory. */
+  /** SQLite file path, or a postgres:// URL; ':memory:' (the default) keeps everything in memory. */
   path?: string;
+  /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
+  timeoutMs?: number;
   /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it. */
   mode?: OpenMode;
   /** A store to use instead of opening SQLite. */
@@ -34,7 +36,7 @@ export type OpenOptions = {
 
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
-  const store = options.store ?? openSqliteStore({ path: options.path, mode: options.mode });
+  const store = options.store ?? openStore(options);
   const db: SoulsDb = {
     store,
     settings,

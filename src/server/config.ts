@@ -8,7 +8,7 @@ import { normalizeHost, normalizeOrigin } from './origin.ts';
 export type ServerConfig = {
   host: string;
   port: number;
-  /** SQLite file path, or ':memory:'. */
+  /** SQLite file path, ':memory:', or a postgres:// URL. */
   db: string;
   /** Where `db` came from, for messages: '--db', 'SOULS_DB', the config file's key, or the default. */
   dbFrom: string;
@@ -252,7 +252,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
   const line = (flag: string, variable: string, text = '') => column(`  ${flag}`, 34) + (text ? column(variable, 33) + text : variable);
   const sections: Record<OptionGroup, () => string[]> = {
     database: () => [
-      line('--db PATH', 'SOULS_DB', `(default ${defaults.db}; ':memory:' for none)`),
+      line('--db PATH|URL', 'SOULS_DB', `(SQLite file, default ${defaults.db}; ':memory:' for none; postgres://… for PostgreSQL)`),
       line('--config FILE', 'SOULS_CONFIG', '(JSON object of any of these settings)'),
     ],
     settings: () =>

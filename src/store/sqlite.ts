@@ -3,6 +3,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
+import { decodeCursor, encodeCursor, parseIds, toAggregate, toShard, toLevelEvent, toSoul, toTrait } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -176,85 +177,6 @@ export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
     if (mode === 'create') initSoulsTables(db);
     return new SqliteStore(db, path);
   });
-}
-
-function toSoul(r: Row): Soul {
-  return {
-    id: Number(r.id),
-    name: String(r.name),
-    slug: r.slug === null ? null : String(r.slug),
-    essence: String(r.essence),
-    description: String(r.description),
-    level: Number(r.level),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    orderedAt: Number(r.ordered_at),
-    deletedAt: r.deleted_at === null ? null : Number(r.deleted_at),
-    lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-  };
-}
-
-function toTrait(r: Row): Trait {
-  return {
-    id: Number(r.id),
-    soulId: Number(r.soul_id),
-    principle: String(r.principle),
-    provenance: String(r.provenance),
-    generation: Number(r.generation),
-    status: String(r.status) as TraitStatus,
-    mergedInto: r.merged_into === null ? null : Number(r.merged_into),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-  };
-}
-
-function toLevelEvent(r: Row): LevelEvent {
-  return {
-    id: Number(r.id),
-    soulId: Number(r.soul_id),
-    level: Number(r.level),
-    essenceBefore: String(r.essence_before),
-    essenceAfter: String(r.essence_after),
-    consolidated: JSON.parse(String(r.traits_consolidated)) as number[],
-    promoted: JSON.parse(String(r.traits_promoted)) as number[],
-    carried: JSON.parse(String(r.traits_carried)) as CarriedTrait[],
-    merged: JSON.parse(String(r.traits_merged)) as number[],
-    createdAt: Number(r.created_at),
-    revertedAt: r.reverted_at === null ? null : Number(r.reverted_at),
-  };
-}
-
-function toAggregate(r: Row | undefined, suffix: '' | '_before'): ShardAggregate {
-  if (!r) return { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null };
-  const time = (column: string) => {
-    const value = r[`${column}${suffix}`];
-    return value === null ? null : Number(value);
-  };
-  return {
-    count: Number(r[`count${suffix}`]),
-    distinctSources: Number(r[`sources${suffix}`]),
-    oldest: time('oldest'),
-    newest: time('newest'),
-    latest: time('latest'),
-  };
-}
-
-function parseIds(value: SQLInputValue): number[] {
-  if (value === null || value === undefined) return [];
-  return String(value)
-    .split(',')
-    .map(Number)
-    .sort((a, b) => a - b);
-}
-
-function encodeCursor(createdAt: number, id: number): string {
-  return Buffer.from(`${createdAt}:${id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: number; id: number } {
-  const match = /^(-?\d{1,16}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match) throw new ValidationError('after', 'is not a cursor returned by this API');
-  return { createdAt: Number(match[1]), id: Number(match[2]) };
 }
 
 /** FTS5 query from plain words: each word becomes a quoted string, so no input is FTS syntax. */
@@ -851,18 +773,7 @@ export class SqliteStore implements SoulsStore {
       if (list) list.push(Number(r.soul_id));
       else souls.set(Number(r.shard_id), [Number(r.soul_id)]);
     }
-    return rows.map((r) => ({
-      id: Number(r.id),
-      content: String(r.content),
-      source: String(r.source),
-      status: String(r.status) as ShardStatus,
-      sealed: Number(r.sealed) === 1,
-      tags: tags.get(Number(r.id)) ?? [],
-      soulIds: souls.get(Number(r.id)) ?? [],
-      createdAt: Number(r.created_at),
-      updatedAt: Number(r.updated_at),
-      revealedAt: r.revealed_at === null ? null : Number(r.revealed_at),
-    }));
+    return rows.map((r) => toShard(r, tags, souls));
   }
 
   shardContents(ids: readonly number[]): Map<number, string> {
