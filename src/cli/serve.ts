@@ -5,15 +5,8 @@ import { closeSoulsDb, SoulsError } from '../engine/index.ts';
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { openDb } from './database.ts';
-import { describeDb } from '../store/postgres-bridge.ts';
+import { describeDb, redactUrl } from '../store/postgres-bridge.ts';
 import { commandHelp } from './help.ts';
-
-/** A URL without its password, for the banner. */
-const redactedUrl = (raw: string) => {
-  const url = new URL(raw);
-  if (url.password) url.password = '***';
-  return url.toString();
-};
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -92,7 +85,7 @@ export const serveCommand: Command = {
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
     say(`Database: ${describeDb(config.db)}`);
-    if (redis) say(`Events through Redis ${redactedUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
+    if (redis) say(`Events through Redis ${redactUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {
       say(
