@@ -69,6 +69,19 @@ export function redactUrl(url: string): string {
   }
 }
 
+/**
+ * The worker resolves packages as plain Node does: a parent started with `--conditions import` (Vitest) would
+ * otherwise hand pg's CommonJS build the ES module of pg-pool.
+ */
+function withoutConditions(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    if (execArgv[i] === '--conditions' || execArgv[i] === '-C') i++;
+    else if (!execArgv[i].startsWith('--conditions=')) kept.push(execArgv[i]);
+  }
+  return kept;
+}
+
 export class PostgresStore implements SoulsStore {
   readonly kind = 'postgres';
   readonly target: string;
@@ -87,7 +100,7 @@ export class PostgresStore implements SoulsStore {
     const flagBuffer = new SharedArrayBuffer(8);
     this.flags = new Int32Array(flagBuffer);
     const workerData: WorkerData = { port: port2, flags: flagBuffer, url: options.url, target: this.target, mode: options.mode ?? 'create' };
-    this.worker = new Worker(new URL('./postgres-worker.ts', import.meta.url), { workerData, transferList: [port2] });
+    this.worker = new Worker(new URL('./postgres-worker.ts', import.meta.url), { workerData, transferList: [port2], execArgv: withoutConditions(process.execArgv) });
     // A replica that forgets to close its store still exits.
     this.worker.unref();
     try {
