@@ -16,12 +16,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { buildApp } from '../src/server/app.ts';
 import { DAY_MS, openSoulsDb } from '../src/engine/index.ts';
 import { bareYoga, dashboard, DROP, killChildren, listen, LoadClient, median, percentile, post, READY_SUBSCRIPTION, seed, sleep, STAMP, wallClock } from './api.ts';
 import { makeObservationCorpus } from './corpus.ts';
+import { databaseUrl, pgStatement, postgresProblem, redisProblem } from '../scripts/services.ts';
 import type { BenchRow } from './engine.ts';
 
 const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
@@ -32,29 +31,6 @@ const REPLICAS = 3;
 const CROSSINGS = 5;
 const CREATE = 'mutation Create($input: CreateSoulInput!) { createSoul(input: $input) { __typename ... on SoulPayload { soul { id } } ... on Error { message } } }';
 const DROP_MANY = 'mutation DropMany($inputs: [DropShardInput!]!) { dropShards(inputs: $inputs) { __typename ... on Error { message } } }';
-
-async function pgAdmin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
 
 type Store = { label: string; open(): Promise<string>; drop(): Promise<void> };
 
@@ -70,14 +46,12 @@ function postgresStore(): Store {
     label: 'PostgreSQL',
     async open() {
       const name = `souls_bench_${randomBytes(5).toString('hex')}`;
-      await pgAdmin(`CREATE DATABASE ${name}`);
+      await pgStatement(PG_URL, `CREATE DATABASE ${name}`);
       names.push(name);
-      const url = new URL(PG_URL);
-      url.pathname = `/${name}`;
-      return url.toString();
+      return databaseUrl(PG_URL, name);
     },
     async drop() {
-      for (const name of names) await pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      for (const name of names) await pgStatement(PG_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }
@@ -191,14 +165,12 @@ export async function benchReplicas(): Promise<BenchRow[]> {
   process.on('exit', killChildren);
   const rows: BenchRow[] = [];
   const stores: Store[] = [sqliteStore()];
-  try {
-    await pgAdmin('SELECT 1');
-    stores.push(postgresStore());
-  } catch (error) {
-    rows.push({ name: `PostgreSQL at ${PG_URL}`, value: `does not answer (${(error as Error).message}): apt-get install postgresql, or set SOULS_BENCH_PG_URL` });
-  }
-  const redis = await redisAnswers();
-  if (!redis) rows.push({ name: `Redis at ${REDIS_URL}`, value: 'does not answer: apt-get install redis-server, or set SOULS_BENCH_REDIS_URL' });
+  const pgProblem = await postgresProblem(PG_URL);
+  if (pgProblem) rows.push({ name: 'PostgreSQL', value: `${pgProblem}: apt-get install postgresql, or set SOULS_BENCH_PG_URL` });
+  else stores.push(postgresStore());
+  const redisDown = await redisProblem(REDIS_URL);
+  if (redisDown) rows.push({ name: 'Redis', value: `${redisDown}: apt-get install redis-server, or set SOULS_BENCH_REDIS_URL` });
+  const redis = redisDown === null;
   try {
     for (const store of stores) rows.push(...(await dashboardOn(store)));
     if (redis) for (const store of stores) rows.push(...(await fanOutOn(store)));

@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import { databaseUrl, pgStatement, postgresProblem, redisProblem } from './services.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const pgUrl = process.env.SOULS_TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -18,51 +17,6 @@ const redisUrl = process.env.SOULS_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const sqlite = process.argv.includes('--sqlite');
 const vitestArgs = process.argv.slice(2).filter((arg) => arg !== '--sqlite');
 const INSTALL = 'apt-get install postgresql redis-server';
-
-const reason = (error: unknown) => (error instanceof Error ? (error as NodeJS.ErrnoException).code ?? error.message : String(error));
-
-async function postgresAnswers(): Promise<string | null> {
-  const client = new pg.Client({ connectionString: pgUrl, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return null;
-  } catch (error) {
-    return `PostgreSQL at ${pgUrl} does not answer (${reason(error)})`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function redisAnswers(): Promise<string | null> {
-  const client = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG' ? null : `Redis at ${redisUrl} does not answer PING`;
-  } catch (error) {
-    return `Redis at ${redisUrl} does not answer (${reason(error)})`;
-  } finally {
-    client.disconnect();
-  }
-}
-
-/** The same server, another database. */
-function databaseUrl(name: string): string {
-  const url = new URL(pgUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
 
 function run(env: Record<string, string>): Promise<number> {
   return new Promise((resolve) => {
@@ -77,7 +31,7 @@ function run(env: Record<string, string>): Promise<number> {
   });
 }
 
-const missing = (await Promise.all([sqlite ? null : postgresAnswers(), redisAnswers()])).filter((line) => line !== null);
+const missing = (await Promise.all([sqlite ? null : postgresProblem(pgUrl), redisProblem(redisUrl)])).filter((line) => line !== null);
 if (missing.length > 0) {
   const ci = process.env.CI === 'true';
   console.error(`test:cluster ${ci ? 'failed' : 'not run'}: ${missing.join('; ')}. Start it (${INSTALL}), or point SOULS_TEST_PG_URL / SOULS_TEST_REDIS_URL at one.`);
@@ -96,12 +50,12 @@ if (sqlite) {
   }
 } else {
   const name = `souls_cluster_${run_id}`;
-  await admin(`CREATE DATABASE ${name}`);
+  await pgStatement(pgUrl, `CREATE DATABASE ${name}`);
   console.log(`test:cluster: database ${name} on ${new URL(pgUrl).host}, Redis ${redisUrl}, channel prefix ${prefix}`);
   try {
-    code = await run({ SOULS_CLUSTER_DB: databaseUrl(name), SOULS_CLUSTER_PG_URL: pgUrl, SOULS_CLUSTER_REDIS_URL: redisUrl, SOULS_CLUSTER_REDIS_PREFIX: prefix });
+    code = await run({ SOULS_CLUSTER_DB: databaseUrl(pgUrl, name), SOULS_CLUSTER_PG_URL: pgUrl, SOULS_CLUSTER_REDIS_URL: redisUrl, SOULS_CLUSTER_REDIS_PREFIX: prefix });
   } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await pgStatement(pgUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
 process.exit(code);

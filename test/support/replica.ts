@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { eventChannelPrefix } from '../../src/server/redis-events.ts';
+import { databaseUrl } from '../../scripts/services.ts';
 
 export type TestDatabase = {
   /** For openSoulsDb: ':memory:', a SQLite file, or a postgres:// URL. */
@@ -19,11 +20,12 @@ export type TestDatabase = {
 };
 
 let made = 0;
-const ADMIN = fileURLToPath(new URL('pg-admin.ts', import.meta.url));
+const SERVICES = fileURLToPath(new URL('../../scripts/services.ts', import.meta.url));
 
+/** In a process of its own: under Vitest, pg's require of pg-pool resolves to pg-pool's ES module and fails. */
 function admin(url: string, statement: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [ADMIN, url, statement], (error, _stdout, stderr) => (error ? reject(new Error(`${statement}: ${stderr || error.message}`)) : resolve()));
+    execFile(process.execPath, [SERVICES, 'sql', url, statement], (error, _stdout, stderr) => (error ? reject(new Error(`${statement}: ${stderr || error.message}`)) : resolve()));
   });
 }
 
@@ -38,10 +40,8 @@ export async function testDatabase(): Promise<TestDatabase> {
     const path = join(dir, 'souls.db');
     return { path, redis: redis(path), drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const url = new URL(clusterDb);
-  const name = `${url.pathname.slice(1)}_${process.pid}_${++made}`;
+  const name = `${new URL(clusterDb).pathname.slice(1)}_${process.pid}_${++made}`;
   await admin(adminUrl, `CREATE DATABASE ${name}`);
-  url.pathname = `/${name}`;
-  const path = url.toString();
+  const path = databaseUrl(clusterDb, name);
   return { path, redis: redis(path), drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
