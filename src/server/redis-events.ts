@@ -68,14 +68,17 @@ export function createRedisEvents(options: RedisEventsOptions): RedisEvents {
   setMaxListeners(0, local);
   const publishing = {
     publish(name: string, message: string) {
-      const deliverHere = () => {
+      const deliverHere = () => local.dispatchEvent(new CustomEvent(name, { detail: message === '' ? null : JSON.parse(message) }));
+      // While this replica is not listening to Redis, it hears its own writes here (Redis still takes them for the others).
+      const deafToRedis = subscriber.status !== 'ready';
+      if (deafToRedis) deliverHere();
+      const failed = () => {
         counters.publishFailures?.inc();
-        const topic = name.slice(options.channelPrefix.length);
-        local.dispatchEvent(new CustomEvent(name, { detail: message === '' ? null : JSON.parse(message) }));
-        logger.debug({ topic }, 'redis down: event delivered to this replica only');
+        logger.debug({ topic: name.slice(options.channelPrefix.length) }, 'redis down: event delivered to this replica only');
+        if (!deafToRedis) deliverHere();
       };
-      if (publisher.status !== 'ready') return deliverHere();
-      publisher.publish(name, message).catch(deliverHere);
+      if (publisher.status !== 'ready') return failed();
+      publisher.publish(name, message).catch(failed);
     },
   };
   const subscribing = {

@@ -60,11 +60,22 @@ describe('three replicas', () => {
     // One soul per replica crossed after the writers, in the open: once a subscriber has heard all three, every event
     // published before them has reached it too (Redis keeps each connection's order).
     const sentinels = [await newSoul(a, 'Sentinel A'), await newSoul(a, 'Sentinel B'), await newSoul(a, 'Sentinel C')];
-    await almostReady(b, [...souls, ...sentinels]);
+    // And one before them, likewise: once every subscriber has heard all three, each replica listens on Redis.
+    const probes = [await newSoul(a, 'Probe A'), await newSoul(a, 'Probe B'), await newSoul(a, 'Probe C')];
+    await almostReady(b, [...souls, ...sentinels, ...probes]);
+    const crossOnEach = async (ids: string[], what: string) => {
+      for (const [index, replica] of replicas.entries()) {
+        const data = await gql(replica, dropShard, { input: { soulIds: [ids[index]], content: `The ${what} of ${replica.name}.`, source: what } });
+        expect(data.dropShard.readySouls).toEqual([{ id: ids[index] }]);
+      }
+    };
+    const heard = (subscriber: Subscriber) => subscriber.events.map((event) => event.crystallizationReady.soul.id as string);
 
     const listening: Subscriber[] = replicas.flatMap((replica) => [subscribe(replica, `${replica.name}1`, readyEvents), subscribe(replica, `${replica.name}2`, readyEvents)]);
     subscribers.push(...listening);
     for (const replica of replicas) await until(async () => (await liveSubscriptions(replica)) === 2, () => `2 live subscriptions on ${replica.name}`);
+    await crossOnEach(probes, 'probe');
+    for (const subscriber of listening) await until(() => probes.every((id) => heard(subscriber).includes(id)), () => `the probes at ${subscriber.label}`);
 
     const crossings: string[] = [];
     await Promise.all(
@@ -80,17 +91,13 @@ describe('three replicas', () => {
     // The writes themselves: every soul crossed once, whichever writer and replica it was.
     expect(crossings.sort()).toEqual([...souls].sort());
 
-    for (const [index, replica] of replicas.entries()) {
-      const data = await gql(replica, dropShard, { input: { soulIds: [sentinels[index]], content: `The sentinel of ${replica.name} closes the stream.`, source: 'sentinel' } });
-      expect(data.dropShard.readySouls).toEqual([{ id: sentinels[index] }]);
-    }
-    const heard = (subscriber: Subscriber) => subscriber.events.map((event) => event.crystallizationReady.soul.id as string);
+    await crossOnEach(sentinels, 'sentinel');
     for (const subscriber of listening) {
       await until(() => sentinels.every((id) => heard(subscriber).includes(id)), () => `the sentinels at ${subscriber.label}: heard ${heard(subscriber).length} events`);
     }
     for (const subscriber of listening) {
       expect(subscriber.errors, subscriber.label).toEqual([]);
-      const crossed = heard(subscriber).filter((id) => !sentinels.includes(id));
+      const crossed = heard(subscriber).filter((id) => !sentinels.includes(id) && !probes.includes(id));
       expect(crossed, `${subscriber.label}: none missing, none twice`).toHaveLength(40);
       expect([...crossed].sort(), subscriber.label).toEqual([...souls].sort());
     }
