@@ -23,6 +23,7 @@ export const serveCommand: Command = {
       'souls serve --port 0 --db /tmp/try.db         # a free port and a scratch database',
       'souls serve --db postgres://souls@db/souls     # PostgreSQL, shared by several replicas',
       'souls serve --host 0.0.0.0 --tokens-file tokens.json --trait-limit 12',
+      'souls serve --db postgres://souls@db/souls --redis redis://cache:6379   # a replica: events reach every replica',
     ],
   }),
   async run(argv, io) {
