@@ -25,9 +25,10 @@ process.on('exit', () => {
 
 async function connect(): Promise<Connection> {
   if (url.startsWith('pglite:')) {
-    // Tests only: the real PostgreSQL engine compiled to WebAssembly, in memory (a devDependency).
+    // For tests: the real PostgreSQL engine compiled to WebAssembly (a devDependency), in memory or in a folder.
     const { PGlite } = await import('@electric-sql/pglite');
-    const db = await PGlite.create({ parsers: { 20: parseInt8 } });
+    const where = url.slice('pglite:'.length);
+    const db = await PGlite.create({ parsers: { 20: parseInt8 }, ...(where === 'memory' ? {} : { dataDir: where }) });
     return {
       // Without parameters a text may hold several statements (migrations): exec runs them all, as pg's simple protocol does.
       query: async (sql, params) => (params === undefined ? (await db.exec(sql)).at(-1)! : db.query(sql, params)),
@@ -50,6 +51,7 @@ async function connect(): Promise<Connection> {
 
 let connection: Connection | null = null;
 let store: PostgresWorkerStore | null = null;
+let migrated: { from: number; to: number } | null = null;
 
 async function open(): Promise<PostgresWorkerStore> {
   if (store && connection) return store;
@@ -59,7 +61,7 @@ async function open(): Promise<PostgresWorkerStore> {
     if (version === 0) throw new StorageError('STORAGE_UNAVAILABLE', target, `database ${target} has no Souls tables: \`souls migrate --db URL\` creates them`);
     if (version > pgMigrations.length) throw new StorageError('STORAGE_UNAVAILABLE', target, `database schema version ${version} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
   } else if (!store) {
-    await migratePostgres(connection);
+    migrated = await migratePostgres(connection);
   }
   const executed = store?.statementsExecuted() ?? 0;
   store = new PostgresWorkerStore(connection, target, executed);
@@ -91,7 +93,7 @@ function serialize(error: unknown): SerializedError {
 async function answer(call: Call): Promise<Answer> {
   try {
     const opened = await open();
-    if (call.method === 'open') return { id: call.id, ok: true, value: null };
+    if (call.method === 'open') return { id: call.id, ok: true, value: migrated };
     const method = (opened as unknown as Record<string, (...args: unknown[]) => unknown>)[call.method];
     if (typeof method !== 'function') throw new Error(`no store method ${call.method}`);
     const value = await method.apply(opened, call.args);

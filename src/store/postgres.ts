@@ -971,11 +971,34 @@ export class PostgresWorkerStore {
     this.executed = 0;
   }
 
-  /** Moves every identity sequence past the largest id present (after rows were copied in with their ids). */
-  async syncSequences(): Promise<void> {
-    for (const table of pgIdentityTables) {
-      await this.conn.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), COALESCE((SELECT MAX(id) FROM ${table}), 0) + 1, false)`);
-    }
+  /**
+   * Copies whole tables in (souls copy), ids and all, in one transaction: refused unless every table is empty.
+   * Each identity sequence then starts past the largest id copied, or past `idFloors[table]` (ids SQLite
+   * handed out and later deleted, which must never name a new row).
+   */
+  importTables(tables: Readonly<Record<string, readonly Row[]>>, idFloors: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+    return this.transaction(async () => {
+      for (const table of pgDataTables) await this.conn.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
+      const occupied = await this.get(`SELECT ${pgDataTables.map((t) => `EXISTS (SELECT 1 FROM ${t}) AS ${t}`).join(', ')}`);
+      const filled = pgDataTables.filter((t) => occupied![t] === true);
+      if (filled.length > 0) throw new InvalidStateError(`the target database is not empty (${filled.join(', ')} hold rows): copy into a new, empty database`);
+      const copied: Record<string, number> = {};
+      for (const table of pgDataTables) {
+        const rows = tables[table] ?? [];
+        copied[table] = rows.length;
+        if (rows.length === 0) continue;
+        const columns = Object.keys(rows[0]).map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
+        // One statement per table: a trait's merged_into names a later trait, checked at the statement's end.
+        const json = JSON.stringify(rows, (_, value: unknown) => (value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : value));
+        await this.changes(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${table}, :rows::json)`, { rows: json });
+      }
+      for (const table of pgIdentityTables) {
+        await this.all(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), GREATEST(COALESCE((SELECT MAX(id) FROM ${table}), 0), :floor::bigint) + 1, false)`, {
+          floor: idFloors[table] ?? 0,
+        });
+      }
+      return copied;
+    });
   }
 
   async close(): Promise<{ checkpointDeferred: string | null }> {

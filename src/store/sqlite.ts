@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
@@ -153,6 +154,18 @@ function enableWal(db: DatabaseSync, timeoutMs: number): void {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
     }
   }
+}
+
+/** The schema version of a database file: 0 when there is no file yet. */
+export function sqliteSchemaVersion(path: string): number {
+  if (path === ':memory:' || statSync(path, { throwIfNoEntry: false }) === undefined) return 0;
+  return openDatabaseFile(path, 'read-only', 5000, (db) => {
+    try {
+      return Number((db.prepare('PRAGMA user_version').get() as Row).user_version);
+    } finally {
+      db.close();
+    }
+  });
 }
 
 export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
@@ -945,6 +958,16 @@ export class SqliteStore implements SoulsStore {
     } finally {
       if (queryOnly) this.db.exec('PRAGMA query_only = ON');
     }
+  }
+
+  /** Every row of the data tables (souls copy), and the largest id each AUTOINCREMENT table ever handed out. */
+  exportTables(tables: readonly string[]): { tables: Record<string, Row[]>; idFloors: Record<string, number> } {
+    return this.read(() => {
+      const rows: Record<string, Row[]> = {};
+      for (const table of tables) rows[table] = this.all(`SELECT * FROM ${table}`);
+      const floors = this.all('SELECT name, seq FROM sqlite_sequence');
+      return { tables: rows, idFloors: Object.fromEntries(floors.map((r) => [String(r.name), Number(r.seq)])) };
+    });
   }
 
   /** The plans SQLite chooses for the hot statements, for tests that guard against plan regressions. */
