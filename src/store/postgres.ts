@@ -115,15 +115,13 @@ const bytes = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byt
 
 /** Applies the migrations not yet applied, each in one transaction, under an advisory lock so replicas starting together take turns. */
 export async function migratePostgres(conn: Connection): Promise<{ from: number; to: number }> {
-  await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)').catch(async (error: unknown) => {
-    // Two processes creating the table at once: one of them loses the race on the catalog's unique index.
-    if ((error as { code?: string }).code !== '23505') throw error;
-  });
   let from = -1;
   for (;;) {
     await conn.query('BEGIN');
     try {
       await conn.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      // Under the lock: two processes creating the table at once would collide in the catalog.
+      await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
       const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
       if (from < 0) from = current;
       if (current > pgMigrations.length) {
