@@ -50,8 +50,9 @@ const SHARD_COLUMNS = (alias: string) =>
   ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
 const evidenceTime = (alias: string) => `GREATEST(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
 
-function gateSql(isNew: string): string {
-  const old = `s.id IS NOT NULL AND NOT (${isNew})`;
+/** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out the `newIds` (a hashed set). */
+const gateSql = (() => {
+  const old = 's.id IS NOT NULL AND fresh.id IS NULL';
   return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
       COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
       MAX(${evidenceTime('s')}) AS latest,
@@ -64,10 +65,11 @@ function gateSql(isNew: string): string {
     FROM souls so
     LEFT JOIN shard_souls ss ON ss.soul_id = so.id
     LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
+    LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id
     WHERE so.id = ANY(:soulIds::bigint[])
     GROUP BY so.id
     ORDER BY so.id`;
-}
+})();
 
 const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
     COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime('s')}) AS latest
@@ -616,7 +618,7 @@ export class PostgresWorkerStore {
 
   /** The cheap gate for each soul, over every considered shard and over those but `newIds`. */
   private async gate(soulIds: readonly number[], cutoff: number, newIds: readonly number[]): Promise<GateStats[]> {
-    const rows = await this.all(gateSql('s.id = ANY(:newIds::bigint[])'), { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
+    const rows = await this.all(gateSql, { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
     return rows.map((r) => ({
       soulId: Number(r.soul_id),
       dormant: r.deleted_at !== null,
@@ -948,18 +950,22 @@ export class PostgresWorkerStore {
     throw new InvalidStateError(`a PostgreSQL database is backed up with its own tools, not written to ${path}: run pg_dump (e.g. pg_dump --format=custom --file=souls.dump "$SOULS_DB")`);
   }
 
-  /** The plans PostgreSQL chooses for the hot statements, one line per plan node. */
+  /**
+   * The plans PostgreSQL chooses for the hot statements, one line per plan node. The planner weighs the data, so
+   * they are explained at a typical cutoff: a week before the newest shard (most evidence older than the window).
+   */
   async explainQueryPlans(): Promise<Record<string, string[]>> {
+    const cutoff = Number((await this.conn.query('SELECT COALESCE(MAX(created_at), 0) - 7 * 86400000 AS cutoff FROM soul_shards')).rows[0].cutoff);
     const plan = async (sql: string, params: Params) => {
-      const { text, values } = positional(sql, params);
+      const { text, values } = positional(sql, { ...params, cutoff });
       return (await this.conn.query(`EXPLAIN (COSTS OFF) ${text}`, values)).rows.map((r) => String(r['QUERY PLAN']));
     };
     return {
-      gate: await plan(gateSql('false'), { soulIds: [1], cutoff: 0 }),
-      readiness: await plan(readinessSql, { cutoff: 0 }),
-      pendingLoad: await plan(consideredSql([]), { soulIds: [1], cutoff: 0 }),
-      ftsSearch: await plan(searchSql(false), { query: '"x"', cutoff: 0, limit: 20 }),
-      ftsSearchBySoul: await plan(searchSql(true), { query: '"x"', cutoff: 0, limit: 20, soulId: 1 }),
+      gate: await plan(gateSql, { soulIds: [1], newIds: [] }),
+      readiness: await plan(readinessSql, {}),
+      pendingLoad: await plan(consideredSql([]), { soulIds: [1] }),
+      ftsSearch: await plan(searchSql(false), { query: '"x"', limit: 20 }),
+      ftsSearchBySoul: await plan(searchSql(true), { query: '"x"', limit: 20, soulId: 1 }),
     };
   }
 
