@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
+import { benchEnginePostgres } from './engine-postgres.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
@@ -19,6 +20,11 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['API', benchApi],
 ];
+
+// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's.
+const stores = process.argv.slice(2).flatMap((arg, i, all) => (arg === '--store' ? [all[i + 1]] : arg.startsWith('--store=') ? [arg.slice(8)] : []));
+for (const store of stores) if (store !== 'postgres' && store !== 'sqlite') throw new Error(`--store must be sqlite or postgres, got ${store}`);
+if (stores.includes('postgres')) sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;
 console.log(`Souls benchmarks — ${machine}\n`);

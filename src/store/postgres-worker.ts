@@ -5,6 +5,7 @@
  * always finds it there when it wakes.
  */
 import { workerData } from 'node:worker_threads';
+import type { QueryResult } from 'pg';
 import { SoulsError, StorageError } from '../engine/errors.ts';
 import { migratePostgres, parseInt8, PostgresWorkerStore, schemaVersion, type Connection } from './postgres.ts';
 import { pgMigrations } from './postgres-schema.ts';
@@ -46,7 +47,14 @@ async function connect(): Promise<Connection> {
   });
   await client.connect();
   if (mode === 'read-only') await client.query('SET default_transaction_read_only = on');
-  return { query: async (sql, params) => client.query(sql, params), close: () => client.end() };
+  return {
+    // A parameterless text with several statements answers one result each: the last one is the caller's.
+    query: async (sql, params) => {
+      const result = (await client.query(sql, params)) as QueryResult | QueryResult[];
+      return Array.isArray(result) ? result.at(-1)! : result;
+    },
+    close: () => client.end(),
+  };
 }
 
 let connection: Connection | null = null;

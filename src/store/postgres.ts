@@ -181,15 +181,32 @@ export class PostgresWorkerStore {
     return Number(result.rowCount ?? result.affectedRows ?? 0);
   }
 
-  /** One unit of work, all or nothing; run again (a bounded number of times) when PostgreSQL asks for it. */
-  private async transaction<T>(work: () => Promise<T>, mode: 'write' | 'read' = 'write'): Promise<T> {
-    if (this.inTransaction) return work();
+  /**
+   * One unit of work, all or nothing; run again (a bounded number of times) when PostgreSQL asks for it. `lockSouls`:
+   * the souls whose rows the transaction locks first (in id order, so writers never wait on each other in a cycle),
+   * sent with BEGIN in one round trip; `work` gets the ids of those that exist.
+   */
+  private async transaction<T>(work: (locked: Set<number>) => Promise<T>, mode: 'write' | 'read' = 'write', lockSouls: readonly number[] = []): Promise<T> {
+    if (this.inTransaction) return work(await this.lockSouls(lockSouls));
+    const ids = [...new Set(lockSouls)].map((id) => {
+      if (!Number.isSafeInteger(id)) throw new ValidationError('soulIds', `must be integers, got ${id}`);
+      return id;
+    });
+    const begin = mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
     for (let attempt = 1; ; attempt++) {
-      await this.conn.query(mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       this.inTransaction = true;
       this.writing = mode === 'write';
       try {
-        const result = await work();
+        let locked = new Set<number>();
+        if (ids.length > 0) {
+          this.executed++;
+          // Inlined integers, so BEGIN and the lock travel together (a parameterless text may hold several statements).
+          const { rows } = await this.conn.query(`${begin}; SELECT id FROM souls WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
+          locked = new Set(rows.map((r) => Number(r.id)));
+        } else {
+          await this.conn.query(begin);
+        }
+        const result = await work(locked);
         await this.conn.query('COMMIT');
         return result;
       } catch (error) {
@@ -638,50 +655,52 @@ export class PostgresWorkerStore {
   }
 
   insertShards(shards: readonly NewShard[], now: number, cutoff: number): Promise<ShardWrite> {
-    return this.transaction(async () => {
-      const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
-      // The lock serializes this soul's gate with every other writer's, on any replica; it also finds a missing soul.
-      const found = await this.lockSouls(soulIds);
-      const missing = soulIds.find((id) => !found.has(id));
-      if (missing !== undefined) throw new NotFoundError('Soul', missing);
-      await this.fixEmbeddingDimension(shards);
-      if (shards.length === 0) return { shardIds: [], gate: await this.gate(soulIds, cutoff, []) };
-      // Ids first, ascending in input order, so every row goes in with one statement per table whatever the count.
-      const shardIds = (
-        await this.all(`SELECT nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM generate_series(1, :count::integer)`, { count: shards.length })
-      )
-        .map((r) => Number(r.id))
-        .sort((a, b) => a - b);
-      await this.changes(
-        `INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
-         SELECT id, content, source, 'pending', sealed, created_at, :now
-         FROM unnest(:ids::bigint[], :contents::text[], :sources::text[], :sealed::integer[], :createdAt::bigint[]) AS t(id, content, source, sealed, created_at)`,
-        {
-          now,
-          ids: shardIds,
-          contents: shards.map((s) => s.content),
-          sources: shards.map((s) => s.source),
-          sealed: shards.map((s) => (s.sealed ? 1 : 0)),
-          createdAt: shards.map((s) => s.createdAt),
-        },
-      );
-      for (const [i, shard] of shards.entries()) {
-        if (shard.embedding !== null) await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id', { id: shardIds[i], embedding: bytes(shard.embedding) });
-      }
-      const pairs = shards.flatMap((s, i) => [...new Set(s.soulIds)].map((soulId) => [shardIds[i], soulId]));
-      await this.changes('INSERT INTO shard_souls (shard_id, soul_id) SELECT * FROM unnest(:shards::bigint[], :souls::bigint[])', {
-        shards: pairs.map((p) => p[0]),
-        souls: pairs.map((p) => p[1]),
-      });
-      const tags = shards.flatMap((s, i) => s.tags.map((tag) => [shardIds[i], tag] as const));
-      if (tags.length > 0) {
-        await this.changes('INSERT INTO shard_tags (shard_id, tag) SELECT * FROM unnest(:shards::bigint[], :tags::text[]) ON CONFLICT DO NOTHING', {
-          shards: tags.map((t) => t[0]),
-          tags: tags.map((t) => t[1]),
-        });
-      }
-      return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds) };
-    });
+    const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
+    // The lock serializes this soul's gate with every other writer's, on any replica; it also finds a missing soul.
+    return this.transaction(
+      async (found) => {
+        const missing = soulIds.find((id) => !found.has(id));
+        if (missing !== undefined) throw new NotFoundError('Soul', missing);
+        await this.fixEmbeddingDimension(shards);
+        if (shards.length === 0) return { shardIds: [], gate: await this.gate(soulIds, cutoff, []) };
+        const pairs = shards.flatMap((s, i) => [...new Set(s.soulIds)].map((soulId) => [i + 1, soulId] as const));
+        const tags = shards.flatMap((s, i) => s.tags.map((tag) => [i + 1, tag] as const));
+        // Every row in one statement whatever the count; ids drawn in input order, so ascending as the input goes.
+        const rows = await this.all(
+          `WITH input AS (
+             SELECT * FROM unnest(:contents::text[], :sources::text[], :sealed::integer[], :createdAt::bigint[]) WITH ORDINALITY AS t(content, source, sealed, created_at, n)
+           ), ids AS (
+             SELECT n, nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM input
+           ), shards AS (
+             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
+             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now FROM input JOIN ids USING (n)
+           ), attributions AS (
+             INSERT INTO shard_souls (shard_id, soul_id) SELECT ids.id, p.soul_id FROM unnest(:pairShards::bigint[], :pairSouls::bigint[]) AS p(n, soul_id) JOIN ids USING (n)
+           ), tagged AS (
+             INSERT INTO shard_tags (shard_id, tag) SELECT ids.id, t.tag FROM unnest(:tagShards::bigint[], :tags::text[]) AS t(n, tag) JOIN ids USING (n) ON CONFLICT DO NOTHING
+           )
+           SELECT id FROM ids ORDER BY n`,
+          {
+            now,
+            contents: shards.map((s) => s.content),
+            sources: shards.map((s) => s.source),
+            sealed: shards.map((s) => (s.sealed ? 1 : 0)),
+            createdAt: shards.map((s) => s.createdAt),
+            pairShards: pairs.map((p) => p[0]),
+            pairSouls: pairs.map((p) => p[1]),
+            tagShards: tags.map((t) => t[0]),
+            tags: tags.map((t) => t[1]),
+          },
+        );
+        const shardIds = rows.map((r) => Number(r.id));
+        for (const [i, shard] of shards.entries()) {
+          if (shard.embedding !== null) await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id', { id: shardIds[i], embedding: bytes(shard.embedding) });
+        }
+        return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds) };
+      },
+      'write',
+      soulIds,
+    );
   }
 
   storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): Promise<number[]> {
