@@ -9,7 +9,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { decodeCursor, encodeCursor, parseIds, toAggregate, toLevelEvent, toShard, toSoul, toTrait, type Row } from './rows.ts';
+import { listsBy, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -636,15 +636,7 @@ export class PostgresWorkerStore {
   /** The cheap gate for each soul, over every considered shard and over those but `newIds`. */
   private async gate(soulIds: readonly number[], cutoff: number, newIds: readonly number[]): Promise<GateStats[]> {
     const rows = await this.all(gateSql, { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
-    return rows.map((r) => ({
-      soulId: Number(r.soul_id),
-      dormant: r.deleted_at !== null,
-      lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-      shardIds: parseIds(r.ids),
-      beforeShardIds: parseIds(r.ids_before),
-      after: toAggregate(r, ''),
-      before: toAggregate(r, '_before'),
-    }));
+    return rows.map(toGateStats);
   }
 
   private async soulsOfShards(shardIds: readonly number[]): Promise<number[]> {
@@ -790,18 +782,8 @@ export class PostgresWorkerStore {
 
   private async hydrateShards(rows: Row[]): Promise<Shard[]> {
     const ids = rows.map((r) => Number(r.id));
-    const tags = new Map<number, string[]>();
-    for (const r of await this.all('SELECT shard_id, tag FROM shard_tags WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, tag COLLATE "C"', { ids })) {
-      const list = tags.get(Number(r.shard_id));
-      if (list) list.push(String(r.tag));
-      else tags.set(Number(r.shard_id), [String(r.tag)]);
-    }
-    const souls = new Map<number, number[]>();
-    for (const r of await this.all('SELECT shard_id, soul_id FROM shard_souls WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, soul_id', { ids })) {
-      const list = souls.get(Number(r.shard_id));
-      if (list) list.push(Number(r.soul_id));
-      else souls.set(Number(r.shard_id), [Number(r.soul_id)]);
-    }
+    const tags = listsBy(await this.all('SELECT shard_id, tag FROM shard_tags WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, tag COLLATE "C"', { ids }), 'shard_id', (r) => String(r.tag));
+    const souls = listsBy(await this.all('SELECT shard_id, soul_id FROM shard_souls WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, soul_id', { ids }), 'shard_id', (r) => Number(r.soul_id));
     return rows.map((r) => toShard(r, tags, souls));
   }
 
@@ -818,48 +800,16 @@ export class PostgresWorkerStore {
   }
 
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Promise<Page<Shard>> {
-    const clauses = ['s.status = :status'];
-    const params: Params = { status: filter.status };
-    let from = 'soul_shards s';
-    if (filter.soulId !== undefined) {
-      from = 'shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id';
-      clauses.push('ss.soul_id = :soulId');
-      params.soulId = filter.soulId;
-    }
-    if (filter.source !== undefined) {
-      clauses.push('s.source = :source');
-      params.source = filter.source;
-    }
-    if (filter.sealed !== undefined) {
-      clauses.push('s.sealed = :sealed');
-      params.sealed = filter.sealed ? 1 : 0;
-    }
-    if (filter.cutoff !== null) {
-      clauses.push('s.created_at > :cutoff');
-      params.cutoff = filter.cutoff;
-    }
-    if (filter.tags && filter.tags.length > 0) {
-      clauses.push('EXISTS (SELECT 1 FROM shard_tags t WHERE t.shard_id = s.id AND t.tag = ANY(:tags::text[]))');
-      params.tags = [...filter.tags];
-    }
-    const where = clauses.join(' AND ');
-    const pageClauses = [where];
-    const pageParams: Params = { ...params };
-    if (page.after !== null) {
-      const cursor = decodeCursor(page.after);
-      pageClauses.push('(s.created_at < :afterCreatedAt OR (s.created_at = :afterCreatedAt AND s.id < :afterId))');
-      Object.assign(pageParams, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
-    }
+    const { from, where, params, pageWhere, pageParams } = shardListQuery(filter, page.after, (tags) => ({ clause: 't.tag = ANY(:tags::text[])', value: [...tags] }));
     return this.read(async () => {
       const totalCount = Number((await this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params))!.n);
-      const rows = await this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
+      const rows = await this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageWhere} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
         ...pageParams,
         limit: page.first + 1,
       });
       const hasNextPage = rows.length > page.first;
       const items = await this.hydrateShards(rows.slice(0, page.first));
-      const cursors = items.map((s) => encodeCursor(s.createdAt, s.id));
-      return { items, cursors, totalCount, hasNextPage, endCursor: cursors.at(-1) ?? null };
+      return shardPage(items, totalCount, hasNextPage);
     });
   }
 
@@ -889,21 +839,7 @@ export class PostgresWorkerStore {
   async gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Promise<Map<number, GateStats>> {
     if (soulIds !== 'awake') return new Map((await this.gate(soulIds, cutoff, [])).map((g) => [g.soulId, g]));
     const rows = await this.all(readinessSql, { cutoff });
-    return new Map(
-      rows.map((r) => {
-        const agg = toAggregate(r, '');
-        const stats: GateStats = {
-          soulId: Number(r.soul_id),
-          dormant: false,
-          lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-          shardIds: parseIds(r.ids),
-          beforeShardIds: parseIds(r.ids),
-          after: agg,
-          before: agg,
-        };
-        return [stats.soulId, stats];
-      }),
-    );
+    return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
   }
 
   async countsBySource(soulIds: readonly number[], cutoff: number): Promise<Map<number, SourceCount[]>> {
