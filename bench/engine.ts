@@ -48,7 +48,7 @@ function tempPath(dir: string, name: string): string {
   return join(dir, name);
 }
 
-async function seedSouls(db: SoulsDb, count: number): Promise<number[]> {
+export async function seedSouls(db: SoulsDb, count: number): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) ids.push((await createSoul(db, { name: `soul-${i}`, essence: `Essence of soul ${i}.` })).id);
   return ids;
@@ -78,28 +78,60 @@ function shardInputs(count: number, soulIds: number[], seed: number, now: number
   }));
 }
 
-type Workload = { label: string; sourceOf: (input: ShardInput, i: number) => string };
+export type Workload = { label: string; sourceOf: (input: ShardInput, i: number) => string };
 
 /**
  * Two workloads: every soul passing the cheap gate (so each write also
  * clusters, incrementally), and souls held back by one condition (one source
  * each), where a write costs only validation and the gate's one query.
  */
-const workloads: Workload[] = [
+export const workloads: Workload[] = [
   { label: 'souls past the cheap gate (6 sources, 30 days)', sourceOf: (input) => input.source },
   { label: 'souls below the cheap gate (one source each)', sourceOf: (input) => `source-${input.soulIds[0]}` },
 ];
 
+/** The same rows written without the engine, for the ratio: one shard per transaction, or a batch in one. */
+export type RawWriter = {
+  insertOne(input: ShardInput, now: number): void | Promise<void>;
+  insertBatch(inputs: readonly ShardInput[], now: number): void | Promise<void>;
+  close(): void | Promise<void>;
+};
+
+/** Where a throughput run writes: the engine's database, and a raw writer into the same tables elsewhere with these souls. */
+export type WriteTarget = { openDb(clock: ReturnType<typeof manualClock>): SoulsDb; raw(soulIds: readonly number[]): RawWriter | Promise<RawWriter> };
+
+function sqliteTarget(dir: string, index: number): WriteTarget {
+  return {
+    openDb: (clock) => openSoulsDb({ path: tempPath(dir, `writes-${index}.db`), clock }),
+    raw: (soulIds) => {
+      const rawDb = new DatabaseSync(tempPath(dir, `raw-${index}.db`));
+      rawDb.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON');
+      initSoulsTables(rawDb);
+      for (const id of soulIds) rawDb.prepare('INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)').run(id, `soul-${id}`, `soul-${id}`, `soul-${id}`, 'x');
+      const insert = rawInsert(rawDb);
+      return {
+        insertOne: (input, now) => {
+          rawDb.exec('BEGIN IMMEDIATE');
+          insert(input, now);
+          rawDb.exec('COMMIT');
+        },
+        insertBatch: (inputs, now) => {
+          rawDb.exec('BEGIN IMMEDIATE');
+          for (const input of inputs) insert(input, now);
+          rawDb.exec('COMMIT');
+        },
+        close: () => rawDb.close(),
+      };
+    },
+  };
+}
+
 /** dropShard and dropShards beside raw inserts into the same tables, in the same run. */
-async function writeThroughput(dir: string, workload: Workload, index: number): Promise<BenchRow[]> {
+export async function writeThroughput(target: WriteTarget, workload: Workload): Promise<BenchRow[]> {
   const clock = manualClock(START + 60 * DAY_MS);
-  const db = openSoulsDb({ path: tempPath(dir, `writes-${index}.db`), clock });
+  const db = target.openDb(clock);
   const soulIds = await seedSouls(db, 200);
-  const rawDb = new DatabaseSync(tempPath(dir, `raw-${index}.db`));
-  rawDb.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON');
-  initSoulsTables(rawDb);
-  for (const id of soulIds) rawDb.prepare('INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)').run(id, `soul-${id}`, `soul-${id}`, `soul-${id}`, 'x');
-  const insert = rawInsert(rawDb);
+  const raw = await target.raw(soulIds);
   const now = clock.now();
 
   const singles = 3000;
@@ -110,13 +142,9 @@ async function writeThroughput(dir: string, workload: Workload, index: number): 
   for (let round = 0; round < rounds; round++) {
     const slice = inputs.slice((round * singles) / rounds, ((round + 1) * singles) / rounds);
     rawSingle.push(
-      time(() => {
-        for (const input of slice) {
-          rawDb.exec('BEGIN IMMEDIATE');
-          insert(input, now);
-          rawDb.exec('COMMIT');
-        }
-      }) / slice.length,
+      (await timeAsync(async () => {
+        for (const input of slice) await raw.insertOne(input, now);
+      })) / slice.length,
     );
     engineSingle.push(
       (await timeAsync(async () => {
@@ -130,17 +158,11 @@ async function writeThroughput(dir: string, workload: Workload, index: number): 
   const rawBatch: number[] = [];
   for (let start = 0; start < batch.length; start += batchSize) {
     const chunk = batch.slice(start, start + batchSize);
-    rawBatch.push(
-      time(() => {
-        rawDb.exec('BEGIN IMMEDIATE');
-        for (const input of chunk) insert(input, now);
-        rawDb.exec('COMMIT');
-      }) / chunk.length,
-    );
+    rawBatch.push((await timeAsync(async () => raw.insertBatch(chunk, now))) / chunk.length);
     engineBatch.push((await timeAsync(() => dropShards(db, chunk))) / chunk.length);
   }
   closeSoulsDb(db);
-  rawDb.close();
+  await raw.close();
   const perSec = (samples: number[]) => 1000 / median(samples);
   const ratio = (engine: number[], raw: number[]) => (perSec(engine) / perSec(raw)).toFixed(2);
   return [
@@ -191,7 +213,7 @@ export async function benchEngine(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'souls-bench-'));
   try {
     const rows: BenchRow[] = [];
-    for (const [i, workload] of workloads.entries()) rows.push(...(await writeThroughput(dir, workload, i)));
+    for (const [i, workload] of workloads.entries()) rows.push(...(await writeThroughput(sqliteTarget(dir, i), workload)));
     return [...rows, ...(await readLatency(dir))];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
+import { benchEnginePostgres } from './engine-postgres.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
@@ -27,6 +28,11 @@ const { values: options } = parseArgs({ options: { store: { type: 'string', defa
 if (options.store !== 'sqlite' && options.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got ${options.store}`);
 if (options.store === 'postgres') sections.push(['API over three replicas (events through Redis): SQLite beside PostgreSQL', benchReplicas]);
 const chosen = options.only ? sections.filter(([title]) => title.toLowerCase().includes(options.only!.toLowerCase())) : sections;
+
+// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's.
+const stores = process.argv.slice(2).flatMap((arg, i, all) => (arg === '--store' ? [all[i + 1]] : arg.startsWith('--store=') ? [arg.slice(8)] : []));
+for (const store of stores) if (store !== 'postgres' && store !== 'sqlite') throw new Error(`--store must be sqlite or postgres, got ${store}`);
+if (stores.includes('postgres')) sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;
 console.log(`Souls benchmarks — ${machine}\n`);

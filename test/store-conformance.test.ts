@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres-bridge.ts';
 import { openSqliteStore } from '../src/store/sqlite.ts';
+import { storeView } from './support/shared-store.ts';
 import { defineStoreConformance } from './support/store-conformance.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'souls-conformance-'));
@@ -32,7 +33,10 @@ defineStoreConformance({
     pglite ??= openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000 });
     pglite.reset();
     const store = pglite;
-    return new Proxy(store, { get: (target, key) => (key === 'close' ? () => { pglite = null; return target.close(); } : Reflect.get(target, key, target)) });
+    return storeView(store, () => {
+      pglite = null;
+      store.close();
+    });
   },
   release: () => {},
   shared: null,

@@ -12,6 +12,8 @@ export type ServerConfig = {
   db: string;
   /** Where `db` came from, for messages: '--db', 'SOULS_DB', the config file's key, or the default. */
   dbFrom: string;
+  /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
+  dbTimeoutMs: number;
   settings: Settings;
   /** null: no tokens file, so loopback only and every caller has every scope. */
   tokens: TokenEntry[] | null;
@@ -36,7 +38,7 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormats = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof logFormats)[number];
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:' };
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:' };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -96,7 +98,7 @@ const valuedOptions = (names: readonly string[]): Record<string, OptionSpec> => 
  * and `settings`; only `serve` takes `server`.
  */
 export const optionGroups = {
-  database: valuedOptions(['db', 'config']),
+  database: valuedOptions(['db', 'db-timeout', 'config']),
   settings: valuedOptions(settingNames.map(kebab)),
   server: {
     ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', ...limitNames.map(kebab)]),
@@ -144,7 +146,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -205,9 +207,13 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     }))];
   };
   const dbPick = pick('db', 'db', 'SOULS_DB');
+  const timeoutPick = pick('dbTimeout', 'db-timeout', 'SOULS_DB_TIMEOUT');
+  const dbTimeoutMs = timeoutPick ? number(timeoutPick.where, timeoutPick.raw) : defaults.dbTimeoutMs;
+  if (!Number.isInteger(dbTimeoutMs) || dbTimeoutMs < 1) throw new ValidationError(timeoutPick!.where, `must be a whole number of milliseconds, at least 1, got ${JSON.stringify(timeoutPick!.raw)}`);
   const database = {
     db: dbPick ? String(dbPick.raw) : defaults.db,
     dbFrom: dbPick ? dbPick.where : 'the default of --db',
+    dbTimeoutMs,
     settings: resolveSettings(overrides),
     limits,
   };
@@ -253,6 +259,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
   const sections: Record<OptionGroup, () => string[]> = {
     database: () => [
       line('--db PATH|URL', 'SOULS_DB', `(SQLite file, default ${defaults.db}; ':memory:' for none; postgres://… for PostgreSQL)`),
+      line('--db-timeout MS', 'SOULS_DB_TIMEOUT', `(PostgreSQL: longest wait for one database call; default ${defaults.dbTimeoutMs})`),
       line('--config FILE', 'SOULS_CONFIG', '(JSON object of any of these settings)'),
     ],
     settings: () =>

@@ -1,5 +1,6 @@
 import { openPostgresStore, isPostgresUrl } from './postgres-bridge.ts';
-import { openSqliteStore } from './sqlite.ts';
+import { migrations } from './schema.ts';
+import { openSqliteStore, sqliteSchemaVersion } from './sqlite.ts';
 import type { OpenMode } from './sqlite-file.ts';
 import type { SoulsStore } from './store.ts';
 
@@ -11,4 +12,16 @@ export function openStore(options: { path?: string; mode?: OpenMode; timeoutMs?:
   const path = options.path ?? ':memory:';
   if (isPostgresUrl(path)) return openPostgresStore({ url: path, mode: options.mode, timeoutMs: options.timeoutMs });
   return openSqliteStore({ path, mode: options.mode });
+}
+
+/** Applies the migrations a database (file or URL) lacks; answers its schema version before and after. */
+export function migrateStore(path: string): { from: number; to: number } {
+  if (isPostgresUrl(path)) {
+    const store = openPostgresStore({ url: path, mode: 'migrate' });
+    store.close();
+    return store.migration!;
+  }
+  const from = sqliteSchemaVersion(path);
+  openSqliteStore({ path }).close();
+  return { from, to: migrations.length };
 }

@@ -29,7 +29,7 @@ const everyMethodBridged: [Missing] extends [never] ? true : Missing = true;
 void everyMethodBridged;
 
 export type PostgresOptions = {
-  /** postgres://… (or, in tests, pglite:memory: the same engine in WebAssembly, in this process). */
+  /** postgres://… (or, in tests, pglite:memory or pglite:<folder>: the same engine in WebAssembly, in the worker). */
   url: string;
   /** 'create' (the default) applies pending migrations; 'read-only' needs the tables and refuses writes; 'migrate' is 'create' for `souls migrate`. */
   mode?: 'create' | 'read-only' | 'migrate';
@@ -91,6 +91,8 @@ export class PostgresStore implements SoulsStore {
   private readonly timeoutMs: number;
   private nextId = 1;
   private closed = false;
+  /** The schema versions before and after opening (null when opened read-only). */
+  readonly migration: { from: number; to: number } | null;
 
   constructor(options: PostgresOptions) {
     this.target = redactUrl(options.url);
@@ -104,7 +106,7 @@ export class PostgresStore implements SoulsStore {
     // A replica that forgets to close its store still exits.
     this.worker.unref();
     try {
-      this.call('open', [], options.openTimeoutMs ?? Math.max(this.timeoutMs, DEFAULT_TIMEOUT_MS));
+      this.migration = this.call('open', [], options.openTimeoutMs ?? Math.max(this.timeoutMs, DEFAULT_TIMEOUT_MS)) as { from: number; to: number } | null;
     } catch (error) {
       void this.worker.terminate();
       throw error;
@@ -143,9 +145,9 @@ export class PostgresStore implements SoulsStore {
     this.call('reset', []);
   }
 
-  /** Moves the id sequences past the copied rows (souls copy). */
-  syncSequences(): void {
-    this.call('syncSequences', []);
+  /** Copies whole tables into an empty database in one transaction (souls copy); answers the rows copied per table. */
+  importTables(tables: Record<string, unknown[]>, idFloors: Record<string, number>, timeoutMs: number): Record<string, number> {
+    return this.call('importTables', [tables, idFloors], timeoutMs) as Record<string, number>;
   }
 
   close(): { checkpointDeferred: string | null } {
@@ -176,9 +178,12 @@ export function describeDb(db: string): string {
   return isPostgresUrl(db) ? redactUrl(db) : db;
 }
 
-/** A URL names a PostgreSQL database; anything else is a SQLite file path (or :memory:). */
+/**
+ * A URL names a PostgreSQL database; anything else is a SQLite file path (or :memory:). `pglite:memory` and
+ * `pglite:<folder>` name PGlite, PostgreSQL in WebAssembly, which tests use where no server runs.
+ */
 export function isPostgresUrl(db: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(db);
+  return /^postgres(ql)?:\/\//i.test(db) || db.startsWith('pglite:');
 }
 
 export function openPostgresStore(options: PostgresOptions): PostgresStore {

@@ -5,6 +5,7 @@
  * always finds it there when it wakes.
  */
 import { workerData } from 'node:worker_threads';
+import type { QueryResult } from 'pg';
 import { SoulsError, StorageError } from '../engine/errors.ts';
 import { migratePostgres, parseInt8, PostgresWorkerStore, schemaVersion, type Connection } from './postgres.ts';
 import { pgMigrations } from './postgres-schema.ts';
@@ -25,9 +26,10 @@ process.on('exit', () => {
 
 async function connect(): Promise<Connection> {
   if (url.startsWith('pglite:')) {
-    // Tests only: the real PostgreSQL engine compiled to WebAssembly, in memory (a devDependency).
+    // For tests: the real PostgreSQL engine compiled to WebAssembly (a devDependency), in memory or in a folder.
     const { PGlite } = await import('@electric-sql/pglite');
-    const db = await PGlite.create({ parsers: { 20: parseInt8 } });
+    const where = url.slice('pglite:'.length);
+    const db = await PGlite.create({ parsers: { 20: parseInt8 }, ...(where === 'memory' ? {} : { dataDir: where }) });
     return {
       // Without parameters a text may hold several statements (migrations): exec runs them all, as pg's simple protocol does.
       query: async (sql, params) => (params === undefined ? (await db.exec(sql)).at(-1)! : db.query(sql, params)),
@@ -45,11 +47,19 @@ async function connect(): Promise<Connection> {
   });
   await client.connect();
   if (mode === 'read-only') await client.query('SET default_transaction_read_only = on');
-  return { query: async (sql, params) => client.query(sql, params), close: () => client.end() };
+  return {
+    // A parameterless text with several statements answers one result each: the last one is the caller's.
+    query: async (sql, params) => {
+      const result = (await client.query(sql, params)) as QueryResult | QueryResult[];
+      return Array.isArray(result) ? result.at(-1)! : result;
+    },
+    close: () => client.end(),
+  };
 }
 
 let connection: Connection | null = null;
 let store: PostgresWorkerStore | null = null;
+let migrated: { from: number; to: number } | null = null;
 
 async function open(): Promise<PostgresWorkerStore> {
   if (store && connection) return store;
@@ -59,7 +69,7 @@ async function open(): Promise<PostgresWorkerStore> {
     if (version === 0) throw new StorageError('STORAGE_UNAVAILABLE', target, `database ${target} has no Souls tables: \`souls migrate --db URL\` creates them`);
     if (version > pgMigrations.length) throw new StorageError('STORAGE_UNAVAILABLE', target, `database schema version ${version} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
   } else if (!store) {
-    await migratePostgres(connection);
+    migrated = await migratePostgres(connection);
   }
   const executed = store?.statementsExecuted() ?? 0;
   store = new PostgresWorkerStore(connection, target, executed);
@@ -91,7 +101,7 @@ function serialize(error: unknown): SerializedError {
 async function answer(call: Call): Promise<Answer> {
   try {
     const opened = await open();
-    if (call.method === 'open') return { id: call.id, ok: true, value: null };
+    if (call.method === 'open') return { id: call.id, ok: true, value: migrated };
     const method = (opened as unknown as Record<string, (...args: unknown[]) => unknown>)[call.method];
     if (typeof method !== 'function') throw new Error(`no store method ${call.method}`);
     const value = await method.apply(opened, call.args);

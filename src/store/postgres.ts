@@ -9,7 +9,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { decodeCursor, encodeCursor, parseIds, toAggregate, toLevelEvent, toShard, toSoul, toTrait, type Row } from './rows.ts';
+import { listsBy, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -50,8 +50,9 @@ const SHARD_COLUMNS = (alias: string) =>
   ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
 const evidenceTime = (alias: string) => `GREATEST(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
 
-function gateSql(isNew: string): string {
-  const old = `s.id IS NOT NULL AND NOT (${isNew})`;
+/** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out the `newIds` (a hashed set). */
+const gateSql = (() => {
+  const old = 's.id IS NOT NULL AND fresh.id IS NULL';
   return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
       COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
       MAX(${evidenceTime('s')}) AS latest,
@@ -64,10 +65,11 @@ function gateSql(isNew: string): string {
     FROM souls so
     LEFT JOIN shard_souls ss ON ss.soul_id = so.id
     LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
+    LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id
     WHERE so.id = ANY(:soulIds::bigint[])
     GROUP BY so.id
     ORDER BY so.id`;
-}
+})();
 
 const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
     COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime('s')}) AS latest
@@ -115,15 +117,13 @@ const bytes = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byt
 
 /** Applies the migrations not yet applied, each in one transaction, under an advisory lock so replicas starting together take turns. */
 export async function migratePostgres(conn: Connection): Promise<{ from: number; to: number }> {
-  await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)').catch(async (error: unknown) => {
-    // Two processes creating the table at once: one of them loses the race on the catalog's unique index.
-    if ((error as { code?: string }).code !== '23505') throw error;
-  });
   let from = -1;
   for (;;) {
     await conn.query('BEGIN');
     try {
       await conn.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      // Under the lock: two processes creating the table at once would collide in the catalog.
+      await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
       const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
       if (from < 0) from = current;
       if (current > pgMigrations.length) {
@@ -181,15 +181,32 @@ export class PostgresWorkerStore {
     return Number(result.rowCount ?? result.affectedRows ?? 0);
   }
 
-  /** One unit of work, all or nothing; run again (a bounded number of times) when PostgreSQL asks for it. */
-  private async transaction<T>(work: () => Promise<T>, mode: 'write' | 'read' = 'write'): Promise<T> {
-    if (this.inTransaction) return work();
+  /**
+   * One unit of work, all or nothing; run again (a bounded number of times) when PostgreSQL asks for it. `lockSouls`:
+   * the souls whose rows the transaction locks first (in id order, so writers never wait on each other in a cycle),
+   * sent with BEGIN in one round trip; `work` gets the ids of those that exist.
+   */
+  private async transaction<T>(work: (locked: Set<number>) => Promise<T>, mode: 'write' | 'read' = 'write', lockSouls: readonly number[] = []): Promise<T> {
+    if (this.inTransaction) return work(await this.lockSouls(lockSouls));
+    const ids = [...new Set(lockSouls)].map((id) => {
+      if (!Number.isSafeInteger(id)) throw new ValidationError('soulIds', `must be integers, got ${id}`);
+      return id;
+    });
+    const begin = mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
     for (let attempt = 1; ; attempt++) {
-      await this.conn.query(mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       this.inTransaction = true;
       this.writing = mode === 'write';
       try {
-        const result = await work();
+        let locked = new Set<number>();
+        if (ids.length > 0) {
+          this.executed++;
+          // Inlined integers, so BEGIN and the lock travel together (a parameterless text may hold several statements).
+          const { rows } = await this.conn.query(`${begin}; SELECT id FROM souls WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
+          locked = new Set(rows.map((r) => Number(r.id)));
+        } else {
+          await this.conn.query(begin);
+        }
+        const result = await work(locked);
         await this.conn.query('COMMIT');
         return result;
       } catch (error) {
@@ -618,16 +635,8 @@ export class PostgresWorkerStore {
 
   /** The cheap gate for each soul, over every considered shard and over those but `newIds`. */
   private async gate(soulIds: readonly number[], cutoff: number, newIds: readonly number[]): Promise<GateStats[]> {
-    const rows = await this.all(gateSql('s.id = ANY(:newIds::bigint[])'), { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
-    return rows.map((r) => ({
-      soulId: Number(r.soul_id),
-      dormant: r.deleted_at !== null,
-      lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-      shardIds: parseIds(r.ids),
-      beforeShardIds: parseIds(r.ids_before),
-      after: toAggregate(r, ''),
-      before: toAggregate(r, '_before'),
-    }));
+    const rows = await this.all(gateSql, { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
+    return rows.map(toGateStats);
   }
 
   private async soulsOfShards(shardIds: readonly number[]): Promise<number[]> {
@@ -638,50 +647,52 @@ export class PostgresWorkerStore {
   }
 
   insertShards(shards: readonly NewShard[], now: number, cutoff: number): Promise<ShardWrite> {
-    return this.transaction(async () => {
-      const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
-      // The lock serializes this soul's gate with every other writer's, on any replica; it also finds a missing soul.
-      const found = await this.lockSouls(soulIds);
-      const missing = soulIds.find((id) => !found.has(id));
-      if (missing !== undefined) throw new NotFoundError('Soul', missing);
-      await this.fixEmbeddingDimension(shards);
-      if (shards.length === 0) return { shardIds: [], gate: await this.gate(soulIds, cutoff, []) };
-      // Ids first, ascending in input order, so every row goes in with one statement per table whatever the count.
-      const shardIds = (
-        await this.all(`SELECT nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM generate_series(1, :count::integer)`, { count: shards.length })
-      )
-        .map((r) => Number(r.id))
-        .sort((a, b) => a - b);
-      await this.changes(
-        `INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
-         SELECT id, content, source, 'pending', sealed, created_at, :now
-         FROM unnest(:ids::bigint[], :contents::text[], :sources::text[], :sealed::integer[], :createdAt::bigint[]) AS t(id, content, source, sealed, created_at)`,
-        {
-          now,
-          ids: shardIds,
-          contents: shards.map((s) => s.content),
-          sources: shards.map((s) => s.source),
-          sealed: shards.map((s) => (s.sealed ? 1 : 0)),
-          createdAt: shards.map((s) => s.createdAt),
-        },
-      );
-      for (const [i, shard] of shards.entries()) {
-        if (shard.embedding !== null) await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id', { id: shardIds[i], embedding: bytes(shard.embedding) });
-      }
-      const pairs = shards.flatMap((s, i) => [...new Set(s.soulIds)].map((soulId) => [shardIds[i], soulId]));
-      await this.changes('INSERT INTO shard_souls (shard_id, soul_id) SELECT * FROM unnest(:shards::bigint[], :souls::bigint[])', {
-        shards: pairs.map((p) => p[0]),
-        souls: pairs.map((p) => p[1]),
-      });
-      const tags = shards.flatMap((s, i) => s.tags.map((tag) => [shardIds[i], tag] as const));
-      if (tags.length > 0) {
-        await this.changes('INSERT INTO shard_tags (shard_id, tag) SELECT * FROM unnest(:shards::bigint[], :tags::text[]) ON CONFLICT DO NOTHING', {
-          shards: tags.map((t) => t[0]),
-          tags: tags.map((t) => t[1]),
-        });
-      }
-      return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds) };
-    });
+    const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
+    // The lock serializes this soul's gate with every other writer's, on any replica; it also finds a missing soul.
+    return this.transaction(
+      async (found) => {
+        const missing = soulIds.find((id) => !found.has(id));
+        if (missing !== undefined) throw new NotFoundError('Soul', missing);
+        await this.fixEmbeddingDimension(shards);
+        if (shards.length === 0) return { shardIds: [], gate: await this.gate(soulIds, cutoff, []) };
+        const pairs = shards.flatMap((s, i) => [...new Set(s.soulIds)].map((soulId) => [i + 1, soulId] as const));
+        const tags = shards.flatMap((s, i) => s.tags.map((tag) => [i + 1, tag] as const));
+        // Every row in one statement whatever the count; ids drawn in input order, so ascending as the input goes.
+        const rows = await this.all(
+          `WITH input AS (
+             SELECT * FROM unnest(:contents::text[], :sources::text[], :sealed::integer[], :createdAt::bigint[]) WITH ORDINALITY AS t(content, source, sealed, created_at, n)
+           ), ids AS (
+             SELECT n, nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM input
+           ), shards AS (
+             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
+             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now FROM input JOIN ids USING (n)
+           ), attributions AS (
+             INSERT INTO shard_souls (shard_id, soul_id) SELECT ids.id, p.soul_id FROM unnest(:pairShards::bigint[], :pairSouls::bigint[]) AS p(n, soul_id) JOIN ids USING (n)
+           ), tagged AS (
+             INSERT INTO shard_tags (shard_id, tag) SELECT ids.id, t.tag FROM unnest(:tagShards::bigint[], :tags::text[]) AS t(n, tag) JOIN ids USING (n) ON CONFLICT DO NOTHING
+           )
+           SELECT id FROM ids ORDER BY n`,
+          {
+            now,
+            contents: shards.map((s) => s.content),
+            sources: shards.map((s) => s.source),
+            sealed: shards.map((s) => (s.sealed ? 1 : 0)),
+            createdAt: shards.map((s) => s.createdAt),
+            pairShards: pairs.map((p) => p[0]),
+            pairSouls: pairs.map((p) => p[1]),
+            tagShards: tags.map((t) => t[0]),
+            tags: tags.map((t) => t[1]),
+          },
+        );
+        const shardIds = rows.map((r) => Number(r.id));
+        for (const [i, shard] of shards.entries()) {
+          if (shard.embedding !== null) await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id', { id: shardIds[i], embedding: bytes(shard.embedding) });
+        }
+        return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds) };
+      },
+      'write',
+      soulIds,
+    );
   }
 
   storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): Promise<number[]> {
@@ -771,18 +782,8 @@ export class PostgresWorkerStore {
 
   private async hydrateShards(rows: Row[]): Promise<Shard[]> {
     const ids = rows.map((r) => Number(r.id));
-    const tags = new Map<number, string[]>();
-    for (const r of await this.all('SELECT shard_id, tag FROM shard_tags WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, tag COLLATE "C"', { ids })) {
-      const list = tags.get(Number(r.shard_id));
-      if (list) list.push(String(r.tag));
-      else tags.set(Number(r.shard_id), [String(r.tag)]);
-    }
-    const souls = new Map<number, number[]>();
-    for (const r of await this.all('SELECT shard_id, soul_id FROM shard_souls WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, soul_id', { ids })) {
-      const list = souls.get(Number(r.shard_id));
-      if (list) list.push(Number(r.soul_id));
-      else souls.set(Number(r.shard_id), [Number(r.soul_id)]);
-    }
+    const tags = listsBy(await this.all('SELECT shard_id, tag FROM shard_tags WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, tag COLLATE "C"', { ids }), 'shard_id', (r) => String(r.tag));
+    const souls = listsBy(await this.all('SELECT shard_id, soul_id FROM shard_souls WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, soul_id', { ids }), 'shard_id', (r) => Number(r.soul_id));
     return rows.map((r) => toShard(r, tags, souls));
   }
 
@@ -799,48 +800,16 @@ export class PostgresWorkerStore {
   }
 
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Promise<Page<Shard>> {
-    const clauses = ['s.status = :status'];
-    const params: Params = { status: filter.status };
-    let from = 'soul_shards s';
-    if (filter.soulId !== undefined) {
-      from = 'shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id';
-      clauses.push('ss.soul_id = :soulId');
-      params.soulId = filter.soulId;
-    }
-    if (filter.source !== undefined) {
-      clauses.push('s.source = :source');
-      params.source = filter.source;
-    }
-    if (filter.sealed !== undefined) {
-      clauses.push('s.sealed = :sealed');
-      params.sealed = filter.sealed ? 1 : 0;
-    }
-    if (filter.cutoff !== null) {
-      clauses.push('s.created_at > :cutoff');
-      params.cutoff = filter.cutoff;
-    }
-    if (filter.tags && filter.tags.length > 0) {
-      clauses.push('EXISTS (SELECT 1 FROM shard_tags t WHERE t.shard_id = s.id AND t.tag = ANY(:tags::text[]))');
-      params.tags = [...filter.tags];
-    }
-    const where = clauses.join(' AND ');
-    const pageClauses = [where];
-    const pageParams: Params = { ...params };
-    if (page.after !== null) {
-      const cursor = decodeCursor(page.after);
-      pageClauses.push('(s.created_at < :afterCreatedAt OR (s.created_at = :afterCreatedAt AND s.id < :afterId))');
-      Object.assign(pageParams, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
-    }
+    const { from, where, params, pageWhere, pageParams } = shardListQuery(filter, page.after, (tags) => ({ clause: 't.tag = ANY(:tags::text[])', value: [...tags] }));
     return this.read(async () => {
       const totalCount = Number((await this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params))!.n);
-      const rows = await this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
+      const rows = await this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageWhere} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
         ...pageParams,
         limit: page.first + 1,
       });
       const hasNextPage = rows.length > page.first;
       const items = await this.hydrateShards(rows.slice(0, page.first));
-      const cursors = items.map((s) => encodeCursor(s.createdAt, s.id));
-      return { items, cursors, totalCount, hasNextPage, endCursor: cursors.at(-1) ?? null };
+      return shardPage(items, totalCount, hasNextPage);
     });
   }
 
@@ -870,21 +839,7 @@ export class PostgresWorkerStore {
   async gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Promise<Map<number, GateStats>> {
     if (soulIds !== 'awake') return new Map((await this.gate(soulIds, cutoff, [])).map((g) => [g.soulId, g]));
     const rows = await this.all(readinessSql, { cutoff });
-    return new Map(
-      rows.map((r) => {
-        const agg = toAggregate(r, '');
-        const stats: GateStats = {
-          soulId: Number(r.soul_id),
-          dormant: false,
-          lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-          shardIds: parseIds(r.ids),
-          beforeShardIds: parseIds(r.ids),
-          after: agg,
-          before: agg,
-        };
-        return [stats.soulId, stats];
-      }),
-    );
+    return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
   }
 
   async countsBySource(soulIds: readonly number[], cutoff: number): Promise<Map<number, SourceCount[]>> {
@@ -950,18 +905,22 @@ export class PostgresWorkerStore {
     throw new InvalidStateError(`a PostgreSQL database is backed up with its own tools, not written to ${path}: run pg_dump (e.g. pg_dump --format=custom --file=souls.dump "$SOULS_DB")`);
   }
 
-  /** The plans PostgreSQL chooses for the hot statements, one line per plan node. */
+  /**
+   * The plans PostgreSQL chooses for the hot statements, one line per plan node. The planner weighs the data, so
+   * they are explained at a typical cutoff: a week before the newest shard (most evidence older than the window).
+   */
   async explainQueryPlans(): Promise<Record<string, string[]>> {
+    const cutoff = Number((await this.conn.query('SELECT COALESCE(MAX(created_at), 0) - 7 * 86400000 AS cutoff FROM soul_shards')).rows[0].cutoff);
     const plan = async (sql: string, params: Params) => {
-      const { text, values } = positional(sql, params);
+      const { text, values } = positional(sql, { ...params, cutoff });
       return (await this.conn.query(`EXPLAIN (COSTS OFF) ${text}`, values)).rows.map((r) => String(r['QUERY PLAN']));
     };
     return {
-      gate: await plan(gateSql('false'), { soulIds: [1], cutoff: 0 }),
-      readiness: await plan(readinessSql, { cutoff: 0 }),
-      pendingLoad: await plan(consideredSql([]), { soulIds: [1], cutoff: 0 }),
-      ftsSearch: await plan(searchSql(false), { query: '"x"', cutoff: 0, limit: 20 }),
-      ftsSearchBySoul: await plan(searchSql(true), { query: '"x"', cutoff: 0, limit: 20, soulId: 1 }),
+      gate: await plan(gateSql, { soulIds: [1], newIds: [] }),
+      readiness: await plan(readinessSql, {}),
+      pendingLoad: await plan(consideredSql([]), { soulIds: [1] }),
+      ftsSearch: await plan(searchSql(false), { query: '"x"', limit: 20 }),
+      ftsSearchBySoul: await plan(searchSql(true), { query: '"x"', limit: 20, soulId: 1 }),
     };
   }
 
@@ -971,11 +930,34 @@ export class PostgresWorkerStore {
     this.executed = 0;
   }
 
-  /** Moves every identity sequence past the largest id present (after rows were copied in with their ids). */
-  async syncSequences(): Promise<void> {
-    for (const table of pgIdentityTables) {
-      await this.conn.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), COALESCE((SELECT MAX(id) FROM ${table}), 0) + 1, false)`);
-    }
+  /**
+   * Copies whole tables in (souls copy), ids and all, in one transaction: refused unless every table is empty.
+   * Each identity sequence then starts past the largest id copied, or past `idFloors[table]` (ids SQLite
+   * handed out and later deleted, which must never name a new row).
+   */
+  importTables(tables: Readonly<Record<string, readonly Row[]>>, idFloors: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+    return this.transaction(async () => {
+      for (const table of pgDataTables) await this.conn.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
+      const occupied = await this.get(`SELECT ${pgDataTables.map((t) => `EXISTS (SELECT 1 FROM ${t}) AS ${t}`).join(', ')}`);
+      const filled = pgDataTables.filter((t) => occupied![t] === true);
+      if (filled.length > 0) throw new InvalidStateError(`the target database is not empty (${filled.join(', ')} hold rows): copy into a new, empty database`);
+      const copied: Record<string, number> = {};
+      for (const table of pgDataTables) {
+        const rows = tables[table] ?? [];
+        copied[table] = rows.length;
+        if (rows.length === 0) continue;
+        const columns = Object.keys(rows[0]).map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
+        // One statement per table: a trait's merged_into names a later trait, checked at the statement's end.
+        const json = JSON.stringify(rows, (_, value: unknown) => (value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : value));
+        await this.changes(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${table}, :rows::json)`, { rows: json });
+      }
+      for (const table of pgIdentityTables) {
+        await this.all(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), GREATEST(COALESCE((SELECT MAX(id) FROM ${table}), 0), :floor::bigint) + 1, false)`, {
+          floor: idFloors[table] ?? 0,
+        });
+      }
+      return copied;
+    });
   }
 
   async close(): Promise<{ checkpointDeferred: string | null }> {

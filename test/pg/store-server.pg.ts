@@ -3,6 +3,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres-bridge.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/pg-database.ts';
+import { storeView } from '../support/shared-store.ts';
 import { defineStoreConformance } from '../support/store-conformance.ts';
 
 let database: ScratchDatabase;
@@ -20,7 +21,10 @@ function open(): PostgresStore {
   shared ??= openPostgresStore({ url: database.url });
   shared.reset();
   const store = shared;
-  return new Proxy(store, { get: (target, key) => (key === 'close' ? () => { shared = null; return target.close(); } : Reflect.get(target, key, target)) });
+  return storeView(store, () => {
+    shared = null;
+    store.close();
+  });
 }
 
 defineStoreConformance({
