@@ -3,7 +3,7 @@
 // SOULS_TEST_REDIS_URL; creates a database of its own with a random name and drops it afterwards, and uses a random
 // Redis channel prefix, so two runs never collide. A service that does not answer is one line, and under CI=true a
 // failure. `--sqlite` runs the replicas over one SQLite file instead (WAL), for a machine without PostgreSQL.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,6 +53,8 @@ if (sqlite) {
   await pgStatement(pgUrl, `CREATE DATABASE ${name}`);
   console.log(`test:cluster: database ${name} on ${new URL(pgUrl).host}, Redis ${redisUrl}, channel prefix ${prefix}`);
   try {
+    // As the README's replicas start: migrate once, then the servers.
+    execFileSync(process.execPath, [join(ROOT, 'src/cli/index.ts'), 'migrate', '--db', databaseUrl(pgUrl, name)], { stdio: 'inherit' });
     code = await run({ SOULS_CLUSTER_DB: databaseUrl(pgUrl, name), SOULS_CLUSTER_PG_URL: pgUrl, SOULS_CLUSTER_REDIS_URL: redisUrl, SOULS_CLUSTER_REDIS_PREFIX: prefix });
   } finally {
     await pgStatement(pgUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

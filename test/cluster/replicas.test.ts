@@ -13,8 +13,8 @@ const subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
   requireCluster();
-  // One after the other: the first applies the migrations, the others find them applied.
-  for (const name of ['A', 'B', 'C']) replicas.push(await startReplica(name));
+  // At once, as a deployment starts them: migrations take turns under PostgreSQL's advisory lock.
+  replicas = await Promise.all(['A', 'B', 'C'].map((name) => startReplica(name)));
 });
 
 afterAll(async () => {
