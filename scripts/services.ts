@@ -6,14 +6,14 @@ import { Redis } from 'ioredis';
 
 const reason = (error: unknown) => (error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error));
 
-/** Runs one statement on the server `url` names (CREATE DATABASE and DROP DATABASE cannot run in a transaction). */
-export async function pgStatement(url: string, statement: string): Promise<void> {
+/** Runs one statement on the server `url` names (CREATE DATABASE and DROP DATABASE cannot run in a transaction); its rows. */
+export async function pgStatement(url: string, statement: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
   // Loaded here, so that tests can import this file for databaseUrl: see the note at the top.
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
   await client.connect();
   try {
-    await client.query(statement);
+    return (await client.query(statement, values)).rows;
   } finally {
     await client.end();
   }

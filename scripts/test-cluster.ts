@@ -57,7 +57,9 @@ if (sqlite) {
     execFileSync(process.execPath, [join(ROOT, 'src/cli/index.ts'), 'migrate', '--db', databaseUrl(pgUrl, name)], { stdio: 'inherit' });
     code = await run({ SOULS_CLUSTER_DB: databaseUrl(pgUrl, name), SOULS_CLUSTER_PG_URL: pgUrl, SOULS_CLUSTER_REDIS_URL: redisUrl, SOULS_CLUSTER_REDIS_PREFIX: prefix });
   } finally {
-    await pgStatement(pgUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    // The run's database and those its test servers made (test/support/replica.ts names them after it), whatever happened.
+    const made = await pgStatement(pgUrl, `SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`, [name, `${name}\\_%`]);
+    for (const { datname } of made) await pgStatement(pgUrl, `DROP DATABASE IF EXISTS ${String(datname)} WITH (FORCE)`);
   }
 }
 process.exit(code);
