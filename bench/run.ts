@@ -1,5 +1,5 @@
 // npm run bench: engine benchmarks, printed as a table with the machine noted.
-//   npm run bench -- --store postgres   # also the API over three replicas, SQLite beside PostgreSQL (bench/replicas.ts)
+//   npm run bench -- --store postgres   # also the engine on PostgreSQL, and the API over three replicas (bench/replicas.ts)
 //   npm run bench -- --only replicas    # only the sections whose title contains this (any case)
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -24,15 +24,15 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['API', benchApi],
 ];
+// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's, and the API over
+// three replicas, SQLite beside PostgreSQL. --only: the sections whose title contains this (any case).
 const { values: options } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' }, only: { type: 'string' } } });
 if (options.store !== 'sqlite' && options.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got ${options.store}`);
-if (options.store === 'postgres') sections.push(['API over three replicas (events through Redis): SQLite beside PostgreSQL', benchReplicas]);
+if (options.store === 'postgres') {
+  sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
+  sections.push(['API over three replicas (events through Redis): SQLite beside PostgreSQL', benchReplicas]);
+}
 const chosen = options.only ? sections.filter(([title]) => title.toLowerCase().includes(options.only!.toLowerCase())) : sections;
-
-// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's.
-const stores = process.argv.slice(2).flatMap((arg, i, all) => (arg === '--store' ? [all[i + 1]] : arg.startsWith('--store=') ? [arg.slice(8)] : []));
-for (const store of stores) if (store !== 'postgres' && store !== 'sqlite') throw new Error(`--store must be sqlite or postgres, got ${store}`);
-if (stores.includes('postgres')) sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;
 console.log(`Souls benchmarks — ${machine}\n`);
