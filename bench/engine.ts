@@ -83,14 +83,14 @@ function shardInputs(count: number, soulIds: number[], seed: number, now: number
   }));
 }
 
-type Workload = { label: string; sourceOf: (input: ShardInput, i: number) => string };
+export type Workload = { label: string; sourceOf: (input: ShardInput, i: number) => string };
 
 /**
  * Two workloads: every soul passing the cheap gate (so each write also
  * clusters, incrementally), and souls held back by one condition (one source
  * each), where a write costs only validation and the gate's one query.
  */
-const workloads: Workload[] = [
+export const workloads: Workload[] = [
   { label: 'souls past the cheap gate (6 sources, 30 days)', sourceOf: (input) => input.source },
   { label: 'souls below the cheap gate (one source each)', sourceOf: (input) => `source-${input.soulIds[0]}` },
 ];
@@ -223,6 +223,65 @@ async function writeThroughput(dir: string, workload: Workload, index: number): 
     { name: `${label}: dropShards ÷ raw, CPU time, ${of}`, value: ratio('engineBatch', 'rawBatch', 'cpu') },
     { name: `${label}: raw insert/s, batches of ${BATCH_SIZE}, multi-row statements as the store writes`, value: perSec('rawMulti') },
     { name: `${label}: dropShards ÷ raw multi-row, wall clock, ${of}`, value: ratio('engineBatch', 'rawMulti', 'wall') },
+  ];
+}
+
+/** The same rows written without the engine, for the ratio: one shard per transaction, or a batch in one. */
+export type RawWriter = {
+  insertOne(input: ShardInput, now: number): void | Promise<void>;
+  insertBatch(inputs: readonly ShardInput[], now: number): void | Promise<void>;
+  close(): void | Promise<void>;
+};
+
+/** Where a throughput run writes: the engine's database, and a raw writer into the same tables elsewhere with these souls. */
+export type WriteTarget = { openDb(clock: ReturnType<typeof manualClock>): SoulsDb; raw(soulIds: readonly number[]): RawWriter | Promise<RawWriter> };
+
+/** dropShard and dropShards beside raw inserts into the same tables of another store (bench/engine-postgres.ts), in the same run. */
+export async function targetThroughput(target: WriteTarget, workload: Workload): Promise<BenchRow[]> {
+  const clock = manualClock(START + 60 * DAY_MS);
+  const db = target.openDb(clock);
+  const soulIds = await seedSouls(db, 200);
+  const raw = await target.raw(soulIds);
+  const now = clock.now();
+
+  const singles = 3000;
+  const inputs = shardInputs(singles * 2, soulIds, 7, now).map((input, i) => ({ ...input, source: workload.sourceOf(input, i) }));
+  const rounds = 3;
+  const engineSingle: number[] = [];
+  const rawSingle: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const slice = inputs.slice((round * singles) / rounds, ((round + 1) * singles) / rounds);
+    rawSingle.push(
+      (await timeAsync(async () => {
+        for (const input of slice) await raw.insertOne(input, now);
+      })) / slice.length,
+    );
+    engineSingle.push(
+      (await timeAsync(async () => {
+        for (const input of slice) await dropShard(db, input.content, input.source, input.soulIds, input);
+      })) / slice.length,
+    );
+  }
+  const batch = inputs.slice(singles);
+  const batchSize = 1000;
+  const engineBatch: number[] = [];
+  const rawBatch: number[] = [];
+  for (let start = 0; start < batch.length; start += batchSize) {
+    const chunk = batch.slice(start, start + batchSize);
+    rawBatch.push((await timeAsync(async () => raw.insertBatch(chunk, now))) / chunk.length);
+    engineBatch.push((await timeAsync(() => dropShards(db, chunk))) / chunk.length);
+  }
+  closeSoulsDb(db);
+  await raw.close();
+  const perSec = (samples: number[]) => 1000 / median(samples);
+  const ratio = (engine: number[], raw: number[]) => (perSec(engine) / perSec(raw)).toFixed(2);
+  return [
+    { name: `${workload.label}: dropShard/s, autocommit`, value: perSec(engineSingle).toFixed(0) },
+    { name: `${workload.label}: raw insert/s, autocommit, same tables`, value: perSec(rawSingle).toFixed(0) },
+    { name: `${workload.label}: dropShard ÷ raw (target ≥ 0.8)`, value: ratio(engineSingle, rawSingle) },
+    { name: `${workload.label}: dropShards/s, batches of ${batchSize}`, value: perSec(engineBatch).toFixed(0) },
+    { name: `${workload.label}: raw insert/s, batches of ${batchSize}`, value: perSec(rawBatch).toFixed(0) },
+    { name: `${workload.label}: dropShards ÷ raw (target ≥ 0.8)`, value: ratio(engineBatch, rawBatch) },
   ];
 }
 

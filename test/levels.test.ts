@@ -16,8 +16,6 @@ import {
   getTrait,
   levelUp,
   listTraits,
-  manualClock,
-  openSoulsDb,
   previewLevelUp,
   reactivateTrait,
   renderSoul,
@@ -31,14 +29,14 @@ import {
   type SoulsDb,
   type Trait,
 } from '../src/engine/index.ts';
+import { freshDb } from './support/engine.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const HOUR = 3_600_000;
 const ESSENCE = 'A careful engineer who writes the tests first and keeps commits small.';
 
 async function setup(settings: Record<string, unknown> = {}) {
-  const clock = manualClock(T0);
-  const db = openSoulsDb({ clock, settings });
+  const { clock, db } = freshDb(T0, settings);
   const soul = await createSoul(db, { name: 'Ada', essence: ESSENCE, description: 'Backend engineer' });
   return { clock, db, soul };
 }

@@ -2,26 +2,28 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ServerConfig } from '../server/config.ts';
+import { isPostgresUrl } from '../store/postgres-bridge.ts';
 import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, SoulsError, type Soul, type SoulsDb } from '../engine/index.ts';
 
 /** For the commands that write: creates the folder and the file if needed. */
-export function openDb(config: Pick<ServerConfig, 'db' | 'settings'>): SoulsDb {
-  if (config.db !== ':memory:') mkdirSync(dirname(config.db), { recursive: true });
-  return openSoulsDb({ path: config.db, settings: config.settings });
+export function openDb(config: Pick<ServerConfig, 'db' | 'settings'> & { dbTimeoutMs?: number }): SoulsDb {
+  if (config.db !== ':memory:' && !isPostgresUrl(config.db)) mkdirSync(dirname(config.db), { recursive: true });
+  return openSoulsDb({ path: config.db, settings: config.settings, timeoutMs: config.dbTimeoutMs });
 }
 
-/** Whether a database file is there to open (never true for :memory:). */
+/** Whether a database file is there to open (never true for :memory:; a PostgreSQL URL answers when opened). */
 export function databaseExists(config: Pick<ServerConfig, 'db'>): boolean {
+  if (isPostgresUrl(config.db)) return true;
   return config.db !== ':memory:' && statSync(config.db, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 /** For the commands that only read: the database must exist already, so a mistyped path creates nothing. */
-export function openExistingDb(config: Pick<ServerConfig, 'db' | 'dbFrom' | 'settings'>, command: string): SoulsDb {
+export function openExistingDb(config: Pick<ServerConfig, 'db' | 'dbFrom' | 'settings'> & { dbTimeoutMs?: number }, command: string): SoulsDb {
   if (config.db !== ':memory:' && !databaseExists(config)) {
     throw new SoulsError(`no database at ${config.db} (${config.dbFrom}): ${command} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it`);
   }
   // Read-only: never created, never migrated, writes refused.
-  return openSoulsDb({ path: config.db, settings: config.settings, mode: 'read-only' });
+  return openSoulsDb({ path: config.db, settings: config.settings, mode: 'read-only', timeoutMs: config.dbTimeoutMs });
 }
 
 /** A soul by id (digits) or by name (any case or width: names are looked up by their folded key); dormant ones too. */

@@ -2,12 +2,14 @@
 // The `souls` program: every subcommand is a file of src/cli/ listed in `commands`; dispatch.ts runs the one named.
 import { backupCommand } from './backup.ts';
 import type { Command } from './command.ts';
+import { copyCommand } from './copy.ts';
 import { runCli } from './dispatch.ts';
 import { exportCommand } from './export.ts';
 import { historyCommand } from './history.ts';
 import { importCommand } from './import.ts';
 import { listCommand } from './list.ts';
 import { mcpCommand } from './mcp.ts';
+import { migrateCommand } from './migrate.ts';
 import { refinerCommand } from './refiner.ts';
 import { reindexCommand } from './reindex.ts';
 import { renderCommand } from './render.ts';
@@ -24,6 +26,8 @@ export const commands: Command[] = [
   historyCommand,
   renderCommand,
   backupCommand,
+  migrateCommand,
+  copyCommand,
   importCommand,
   exportCommand,
   syncCommand,

@@ -1,7 +1,8 @@
 import { systemClock, type Clock } from './clock.ts';
 import { resolveSettings, type Settings, type SimilarityMode } from './settings.ts';
 import type { SoulsStore } from '../store/store.ts';
-import { openSqliteStore, type StoreObserver } from '../store/sqlite.ts';
+import { openStore } from '../store/open.ts';
+import type { StoreObserver } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
 import { EvidenceCache } from './evidence-cache.ts';
@@ -38,8 +39,10 @@ export type SoulsDb = {
 };
 
 export type OpenOptions = {
-  /** SQLite file path; ':memory:' (the default) keeps everything in memory. */
+  /** SQLite file path, or a postgres:// URL; ':memory:' (the default) keeps everything in memory. */
   path?: string;
+  /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
+  timeoutMs?: number;
   /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it. */
   mode?: OpenMode;
   /** A store to use instead of opening SQLite. */
@@ -54,7 +57,7 @@ export type OpenOptions = {
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
   const observer: EngineObserver = options.observer ?? {};
-  const store = options.store ?? openSqliteStore({ path: options.path, mode: options.mode, observer });
+  const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, observer });
   const mode = settings.similarity;
   const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
   const db: SoulsDb = {

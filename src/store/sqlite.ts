@@ -1,8 +1,10 @@
+import { statSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
+import { listsBy, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -173,6 +175,18 @@ function enableWal(db: DatabaseSync, timeoutMs: number): void {
   }
 }
 
+/** The schema version of a database file: 0 when there is no file yet. */
+export function sqliteSchemaVersion(path: string): number {
+  if (path === ':memory:' || statSync(path, { throwIfNoEntry: false }) === undefined) return 0;
+  return openDatabaseFile(path, 'read-only', 5000, (db) => {
+    try {
+      return Number((db.prepare('PRAGMA user_version').get() as Row).user_version);
+    } finally {
+      db.close();
+    }
+  });
+}
+
 export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
   const path = options.path ?? ':memory:';
   const timeout = options.busyTimeoutMs ?? 5000;
@@ -195,52 +209,6 @@ export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
     if (mode === 'create') initSoulsTables(db);
     return new SqliteStore(db, path, options.observer);
   });
-}
-
-function toSoul(r: Row): Soul {
-  return {
-    id: Number(r.id),
-    name: String(r.name),
-    slug: r.slug === null ? null : String(r.slug),
-    essence: String(r.essence),
-    description: String(r.description),
-    level: Number(r.level),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    orderedAt: Number(r.ordered_at),
-    deletedAt: r.deleted_at === null ? null : Number(r.deleted_at),
-    lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-  };
-}
-
-function toTrait(r: Row): Trait {
-  return {
-    id: Number(r.id),
-    soulId: Number(r.soul_id),
-    principle: String(r.principle),
-    provenance: String(r.provenance),
-    generation: Number(r.generation),
-    status: String(r.status) as TraitStatus,
-    mergedInto: r.merged_into === null ? null : Number(r.merged_into),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-  };
-}
-
-function toLevelEvent(r: Row): LevelEvent {
-  return {
-    id: Number(r.id),
-    soulId: Number(r.soul_id),
-    level: Number(r.level),
-    essenceBefore: String(r.essence_before),
-    essenceAfter: String(r.essence_after),
-    consolidated: JSON.parse(String(r.traits_consolidated)) as number[],
-    promoted: JSON.parse(String(r.traits_promoted)) as number[],
-    carried: JSON.parse(String(r.traits_carried)) as CarriedTrait[],
-    merged: JSON.parse(String(r.traits_merged)) as number[],
-    createdAt: Number(r.created_at),
-    revertedAt: r.reverted_at === null ? null : Number(r.reverted_at),
-  };
 }
 
 const minTime = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
@@ -276,40 +244,6 @@ const everySoul = (): boolean => true;
 
 /** Rows per multi-row INSERT, largest first: powers of two, so few distinct statements are ever prepared. */
 const ROW_CHUNKS = [256, 128, 64, 32, 16, 8, 4, 2, 1];
-
-
-function toAggregate(r: Row | undefined, suffix: '' | '_before'): ShardAggregate {
-  if (!r) return noShards();
-  const time = (column: string) => {
-    const value = r[`${column}${suffix}`];
-    return value === null ? null : Number(value);
-  };
-  return {
-    count: Number(r[`count${suffix}`]),
-    distinctSources: Number(r[`sources${suffix}`]),
-    oldest: time('oldest'),
-    newest: time('newest'),
-    latest: time('latest'),
-  };
-}
-
-function parseIds(value: SQLInputValue): number[] {
-  if (value === null || value === undefined) return [];
-  return String(value)
-    .split(',')
-    .map(Number)
-    .sort((a, b) => a - b);
-}
-
-function encodeCursor(createdAt: number, id: number): string {
-  return Buffer.from(`${createdAt}:${id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: number; id: number } {
-  const match = /^(-?\d{1,16}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match) throw new ValidationError('after', 'is not a cursor returned by this API');
-  return { createdAt: Number(match[1]), id: Number(match[2]) };
-}
 
 /** FTS5 query from plain words: each word becomes a quoted string, so no input is FTS syntax. */
 function ftsQuery(terms: readonly string[]): string {
@@ -781,15 +715,7 @@ export class SqliteStore implements SoulsStore {
    */
   private gate(soulIds: readonly number[], cutoff: number, isNew: string, params: Params): GateStats[] {
     const rows = this.all(gateSql(isNew), { ...params, soulIds: json(soulIds), cutoff });
-    return rows.map((r) => ({
-      soulId: Number(r.soul_id),
-      dormant: r.deleted_at !== null,
-      lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-      shardIds: parseIds(r.ids),
-      beforeShardIds: parseIds(r.ids_before),
-      after: toAggregate(r, ''),
-      before: toAggregate(r, '_before'),
-    }));
+    return rows.map(toGateStats);
   }
 
   private soulsOfShards(shardIds: readonly number[]): number[] {
@@ -1039,30 +965,9 @@ export class SqliteStore implements SoulsStore {
   /** Adds tags and souls to shard rows: two statements, whatever the number of shards. */
   private hydrateShards(rows: Row[]): Shard[] {
     const ids = json(rows.map((r) => Number(r.id)));
-    const tags = new Map<number, string[]>();
-    for (const r of this.all(`SELECT shard_id, tag FROM shard_tags WHERE shard_id IN ${inList('ids')} ORDER BY shard_id, tag`, { ids })) {
-      const list = tags.get(Number(r.shard_id));
-      if (list) list.push(String(r.tag));
-      else tags.set(Number(r.shard_id), [String(r.tag)]);
-    }
-    const souls = new Map<number, number[]>();
-    for (const r of this.all(`SELECT shard_id, soul_id FROM shard_souls WHERE shard_id IN ${inList('ids')} ORDER BY shard_id, soul_id`, { ids })) {
-      const list = souls.get(Number(r.shard_id));
-      if (list) list.push(Number(r.soul_id));
-      else souls.set(Number(r.shard_id), [Number(r.soul_id)]);
-    }
-    return rows.map((r) => ({
-      id: Number(r.id),
-      content: String(r.content),
-      source: String(r.source),
-      status: String(r.status) as ShardStatus,
-      sealed: Number(r.sealed) === 1,
-      tags: tags.get(Number(r.id)) ?? [],
-      soulIds: souls.get(Number(r.id)) ?? [],
-      createdAt: Number(r.created_at),
-      updatedAt: Number(r.updated_at),
-      revealedAt: r.revealed_at === null ? null : Number(r.revealed_at),
-    }));
+    const tags = listsBy(this.all(`SELECT shard_id, tag FROM shard_tags WHERE shard_id IN ${inList('ids')} ORDER BY shard_id, tag`, { ids }), 'shard_id', (r) => String(r.tag));
+    const souls = listsBy(this.all(`SELECT shard_id, soul_id FROM shard_souls WHERE shard_id IN ${inList('ids')} ORDER BY shard_id, soul_id`, { ids }), 'shard_id', (r) => Number(r.soul_id));
+    return rows.map((r) => toShard(r, tags, souls));
   }
 
   shardContents(ids: readonly number[]): Map<number, string> {
@@ -1078,49 +983,19 @@ export class SqliteStore implements SoulsStore {
   }
 
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard> {
-    const clauses = ['s.status = :status'];
-    const params: Params = { status: filter.status };
-    let from = 'soul_shards s';
-    if (filter.soulId !== undefined) {
-      from = 'shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id';
-      clauses.push('ss.soul_id = :soulId');
-      params.soulId = filter.soulId;
-    }
-    if (filter.source !== undefined) {
-      clauses.push('s.source = :source');
-      params.source = filter.source;
-    }
-    if (filter.sealed !== undefined) {
-      clauses.push('s.sealed = :sealed');
-      params.sealed = filter.sealed ? 1 : 0;
-    }
-    if (filter.cutoff !== null) {
-      clauses.push('s.created_at > :cutoff');
-      params.cutoff = filter.cutoff;
-    }
-    if (filter.tags && filter.tags.length > 0) {
-      clauses.push(`EXISTS (SELECT 1 FROM shard_tags t WHERE t.shard_id = s.id AND t.tag IN ${inList('tags')})`);
-      params.tags = json(filter.tags);
-    }
-    const where = clauses.join(' AND ');
-    const pageClauses = [where];
-    // The count statement must not receive the cursor's parameters: node:sqlite refuses unknown named parameters.
-    const pageParams: Params = { ...params };
-    if (page.after !== null) {
-      const cursor = decodeCursor(page.after);
-      pageClauses.push('(s.created_at < :afterCreatedAt OR (s.created_at = :afterCreatedAt AND s.id < :afterId))');
-      Object.assign(pageParams, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
-    }
+    const query = shardListQuery(filter, page.after, (tags) => ({ clause: `t.tag IN ${inList('tags')}`, value: json(tags) }));
+    // Its values are numbers and strings (the tags as JSON text).
+    const { from, where, pageWhere } = query;
+    const [params, pageParams] = [query.params as Params, query.pageParams as Params];
     return this.read(() => {
       const totalCount = Number(this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params)!.n);
-      const rows = this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageClauses.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
+      const rows = this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageWhere} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
         ...pageParams,
         limit: page.first + 1,
       });
       const hasNextPage = rows.length > page.first;
       const items = this.hydrateShards(rows.slice(0, page.first));
-      const cursors = items.map((s) => encodeCursor(s.createdAt, s.id));
-      return { items, cursors, totalCount, hasNextPage, endCursor: cursors.at(-1) ?? null };
+      return shardPage(items, totalCount, hasNextPage);
     });
   }
 
@@ -1146,21 +1021,7 @@ export class SqliteStore implements SoulsStore {
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats> {
     if (soulIds !== 'awake') return new Map(this.gate(soulIds, cutoff, '0', {}).map((g) => [g.soulId, g]));
     const rows = this.all(readinessSql, { cutoff });
-    return new Map(
-      rows.map((r) => {
-        const agg = toAggregate(r, '');
-        const stats: GateStats = {
-          soulId: Number(r.soul_id),
-          dormant: false,
-          lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-          shardIds: parseIds(r.ids),
-          beforeShardIds: parseIds(r.ids),
-          after: agg,
-          before: agg,
-        };
-        return [stats.soulId, stats];
-      }),
-    );
+    return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
   }
 
   countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]> {
@@ -1234,6 +1095,16 @@ export class SqliteStore implements SoulsStore {
     } finally {
       if (queryOnly) this.db.exec('PRAGMA query_only = ON');
     }
+  }
+
+  /** Every row of the data tables (souls copy), and the largest id each AUTOINCREMENT table ever handed out. */
+  exportTables(tables: readonly string[]): { tables: Record<string, Row[]>; idFloors: Record<string, number> } {
+    return this.read(() => {
+      const rows: Record<string, Row[]> = {};
+      for (const table of tables) rows[table] = this.all(`SELECT * FROM ${table}`);
+      const floors = this.all('SELECT name, seq FROM sqlite_sequence');
+      return { tables: rows, idFloors: Object.fromEntries(floors.map((r) => [String(r.name), Number(r.seq)])) };
+    });
   }
 
   /** The plans SQLite chooses for the hot statements, for tests that guard against plan regressions. */

@@ -1,10 +1,18 @@
 import { expect } from 'vitest';
 import { manualClock, openSoulsDb } from '../../src/engine/index.ts';
+import type { SoulsStore } from '../../src/store/store.ts';
 
-/** An in-memory database whose clock starts at `start` and moves only when told to. */
+let storeFactory: (() => SoulsStore) | null = null;
+
+/** Engine suites run again on another store (test/engine-on-postgres.test.ts): every freshDb then opens one of these. */
+export function useStore(factory: () => SoulsStore): void {
+  storeFactory = factory;
+}
+
+/** An empty database (in memory, unless useStore chose another store) whose clock starts at `start` and moves only when told to. */
 export function freshDb(start: number, settings: Record<string, unknown> = {}) {
   const clock = manualClock(start);
-  const db = openSoulsDb({ clock, settings });
+  const db = openSoulsDb({ clock, settings, ...(storeFactory ? { store: storeFactory() } : {}) });
   return { clock, db };
 }
 

@@ -1,0 +1,967 @@
+/**
+ * The PostgreSQL store's statements, asynchronous: it runs inside the bridge's worker thread
+ * (postgres-worker.ts), one method call at a time, each method one transaction. The same
+ * semantics as SqliteStore, method for method; writes that evaluate the crystallization gate
+ * first lock the rows of the souls they touch, so two replicas writing to one soul at once are
+ * serialized and each sees the other's committed shards.
+ */
+import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
+import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
+import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
+import { listsBy, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Row } from './rows.ts';
+import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
+
+/** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
+export type Connection = {
+  query(sql: string, params?: unknown[]): Promise<{ rows: Row[]; rowCount?: number | null; affectedRows?: number }>;
+  close(): Promise<void>;
+};
+
+type Params = Record<string, unknown>;
+type TraitTime = { id: number; updatedAt: number };
+type ShardScope = { tags?: readonly string[]; terms?: readonly string[] };
+
+/** Serialization failures, deadlocks, and a unique index another transaction filled first: the unit is run again. */
+const RETRYABLE = new Set(['40001', '40P01', '23505']);
+const MAX_ATTEMPTS = 5;
+
+/** int8 as a number: ids and millisecond timestamps fit; anything past 2^53 is refused rather than rounded. */
+export function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`bigint ${text} is beyond JavaScript's safe integers`);
+  return value;
+}
+
+/** `:name` placeholders to `$n`; `::type` casts are left alone. */
+export function positional(sql: string, params: Params): { text: string; values: unknown[] } {
+  const order: string[] = [];
+  const text = sql.replace(/(?<![:\w]):([A-Za-z_]\w*)/g, (_, name: string) => {
+    if (!(name in params)) throw new Error(`no value for :${name}`);
+    let index = order.indexOf(name);
+    if (index < 0) index = order.push(name) - 1;
+    return `$${index + 1}`;
+  });
+  return { text, values: order.map((name) => params[name]) };
+}
+
+const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.sealed = 0 AND ${alias}.created_at > :cutoff`;
+const SHARD_COLUMNS = (alias: string) =>
+  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
+const evidenceTime = (alias: string) => `GREATEST(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
+
+/** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out the `newIds` (a hashed set). */
+const gateSql = (() => {
+  const old = 's.id IS NOT NULL AND fresh.id IS NULL';
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
+      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
+      MAX(${evidenceTime('s')}) AS latest,
+      string_agg(CASE WHEN ${old} THEN s.id::text END, ',') AS ids_before,
+      COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
+      COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
+      MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
+      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before,
+      MAX(CASE WHEN ${old} THEN ${evidenceTime('s')} END) AS latest_before
+    FROM souls so
+    LEFT JOIN shard_souls ss ON ss.soul_id = so.id
+    LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
+    LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id
+    WHERE so.id = ANY(:soulIds::bigint[])
+    GROUP BY so.id
+    ORDER BY so.id`;
+})();
+
+const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
+    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime('s')}) AS latest
+  FROM soul_shards s
+  JOIN shard_souls ss ON ss.shard_id = s.id
+  JOIN souls so ON so.id = ss.soul_id AND so.deleted_at IS NULL
+  WHERE ${considered('s')}
+  GROUP BY so.id
+  ORDER BY so.id`;
+
+function consideredSql(extraClauses: readonly string[], columns = SHARD_COLUMNS('s')): string {
+  const where = [`ss.soul_id = ANY(:soulIds::bigint[])`, considered('s'), ...extraClauses].join(' AND ');
+  return `SELECT DISTINCT ${columns} FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id WHERE ${where} ORDER BY s.id`;
+}
+
+/** Full-text search over the generated tsvector (GIN index), ranked by ts_rank. */
+function searchSql(bySoul: boolean): string {
+  const soulClause = bySoul ? 'AND EXISTS (SELECT 1 FROM shard_souls ss WHERE ss.shard_id = s.id AND ss.soul_id = :soulId)' : '';
+  return `SELECT s.id, ts_rank(s.content_search, q) AS rank FROM soul_shards s, websearch_to_tsquery('souls_text', :query) q
+    WHERE s.content_search @@ q AND ${considered('s')} ${soulClause}
+    ORDER BY rank DESC, s.id LIMIT :limit`;
+}
+
+/** Each word quoted, all required: the meaning of the SQLite store's FTS5 query. Quotes inside a word separate it. */
+function textQuery(terms: readonly string[]): string {
+  return terms.map((t) => `"${t.replaceAll('"', ' ')}"`).join(' ');
+}
+
+function consideredQuery(soulIds: readonly number[], cutoff: number, scope: ShardScope): { clauses: string[]; params: Params } | null {
+  const clauses: string[] = [];
+  const params: Params = { soulIds: [...soulIds], cutoff };
+  if (scope.tags && scope.tags.length > 0) {
+    clauses.push(`s.id IN (SELECT shard_id FROM shard_tags WHERE tag = ANY(:tags::text[]))`);
+    params.tags = [...scope.tags];
+  }
+  if (scope.terms) {
+    if (scope.terms.length === 0) return null;
+    clauses.push(`s.content_search @@ websearch_to_tsquery('souls_text', :query)`);
+    params.query = textQuery(scope.terms);
+  }
+  return { clauses, params };
+}
+
+const bytes = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+
+/** Applies the migrations not yet applied, each in one transaction, under an advisory lock so replicas starting together take turns. */
+export async function migratePostgres(conn: Connection): Promise<{ from: number; to: number }> {
+  let from = -1;
+  for (;;) {
+    await conn.query('BEGIN');
+    try {
+      await conn.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      // Under the lock: two processes creating the table at once would collide in the catalog.
+      await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
+      const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
+      if (from < 0) from = current;
+      if (current > pgMigrations.length) {
+        throw new StorageError('STORAGE_UNAVAILABLE', '', `database schema version ${current} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
+      }
+      if (current === pgMigrations.length) {
+        await conn.query('COMMIT');
+        return { from, to: current };
+      }
+      await conn.query(pgMigrations[current]);
+      await conn.query('INSERT INTO souls_schema_migrations (version, applied_at) VALUES ($1, $2)', [current + 1, Date.now()]);
+      await conn.query('COMMIT');
+    } catch (error) {
+      await conn.query('ROLLBACK');
+      throw error;
+    }
+  }
+}
+
+export async function schemaVersion(conn: Connection): Promise<number> {
+  const exists = await conn.query(`SELECT to_regclass('souls_schema_migrations') IS NOT NULL AS present`);
+  if (!exists.rows[0].present) return 0;
+  return Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
+}
+
+export class PostgresWorkerStore {
+  readonly conn: Connection;
+  /** The database, for messages (no password). */
+  readonly target: string;
+  private executed = 0;
+  private inTransaction = false;
+  private writing = false;
+
+  /** `executed`: the count carried over from the connection this one replaces. */
+  constructor(conn: Connection, target: string, executed = 0) {
+    this.conn = conn;
+    this.target = target;
+    this.executed = executed;
+  }
+
+  private async all(sql: string, params: Params = {}): Promise<Row[]> {
+    this.executed++;
+    const { text, values } = positional(sql, params);
+    return (await this.conn.query(text, values)).rows;
+  }
+
+  private async get(sql: string, params: Params = {}): Promise<Row | undefined> {
+    return (await this.all(sql, params))[0];
+  }
+
+  private async changes(sql: string, params: Params = {}): Promise<number> {
+    this.executed++;
+    const { text, values } = positional(sql, params);
+    const result = await this.conn.query(text, values);
+    return Number(result.rowCount ?? result.affectedRows ?? 0);
+  }
+
+  /**
+   * One unit of work, all or nothing; run again (a bounded number of times) when PostgreSQL asks for it. `lockSouls`:
+   * the souls whose rows the transaction locks first (in id order, so writers never wait on each other in a cycle),
+   * sent with BEGIN in one round trip; `work` gets the ids of those that exist.
+   */
+  private async transaction<T>(work: (locked: Set<number>) => Promise<T>, mode: 'write' | 'read' = 'write', lockSouls: readonly number[] = []): Promise<T> {
+    if (this.inTransaction) return work(await this.lockSouls(lockSouls));
+    const ids = [...new Set(lockSouls)].map((id) => {
+      if (!Number.isSafeInteger(id)) throw new ValidationError('soulIds', `must be integers, got ${id}`);
+      return id;
+    });
+    const begin = mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+    for (let attempt = 1; ; attempt++) {
+      this.inTransaction = true;
+      this.writing = mode === 'write';
+      try {
+        let locked = new Set<number>();
+        if (ids.length > 0) {
+          this.executed++;
+          // Inlined integers, so BEGIN and the lock travel together (a parameterless text may hold several statements).
+          const { rows } = await this.conn.query(`${begin}; SELECT id FROM souls WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
+          locked = new Set(rows.map((r) => Number(r.id)));
+        } else {
+          await this.conn.query(begin);
+        }
+        const result = await work(locked);
+        await this.conn.query('COMMIT');
+        return result;
+      } catch (error) {
+        await this.conn.query('ROLLBACK').catch(() => undefined);
+        const code = (error as { code?: string }).code;
+        if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
+      } finally {
+        this.inTransaction = false;
+        this.writing = false;
+      }
+    }
+  }
+
+  private read<T>(work: () => Promise<T>): Promise<T> {
+    return this.transaction(work, 'read');
+  }
+
+  /** Locks the souls' rows (in id order, so writers never wait on each other in a cycle) for the rest of the transaction. */
+  private async lockSouls(ids: readonly number[]): Promise<Set<number>> {
+    const rows = await this.all('SELECT id FROM souls WHERE id = ANY(:ids::bigint[]) ORDER BY id FOR UPDATE', { ids: [...new Set(ids)] });
+    return new Set(rows.map((r) => Number(r.id)));
+  }
+
+  // Souls
+
+  private async soulRow(id: number): Promise<Soul> {
+    const row = await this.get(`SELECT * FROM souls WHERE id = :id${this.writing ? ' FOR UPDATE' : ''}`, { id });
+    if (!row) throw new NotFoundError('Soul', id);
+    return toSoul(row);
+  }
+
+  private async awakeSoulRow(id: number): Promise<Soul> {
+    const soul = await this.soulRow(id);
+    if (soul.deletedAt !== null) throw new InvalidStateError(`soul ${id} is dormant: awaken it first`);
+    return soul;
+  }
+
+  private async assertNameFree(name: string, exceptId: number): Promise<void> {
+    const holder = await this.get('SELECT name FROM souls WHERE name_key = :key AND deleted_at IS NULL AND id <> :exceptId', { key: nameKey(name), exceptId });
+    if (holder) throw new ConflictError('name', `an awake soul is already named "${String(holder.name)}"`);
+  }
+
+  private async slugTaken(slug: string, exceptId: number): Promise<boolean> {
+    return (await this.get('SELECT 1 AS taken FROM souls WHERE slug = :slug AND deleted_at IS NULL AND id <> :exceptId', { slug, exceptId })) !== undefined;
+  }
+
+  private async slugFor(chosen: string | null, name: string, exceptId: number): Promise<string> {
+    if (chosen === null) {
+      // freeSlug asks synchronously: the taken slugs sharing the base are read first.
+      const base = slugBase(name);
+      const taken = new Set(
+        (
+          await this.all(`SELECT slug FROM souls WHERE deleted_at IS NULL AND id <> :exceptId AND (slug = :base OR slug LIKE :prefix)`, {
+            exceptId,
+            base,
+            prefix: `${base.replaceAll('\\', '\\\\').replaceAll('%', '\\%').replaceAll('_', '\\_')}-%`,
+          })
+        ).map((r) => String(r.slug)),
+      );
+      return freeSlug(base, (slug) => taken.has(slug));
+    }
+    if (await this.slugTaken(chosen, exceptId)) throw new ConflictError('slug', `an awake soul already has the slug "${chosen}"`);
+    return chosen;
+  }
+
+  insertSoul(input: NewSoul, now: number): Promise<Soul> {
+    return this.transaction(async () => {
+      await this.assertNameFree(input.name, 0);
+      const slug = await this.slugFor(input.slug, input.name, 0);
+      const row = await this.get(
+        `INSERT INTO souls (name, name_key, slug, essence, description, level, created_at, updated_at, ordered_at)
+         VALUES (:name, :key, :slug, :essence, :description, 0, :now, :now, :now) RETURNING *`,
+        { name: input.name, key: nameKey(input.name), slug, essence: input.essence, description: input.description, now },
+      );
+      return toSoul(row!);
+    });
+  }
+
+  updateSoul(id: number, patch: SoulPatch, now: number): Promise<Soul> {
+    return this.transaction(async () => {
+      const soul = await this.soulRow(id);
+      const next = { ...soul, ...patch };
+      const awake = soul.deletedAt === null;
+      if (awake) await this.assertNameFree(next.name, id);
+      let slug = soul.slug;
+      if (patch.slug !== undefined) slug = awake || patch.slug === null ? await this.slugFor(patch.slug, next.name, id) : patch.slug;
+      const blockChanged = next.name !== soul.name || next.essence !== soul.essence || next.description !== soul.description;
+      const row = await this.get(
+        `UPDATE souls SET name = :name, name_key = :key, slug = :slug, essence = :essence, description = :description, updated_at = :now,
+           ordered_at = CASE WHEN :blockChanged::boolean THEN :now ELSE ordered_at END
+         WHERE id = :id RETURNING *`,
+        { id, name: next.name, key: nameKey(next.name), slug, essence: next.essence, description: next.description, now, blockChanged },
+      );
+      return toSoul(row!);
+    });
+  }
+
+  setDormancy(id: number, change: { dormantAt: number | null; rename?: string }, now: number): Promise<Soul> {
+    return this.transaction(async () => {
+      const soul = await this.soulRow(id);
+      if (change.dormantAt !== null) {
+        if (soul.deletedAt !== null) throw new InvalidStateError(`soul ${id} is already dormant`);
+        return toSoul((await this.get('UPDATE souls SET deleted_at = :at WHERE id = :id RETURNING *', { id, at: change.dormantAt }))!);
+      }
+      if (soul.deletedAt === null) throw new InvalidStateError(`soul ${id} is not dormant`);
+      const name = change.rename ?? soul.name;
+      await this.assertNameFree(name, id);
+      const slug = soul.slug !== null && !(await this.slugTaken(soul.slug, id)) ? soul.slug : await this.slugFor(null, name, id);
+      const renamed = name !== soul.name;
+      const row = await this.get(
+        `UPDATE souls SET deleted_at = NULL, name = :name, name_key = :key, slug = :slug,
+           updated_at = CASE WHEN :renamed::boolean THEN :now ELSE updated_at END, ordered_at = CASE WHEN :renamed::boolean THEN :now ELSE ordered_at END
+         WHERE id = :id RETURNING *`,
+        { id, name, key: nameKey(name), slug, renamed, now },
+      );
+      return toSoul(row!);
+    });
+  }
+
+  stampAttuned(id: number, now: number): Promise<Soul> {
+    return this.transaction(async () => {
+      await this.awakeSoulRow(id);
+      const row = await this.get('UPDATE souls SET last_attuned_at = :now WHERE id = :id RETURNING *', { id, now });
+      await this.changes('INSERT INTO soul_attunements (soul_id, attuned_at) VALUES (:id, :now)', { id, now });
+      return toSoul(row!);
+    });
+  }
+
+  async getSouls(ids: readonly number[]): Promise<Map<number, Soul>> {
+    const rows = await this.all('SELECT * FROM souls WHERE id = ANY(:ids::bigint[])', { ids: [...ids] });
+    return new Map(rows.map((r) => [Number(r.id), toSoul(r)]));
+  }
+
+  async getSoulByName(name: string): Promise<Soul | null> {
+    const row = await this.get('SELECT * FROM souls WHERE name_key = :key ORDER BY deleted_at IS NOT NULL, deleted_at DESC, id DESC LIMIT 1', { key: nameKey(name) });
+    return row ? toSoul(row) : null;
+  }
+
+  async listSouls(filter: { dormant: boolean }): Promise<Soul[]> {
+    const where = filter.dormant ? 'deleted_at IS NOT NULL' : 'deleted_at IS NULL';
+    // COLLATE "C": the byte order SQLite's BINARY collation gives, whatever the database's locale.
+    return (await this.all(`SELECT * FROM souls WHERE ${where} ORDER BY name COLLATE "C", id`)).map(toSoul);
+  }
+
+  // Traits and citations
+
+  private async traitRow(id: number): Promise<Trait> {
+    const row = await this.get('SELECT * FROM soul_traits WHERE id = :id', { id });
+    if (!row) throw new NotFoundError('Trait', id);
+    return toTrait(row);
+  }
+
+  private async activeCount(soulId: number): Promise<number> {
+    return Number((await this.get(`SELECT COUNT(*) AS n FROM soul_traits WHERE soul_id = :soulId AND status = 'active'`, { soulId }))!.n);
+  }
+
+  private async touchSoul(soulId: number, now: number): Promise<void> {
+    await this.changes('UPDATE souls SET updated_at = :now, ordered_at = :now WHERE id = :soulId', { soulId, now });
+  }
+
+  private async assertShardsExist(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    const found = new Set((await this.all('SELECT id FROM soul_shards WHERE id = ANY(:ids::bigint[])', { ids: [...ids] })).map((r) => Number(r.id)));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw new NotFoundError('Shard', missing);
+  }
+
+  private async insertCitation(shardId: number, traitId: number, now: number): Promise<boolean> {
+    return (
+      (await this.changes('INSERT INTO shard_citations (shard_id, trait_id, created_at) VALUES (:shardId, :traitId, :now) ON CONFLICT DO NOTHING', {
+        shardId,
+        traitId,
+        now,
+      })) > 0
+    );
+  }
+
+  insertTrait(soulId: number, input: NewTrait, now: number, traitLimit: number): Promise<Trait> {
+    return this.transaction(async () => {
+      const soul = await this.awakeSoulRow(soulId);
+      const active = await this.activeCount(soulId);
+      if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+      await this.assertShardsExist(input.citeShardIds);
+      const row = await this.get(
+        `INSERT INTO soul_traits (soul_id, principle, provenance, generation, status, created_at, updated_at)
+         VALUES (:soulId, :principle, :provenance, :generation, 'active', :now, :now) RETURNING id`,
+        { soulId, principle: input.principle, provenance: input.provenance, generation: soul.level, now },
+      );
+      const id = Number(row!.id);
+      for (const shardId of input.citeShardIds) await this.insertCitation(shardId, id, now);
+      await this.touchSoul(soulId, now);
+      return this.traitRow(id);
+    });
+  }
+
+  updateTrait(id: number, patch: { principle?: string; provenance?: string }, now: number): Promise<Trait> {
+    return this.transaction(async () => {
+      const trait = await this.traitRow(id);
+      await this.awakeSoulRow(trait.soulId);
+      if (trait.status !== 'active') throw new InvalidStateError(`trait ${id} is ${trait.status}: only active traits can be revised`);
+      await this.changes('UPDATE soul_traits SET principle = :principle, provenance = :provenance, updated_at = :now WHERE id = :id', {
+        id,
+        principle: patch.principle ?? trait.principle,
+        provenance: patch.provenance ?? trait.provenance,
+        now,
+      });
+      await this.touchSoul(trait.soulId, now);
+      return this.traitRow(id);
+    });
+  }
+
+  setTraitStatus(id: number, status: 'active' | 'reverted', now: number, traitLimit: number): Promise<Trait> {
+    return this.transaction(async () => {
+      const trait = await this.traitRow(id);
+      await this.awakeSoulRow(trait.soulId);
+      if (status === 'reverted' && trait.status !== 'active') {
+        throw new InvalidStateError(`trait ${id} is ${trait.status}: only active traits can be reverted`);
+      }
+      if (status === 'active') {
+        if (trait.status === 'active') throw new InvalidStateError(`trait ${id} is already active`);
+        const active = await this.activeCount(trait.soulId);
+        if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+      }
+      await this.changes('UPDATE soul_traits SET status = :status, merged_into = NULL, updated_at = :now WHERE id = :id', { id, status, now });
+      await this.touchSoul(trait.soulId, now);
+      return this.traitRow(id);
+    });
+  }
+
+  async getTraits(ids: readonly number[]): Promise<Map<number, Trait>> {
+    const rows = await this.all('SELECT * FROM soul_traits WHERE id = ANY(:ids::bigint[])', { ids: [...ids] });
+    return new Map(rows.map((r) => [Number(r.id), toTrait(r)]));
+  }
+
+  async listTraits(soulIds: readonly number[], filter: TraitFilter = {}): Promise<Trait[]> {
+    const clauses = ['soul_id = ANY(:soulIds::bigint[])'];
+    const params: Params = { soulIds: [...soulIds] };
+    if (filter.statuses) {
+      clauses.push('status = ANY(:statuses::text[])');
+      params.statuses = [...filter.statuses];
+    }
+    if (filter.generation !== undefined) {
+      clauses.push('generation = :generation');
+      params.generation = filter.generation;
+    }
+    return (await this.all(`SELECT * FROM soul_traits WHERE ${clauses.join(' AND ')} ORDER BY soul_id, created_at, id`, params)).map(toTrait);
+  }
+
+  async countActiveTraits(soulIds: readonly number[]): Promise<Map<number, number>> {
+    const rows = await this.all(`SELECT soul_id, COUNT(*) AS n FROM soul_traits WHERE soul_id = ANY(:soulIds::bigint[]) AND status = 'active' GROUP BY soul_id`, {
+      soulIds: [...soulIds],
+    });
+    const counts = new Map<number, number>(soulIds.map((id) => [id, 0]));
+    for (const r of rows) counts.set(Number(r.soul_id), Number(r.n));
+    return counts;
+  }
+
+  citeShard(shardId: number, traitId: number, now: number): Promise<void> {
+    return this.transaction(async () => {
+      const trait = await this.traitRow(traitId);
+      await this.assertShardsExist([shardId]);
+      await this.awakeSoulRow(trait.soulId);
+      if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only active traits can cite shards`);
+      if (await this.insertCitation(shardId, traitId, now)) await this.touchSoul(trait.soulId, now);
+    });
+  }
+
+  private async citations(column: 'trait_id' | 'shard_id', ids: readonly number[]): Promise<Citation[]> {
+    const rows = await this.all(
+      `SELECT shard_id, trait_id, created_at FROM shard_citations WHERE ${column} = ANY(:ids::bigint[]) ORDER BY created_at, shard_id, trait_id`,
+      { ids: [...ids] },
+    );
+    return rows.map((r) => ({ shardId: Number(r.shard_id), traitId: Number(r.trait_id), createdAt: Number(r.created_at) }));
+  }
+
+  citationsOfTraits(traitIds: readonly number[]): Promise<Citation[]> {
+    return this.citations('trait_id', traitIds);
+  }
+
+  citationsOfShards(shardIds: readonly number[]): Promise<Citation[]> {
+    return this.citations('shard_id', shardIds);
+  }
+
+  async attunements(soulIds: readonly number[]): Promise<Map<number, number[]>> {
+    const result = new Map<number, number[]>(soulIds.map((id) => [id, []]));
+    const rows = await this.all('SELECT soul_id, attuned_at FROM soul_attunements WHERE soul_id = ANY(:soulIds::bigint[]) ORDER BY soul_id, attuned_at', {
+      soulIds: [...soulIds],
+    });
+    for (const r of rows) result.get(Number(r.soul_id))!.push(Number(r.attuned_at));
+    return result;
+  }
+
+  // Level-ups
+
+  applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): Promise<LevelEvent> {
+    return this.transaction(async () => {
+      const soul = await this.awakeSoulRow(soulId);
+      const active = (await this.all(`SELECT id FROM soul_traits WHERE soul_id = :soulId AND status = 'active' ORDER BY id`, { soulId })).map((r) => Number(r.id));
+      const expected = [...plan.activeTraitIds].sort((a, b) => a - b);
+      if (active.length !== expected.length || active.some((id, i) => id !== expected[i])) {
+        throw new InvalidStateError(`the active traits of soul ${soulId} changed while the plan was being checked: validate it again`);
+      }
+      const level = soul.level + 1;
+      const touched = [...plan.consolidations.flatMap((g) => g.sourceTraitIds), ...plan.promotedTraitIds, ...plan.carriedTraitIds];
+      const updatedBefore: TraitTime[] = (await this.all('SELECT id, updated_at FROM soul_traits WHERE id = ANY(:ids::bigint[]) ORDER BY id', { ids: touched })).map(
+        (r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }),
+      );
+      const merged: number[] = [];
+      for (const group of plan.consolidations) {
+        const row = await this.get(
+          `INSERT INTO soul_traits (soul_id, principle, provenance, generation, status, created_at, updated_at)
+           VALUES (:soulId, :principle, :provenance, :level, 'active', :now, :now) RETURNING id`,
+          { soulId, principle: group.mergedPrinciple, provenance: group.mergedProvenance, level, now },
+        );
+        const mergedId = Number(row!.id);
+        merged.push(mergedId);
+        await this.changes(`UPDATE soul_traits SET status = 'consolidated', merged_into = :mergedId, updated_at = :now WHERE id = ANY(:ids::bigint[])`, {
+          mergedId,
+          now,
+          ids: [...group.sourceTraitIds],
+        });
+      }
+      await this.changes(`UPDATE soul_traits SET status = 'promoted', updated_at = :now WHERE id = ANY(:ids::bigint[])`, { now, ids: [...plan.promotedTraitIds] });
+      const carried: CarriedTrait[] = (
+        await this.all('SELECT id, generation FROM soul_traits WHERE id = ANY(:ids::bigint[]) ORDER BY id', { ids: [...plan.carriedTraitIds] })
+      ).map((r) => ({ id: Number(r.id), generation: Number(r.generation) }));
+      await this.changes('UPDATE soul_traits SET generation = :level, updated_at = :now WHERE id = ANY(:ids::bigint[])', {
+        level,
+        now,
+        ids: [...plan.carriedTraitIds],
+      });
+      await this.changes('UPDATE souls SET essence = :essence, level = :level, updated_at = :now, ordered_at = :now WHERE id = :soulId', {
+        soulId,
+        essence: plan.newEssence,
+        level,
+        now,
+      });
+      const consolidated = plan.consolidations.flatMap((g) => g.sourceTraitIds);
+      const row = await this.get(
+        `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried, traits_merged, created_at,
+           ordered_at_before, traits_updated_before)
+         VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now, :orderedAtBefore, :updatedBefore) RETURNING *`,
+        {
+          orderedAtBefore: soul.orderedAt,
+          updatedBefore: JSON.stringify(updatedBefore),
+          soulId,
+          level,
+          before: soul.essence,
+          after: plan.newEssence,
+          consolidated: JSON.stringify(consolidated),
+          promoted: JSON.stringify(plan.promotedTraitIds),
+          carried: JSON.stringify(carried),
+          merged: JSON.stringify(merged),
+          now,
+        },
+      );
+      return toLevelEvent(row!);
+    });
+  }
+
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number): Promise<{ event: LevelEvent; gate: GateStats[] }> {
+    return this.transaction(async () => {
+      const soul = await this.awakeSoulRow(soulId);
+      const row = await this.get('SELECT * FROM soul_levels WHERE soul_id = :soulId AND reverted_at IS NULL ORDER BY id DESC LIMIT 1', { soulId });
+      if (!row) throw new InvalidStateError(`soul ${soulId} has no level-up to revert`);
+      const event = toLevelEvent(row);
+      const saved = JSON.parse(String(row.traits_updated_before)) as TraitTime[];
+      const untouched = new Set(
+        (await this.all('SELECT id FROM soul_traits WHERE id = ANY(:ids::bigint[]) AND updated_at = :levelAt', { ids: saved.map((t) => t.id), levelAt: event.createdAt })).map(
+          (r) => Number(r.id),
+        ),
+      );
+      await this.changes(`UPDATE soul_traits SET status = 'active', merged_into = NULL, updated_at = :now WHERE id = ANY(:ids::bigint[])`, {
+        now,
+        ids: [...event.consolidated, ...event.promoted],
+      });
+      const merged = event.merged;
+      const citedShards = (await this.all('SELECT DISTINCT shard_id FROM shard_citations WHERE trait_id = ANY(:ids::bigint[])', { ids: merged })).map((r) =>
+        Number(r.shard_id),
+      );
+      // The souls whose gate the un-faded shards change are locked before their shards are.
+      await this.lockSouls(await this.soulsOfShards(citedShards));
+      await this.changes('UPDATE soul_traits SET merged_into = NULL WHERE merged_into = ANY(:ids::bigint[])', { ids: merged });
+      await this.changes('DELETE FROM shard_citations WHERE trait_id = ANY(:ids::bigint[])', { ids: merged });
+      await this.changes('DELETE FROM soul_traits WHERE id = ANY(:ids::bigint[])', { ids: merged });
+      const unfaded = (
+        await this.all(
+          `UPDATE soul_shards SET status = 'pending', updated_at = :now
+           WHERE id = ANY(:ids::bigint[]) AND status = 'faded'
+             AND (SELECT COUNT(DISTINCT trait_id) FROM shard_citations c WHERE c.shard_id = soul_shards.id) < :threshold
+           RETURNING id`,
+          { now, ids: citedShards, threshold: shardFadeCitations },
+        )
+      )
+        .map((r) => Number(r.id))
+        .sort((a, b) => a - b);
+      for (const carried of event.carried) {
+        await this.changes('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { id: carried.id, generation: carried.generation, now });
+      }
+      for (const before of saved) {
+        if (untouched.has(before.id)) await this.changes('UPDATE soul_traits SET updated_at = :updatedAt WHERE id = :id', { id: before.id, updatedAt: before.updatedAt });
+      }
+      await this.changes('UPDATE souls SET essence = :essence, level = :level, updated_at = :now, ordered_at = COALESCE(:orderedAt::bigint, :now) WHERE id = :soulId', {
+        soulId,
+        essence: event.essenceBefore,
+        level: soul.level - 1,
+        orderedAt: row.ordered_at_before,
+        now,
+      });
+      await this.changes('UPDATE soul_levels SET reverted_at = :now WHERE id = :id', { id: event.id, now });
+      const gate = unfaded.length === 0 ? [] : await this.gate(await this.soulsOfShards(unfaded), cutoff, unfaded);
+      return { event: { ...event, revertedAt: now }, gate };
+    });
+  }
+
+  async levelHistory(soulIds: readonly number[]): Promise<LevelEvent[]> {
+    return (await this.all('SELECT * FROM soul_levels WHERE soul_id = ANY(:soulIds::bigint[]) ORDER BY soul_id, id', { soulIds: [...soulIds] })).map(toLevelEvent);
+  }
+
+  async getLevelEvents(ids: readonly number[]): Promise<Map<number, LevelEvent>> {
+    const rows = await this.all('SELECT * FROM soul_levels WHERE id = ANY(:ids::bigint[])', { ids: [...ids] });
+    return new Map(rows.map((r) => [Number(r.id), toLevelEvent(r)]));
+  }
+
+  // Shards
+
+  /** The cheap gate for each soul, over every considered shard and over those but `newIds`. */
+  private async gate(soulIds: readonly number[], cutoff: number, newIds: readonly number[]): Promise<GateStats[]> {
+    const rows = await this.all(gateSql, { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
+    return rows.map(toGateStats);
+  }
+
+  private async soulsOfShards(shardIds: readonly number[]): Promise<number[]> {
+    if (shardIds.length === 0) return [];
+    return (await this.all('SELECT DISTINCT soul_id FROM shard_souls WHERE shard_id = ANY(:ids::bigint[]) ORDER BY soul_id', { ids: [...shardIds] })).map((r) =>
+      Number(r.soul_id),
+    );
+  }
+
+  insertShards(shards: readonly NewShard[], now: number, cutoff: number): Promise<ShardWrite> {
+    const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
+    // The lock serializes this soul's gate with every other writer's, on any replica; it also finds a missing soul.
+    return this.transaction(
+      async (found) => {
+        const missing = soulIds.find((id) => !found.has(id));
+        if (missing !== undefined) throw new NotFoundError('Soul', missing);
+        await this.fixEmbeddingDimension(shards);
+        if (shards.length === 0) return { shardIds: [], gate: await this.gate(soulIds, cutoff, []) };
+        const pairs = shards.flatMap((s, i) => [...new Set(s.soulIds)].map((soulId) => [i + 1, soulId] as const));
+        const tags = shards.flatMap((s, i) => s.tags.map((tag) => [i + 1, tag] as const));
+        // Every row in one statement whatever the count; ids drawn in input order, so ascending as the input goes.
+        const rows = await this.all(
+          `WITH input AS (
+             SELECT * FROM unnest(:contents::text[], :sources::text[], :sealed::integer[], :createdAt::bigint[]) WITH ORDINALITY AS t(content, source, sealed, created_at, n)
+           ), ids AS (
+             SELECT n, nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM input
+           ), shards AS (
+             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
+             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now FROM input JOIN ids USING (n)
+           ), attributions AS (
+             INSERT INTO shard_souls (shard_id, soul_id) SELECT ids.id, p.soul_id FROM unnest(:pairShards::bigint[], :pairSouls::bigint[]) AS p(n, soul_id) JOIN ids USING (n)
+           ), tagged AS (
+             INSERT INTO shard_tags (shard_id, tag) SELECT ids.id, t.tag FROM unnest(:tagShards::bigint[], :tags::text[]) AS t(n, tag) JOIN ids USING (n) ON CONFLICT DO NOTHING
+           )
+           SELECT id FROM ids ORDER BY n`,
+          {
+            now,
+            contents: shards.map((s) => s.content),
+            sources: shards.map((s) => s.source),
+            sealed: shards.map((s) => (s.sealed ? 1 : 0)),
+            createdAt: shards.map((s) => s.createdAt),
+            pairShards: pairs.map((p) => p[0]),
+            pairSouls: pairs.map((p) => p[1]),
+            tagShards: tags.map((t) => t[0]),
+            tags: tags.map((t) => t[1]),
+          },
+        );
+        const shardIds = rows.map((r) => Number(r.id));
+        for (const [i, shard] of shards.entries()) {
+          if (shard.embedding !== null) await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id', { id: shardIds[i], embedding: bytes(shard.embedding) });
+        }
+        return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds) };
+      },
+      'write',
+      soulIds,
+    );
+  }
+
+  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): Promise<number[]> {
+    if (entries.length === 0) return Promise.resolve([]);
+    return this.transaction(async () => {
+      await this.fixEmbeddingDimension(entries);
+      const stored: number[] = [];
+      for (const { id, embedding } of entries) {
+        const changed = await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id AND embedding IS NULL', { id, embedding: bytes(embedding) });
+        if (changed > 0) stored.push(id);
+      }
+      return stored;
+    });
+  }
+
+  async shardsWithoutEmbedding(afterId: number, limit: number): Promise<Array<{ id: number; content: string }>> {
+    const rows = await this.all('SELECT id, content FROM soul_shards WHERE id > :afterId AND embedding IS NULL ORDER BY id LIMIT :limit', { afterId, limit });
+    return rows.map((r) => ({ id: Number(r.id), content: String(r.content) }));
+  }
+
+  async countShardsWithoutEmbedding(): Promise<number> {
+    return Number((await this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL'))!.n);
+  }
+
+  private async fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>): Promise<void> {
+    const first = shards.find((s) => s.embedding !== null);
+    if (first === undefined) return;
+    const dimension = first.embedding!.byteLength / 4;
+    await this.changes(`INSERT INTO souls_meta (key, value) VALUES ('embedding_dimension', :dimension) ON CONFLICT DO NOTHING`, { dimension: String(dimension) });
+    const fixed = (await this.embeddingDimension())!;
+    const other = shards.find((s) => s.embedding !== null && s.embedding.byteLength / 4 !== fixed);
+    if (other) {
+      throw new ValidationError('embedding', `must have ${fixed} numbers, the dimension of this database's embeddings, got ${other.embedding!.byteLength / 4}`);
+    }
+  }
+
+  async embeddingDimension(): Promise<number | null> {
+    const row = await this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_dimension'`);
+    return row === undefined ? null : Number(row.value);
+  }
+
+  async shardEmbeddings(ids: readonly number[]): Promise<Map<number, Uint8Array>> {
+    const rows = await this.all('SELECT id, embedding FROM soul_shards WHERE id = ANY(:ids::bigint[]) AND embedding IS NOT NULL', { ids: [...ids] });
+    // A copy of its own: a driver's buffer may be a view into a larger one, which would all be cloned to the other thread.
+    return new Map(rows.map((r) => [Number(r.id), new Uint8Array(r.embedding as Uint8Array)]));
+  }
+
+  revealShards(ids: readonly number[], now: number, cutoff: number): Promise<ShardWrite> {
+    return this.transaction(async () => {
+      const unique = [...new Set(ids)];
+      await this.assertShardsExist(unique);
+      await this.lockSouls(await this.soulsOfShards(unique));
+      const revealed = (
+        await this.all(
+          'UPDATE soul_shards SET sealed = 0, revealed_at = :now, updated_at = :now WHERE id = ANY(:ids::bigint[]) AND sealed = 1 RETURNING id',
+          { now, ids: unique },
+        )
+      )
+        .map((r) => Number(r.id))
+        .sort((a, b) => a - b);
+      const gate = await this.gate(await this.soulsOfShards(revealed), cutoff, revealed);
+      return { shardIds: revealed, gate };
+    });
+  }
+
+  fadeExhaustedShards(threshold: number, now: number, cutoff: number): Promise<{ fadedCount: number; gate: GateStats[] }> {
+    return this.transaction(async () => {
+      const exhaustedSql = `SELECT s.id FROM soul_shards s WHERE s.status = 'pending'
+           AND s.id IN (SELECT shard_id FROM shard_citations GROUP BY shard_id HAVING COUNT(DISTINCT trait_id) >= :threshold) ORDER BY s.id`;
+      const exhausted = (await this.all(exhaustedSql, { threshold })).map((r) => Number(r.id));
+      if (exhausted.length === 0) return { fadedCount: 0, gate: [] };
+      const soulIds = await this.soulsOfShards(exhausted);
+      await this.lockSouls(soulIds);
+      const before = new Map((await this.gate(soulIds, cutoff, [])).map((g) => [g.soulId, g]));
+      // Another replica may have faded some of them while this one waited for the locks.
+      const fadedCount = await this.changes(`UPDATE soul_shards SET status = 'faded', updated_at = :now WHERE id = ANY(:ids::bigint[]) AND status = 'pending'`, {
+        now,
+        ids: exhausted,
+      });
+      const gate = (await this.gate(soulIds, cutoff, [])).map((g) => {
+        const was = before.get(g.soulId)!;
+        return { ...g, before: was.after, beforeShardIds: was.shardIds };
+      });
+      return { fadedCount, gate };
+    });
+  }
+
+  private async hydrateShards(rows: Row[]): Promise<Shard[]> {
+    const ids = rows.map((r) => Number(r.id));
+    const tags = listsBy(await this.all('SELECT shard_id, tag FROM shard_tags WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, tag COLLATE "C"', { ids }), 'shard_id', (r) => String(r.tag));
+    const souls = listsBy(await this.all('SELECT shard_id, soul_id FROM shard_souls WHERE shard_id = ANY(:ids::bigint[]) ORDER BY shard_id, soul_id', { ids }), 'shard_id', (r) => Number(r.soul_id));
+    return rows.map((r) => toShard(r, tags, souls));
+  }
+
+  async shardContents(ids: readonly number[]): Promise<Map<number, string>> {
+    const rows = await this.all('SELECT id, content FROM soul_shards WHERE id = ANY(:ids::bigint[])', { ids: [...ids] });
+    return new Map(rows.map((r) => [Number(r.id), String(r.content)]));
+  }
+
+  getShards(ids: readonly number[]): Promise<Map<number, Shard>> {
+    return this.read(async () => {
+      const shards = await this.hydrateShards(await this.all(`SELECT ${SHARD_COLUMNS('soul_shards')} FROM soul_shards WHERE id = ANY(:ids::bigint[])`, { ids: [...ids] }));
+      return new Map(shards.map((s) => [s.id, s]));
+    });
+  }
+
+  listShards(filter: ShardFilter, page: { first: number; after: string | null }): Promise<Page<Shard>> {
+    const { from, where, params, pageWhere, pageParams } = shardListQuery(filter, page.after, (tags) => ({ clause: 't.tag = ANY(:tags::text[])', value: [...tags] }));
+    return this.read(async () => {
+      const totalCount = Number((await this.get(`SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`, params))!.n);
+      const rows = await this.all(`SELECT ${SHARD_COLUMNS('s')} FROM ${from} WHERE ${pageWhere} ORDER BY s.created_at DESC, s.id DESC LIMIT :limit`, {
+        ...pageParams,
+        limit: page.first + 1,
+      });
+      const hasNextPage = rows.length > page.first;
+      const items = await this.hydrateShards(rows.slice(0, page.first));
+      return shardPage(items, totalCount, hasNextPage);
+    });
+  }
+
+  async searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Promise<Array<{ shardId: number; score: number }>> {
+    if (terms.length === 0) return [];
+    const rows = await this.all(searchSql(filter.soulId !== undefined), {
+      query: textQuery(terms),
+      cutoff: filter.cutoff,
+      limit: filter.limit,
+      ...(filter.soulId === undefined ? {} : { soulId: filter.soulId }),
+    });
+    return rows.map((r) => ({ shardId: Number(r.id), score: Number(r.rank) }));
+  }
+
+  consideredShards(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Promise<Shard[]> {
+    const query = consideredQuery(soulIds, cutoff, scope);
+    if (!query) return Promise.resolve([]);
+    return this.read(async () => this.hydrateShards(await this.all(consideredSql(query.clauses), query.params)));
+  }
+
+  async consideredShardIds(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Promise<number[]> {
+    const query = consideredQuery(soulIds, cutoff, scope);
+    if (!query) return [];
+    return (await this.all(consideredSql(query.clauses, 's.id'), query.params)).map((r) => Number(r.id));
+  }
+
+  async gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Promise<Map<number, GateStats>> {
+    if (soulIds !== 'awake') return new Map((await this.gate(soulIds, cutoff, [])).map((g) => [g.soulId, g]));
+    const rows = await this.all(readinessSql, { cutoff });
+    return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
+  }
+
+  async countsBySource(soulIds: readonly number[], cutoff: number): Promise<Map<number, SourceCount[]>> {
+    const result = new Map<number, SourceCount[]>(soulIds.map((id) => [id, []]));
+    const rows = await this.all(
+      `SELECT ss.soul_id, s.source, COUNT(*) AS n FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id
+       WHERE ss.soul_id = ANY(:soulIds::bigint[]) AND ${considered('s')}
+       GROUP BY ss.soul_id, s.source ORDER BY ss.soul_id, n DESC, s.source COLLATE "C"`,
+      { soulIds: [...soulIds], cutoff },
+    );
+    for (const r of rows) result.get(Number(r.soul_id))!.push({ source: String(r.source), count: Number(r.n) });
+    return result;
+  }
+
+  async countsByTagPerSoul(soulIds: readonly number[], cutoff: number): Promise<Map<number, TagCount[]>> {
+    const result = new Map<number, TagCount[]>(soulIds.map((id) => [id, []]));
+    const rows = await this.all(
+      `SELECT ss.soul_id, t.tag, COUNT(*) AS n FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id JOIN shard_tags t ON t.shard_id = s.id
+       WHERE ss.soul_id = ANY(:soulIds::bigint[]) AND ${considered('s')} GROUP BY ss.soul_id, t.tag ORDER BY ss.soul_id, n DESC, t.tag COLLATE "C"`,
+      { soulIds: [...soulIds], cutoff },
+    );
+    for (const r of rows) result.get(Number(r.soul_id))!.push({ tag: String(r.tag), count: Number(r.n) });
+    return result;
+  }
+
+  async countsByTag(soulId: number | null, cutoff: number): Promise<TagCount[]> {
+    const rows =
+      soulId === null
+        ? await this.all(
+            `SELECT t.tag, COUNT(*) AS n FROM soul_shards s JOIN shard_tags t ON t.shard_id = s.id
+             WHERE ${considered('s')} GROUP BY t.tag ORDER BY n DESC, t.tag COLLATE "C"`,
+            { cutoff },
+          )
+        : await this.all(
+            `SELECT t.tag, COUNT(*) AS n FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id JOIN shard_tags t ON t.shard_id = s.id
+             WHERE ss.soul_id = :soulId AND ${considered('s')} GROUP BY t.tag ORDER BY n DESC, t.tag COLLATE "C"`,
+            { soulId, cutoff },
+          );
+    return rows.map((r) => ({ tag: String(r.tag), count: Number(r.n) }));
+  }
+
+  async pendingCounts(soulIds: readonly number[] | 'awake', cutoff: number): Promise<Map<number, number>> {
+    const stats = await this.gateStats(soulIds, cutoff);
+    const ids = soulIds === 'awake' ? (await this.listSouls({ dormant: false })).map((s) => s.id) : soulIds;
+    return new Map(ids.map((id) => [id, stats.get(id)?.after.count ?? 0]));
+  }
+
+  // Maintenance and diagnostics
+
+  statementsExecuted(): number {
+    return this.executed;
+  }
+
+  async ping(): Promise<void> {
+    await this.conn.query('SELECT COUNT(*) AS n FROM souls_schema_migrations');
+  }
+
+  async optimize(): Promise<void> {
+    await this.conn.query('ANALYZE');
+  }
+
+  backup(path: string): Promise<void> {
+    throw new InvalidStateError(`a PostgreSQL database is backed up with its own tools, not written to ${path}: run pg_dump (e.g. pg_dump --format=custom --file=souls.dump "$SOULS_DB")`);
+  }
+
+  /**
+   * The plans PostgreSQL chooses for the hot statements, one line per plan node. The planner weighs the data, so
+   * they are explained at a typical cutoff: a week before the newest shard (most evidence older than the window).
+   */
+  async explainQueryPlans(): Promise<Record<string, string[]>> {
+    const cutoff = Number((await this.conn.query('SELECT COALESCE(MAX(created_at), 0) - 7 * 86400000 AS cutoff FROM soul_shards')).rows[0].cutoff);
+    const plan = async (sql: string, params: Params) => {
+      const { text, values } = positional(sql, { ...params, cutoff });
+      return (await this.conn.query(`EXPLAIN (COSTS OFF) ${text}`, values)).rows.map((r) => String(r['QUERY PLAN']));
+    };
+    return {
+      gate: await plan(gateSql, { soulIds: [1], newIds: [] }),
+      readiness: await plan(readinessSql, {}),
+      pendingLoad: await plan(consideredSql([]), { soulIds: [1] }),
+      ftsSearch: await plan(searchSql(false), { query: '"x"', limit: 20 }),
+      ftsSearchBySoul: await plan(searchSql(true), { query: '"x"', limit: 20, soulId: 1 }),
+    };
+  }
+
+  /** Empties every table and restarts the ids, as a fresh database: for tests sharing one server. */
+  async reset(): Promise<void> {
+    await this.conn.query(`TRUNCATE ${pgDataTables.join(', ')} RESTART IDENTITY`);
+    this.executed = 0;
+  }
+
+  /**
+   * Copies whole tables in (souls copy), ids and all, in one transaction: refused unless every table is empty.
+   * Each identity sequence then starts past the largest id copied, or past `idFloors[table]` (ids SQLite
+   * handed out and later deleted, which must never name a new row).
+   */
+  importTables(tables: Readonly<Record<string, readonly Row[]>>, idFloors: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+    return this.transaction(async () => {
+      for (const table of pgDataTables) await this.conn.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
+      const occupied = await this.get(`SELECT ${pgDataTables.map((t) => `EXISTS (SELECT 1 FROM ${t}) AS ${t}`).join(', ')}`);
+      const filled = pgDataTables.filter((t) => occupied![t] === true);
+      if (filled.length > 0) throw new InvalidStateError(`the target database is not empty (${filled.join(', ')} hold rows): copy into a new, empty database`);
+      const copied: Record<string, number> = {};
+      for (const table of pgDataTables) {
+        const rows = tables[table] ?? [];
+        copied[table] = rows.length;
+        if (rows.length === 0) continue;
+        const columns = Object.keys(rows[0]).map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
+        // One statement per table: a trait's merged_into names a later trait, checked at the statement's end.
+        const json = JSON.stringify(rows, (_, value: unknown) => (value instanceof Uint8Array ? `\\x${Buffer.from(value).toString('hex')}` : value));
+        await this.changes(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${table}, :rows::json)`, { rows: json });
+      }
+      for (const table of pgIdentityTables) {
+        await this.all(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), GREATEST(COALESCE((SELECT MAX(id) FROM ${table}), 0), :floor::bigint) + 1, false)`, {
+          floor: idFloors[table] ?? 0,
+        });
+      }
+      return copied;
+    });
+  }
+
+  async close(): Promise<{ checkpointDeferred: string | null }> {
+    await this.conn.close();
+    return { checkpointDeferred: null };
+  }
+}

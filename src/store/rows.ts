@@ -1,0 +1,187 @@
+// Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
+import { ValidationError } from '../engine/errors.ts';
+import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, Trait, TraitStatus } from '../engine/model.ts';
+import type { GateStats, ShardAggregate, ShardFilter } from './store.ts';
+
+export type Row = Record<string, unknown>;
+
+export function toSoul(r: Row): Soul {
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    slug: r.slug === null ? null : String(r.slug),
+    essence: String(r.essence),
+    description: String(r.description),
+    level: Number(r.level),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    orderedAt: Number(r.ordered_at),
+    deletedAt: r.deleted_at === null ? null : Number(r.deleted_at),
+    lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+  };
+}
+
+export function toTrait(r: Row): Trait {
+  return {
+    id: Number(r.id),
+    soulId: Number(r.soul_id),
+    principle: String(r.principle),
+    provenance: String(r.provenance),
+    generation: Number(r.generation),
+    status: String(r.status) as TraitStatus,
+    mergedInto: r.merged_into === null ? null : Number(r.merged_into),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+export function toLevelEvent(r: Row): LevelEvent {
+  return {
+    id: Number(r.id),
+    soulId: Number(r.soul_id),
+    level: Number(r.level),
+    essenceBefore: String(r.essence_before),
+    essenceAfter: String(r.essence_after),
+    consolidated: JSON.parse(String(r.traits_consolidated)) as number[],
+    promoted: JSON.parse(String(r.traits_promoted)) as number[],
+    carried: JSON.parse(String(r.traits_carried)) as CarriedTrait[],
+    merged: JSON.parse(String(r.traits_merged)) as number[],
+    createdAt: Number(r.created_at),
+    revertedAt: r.reverted_at === null ? null : Number(r.reverted_at),
+  };
+}
+
+export function toAggregate(r: Row | undefined, suffix: '' | '_before'): ShardAggregate {
+  if (!r) return { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null };
+  const time = (column: string) => {
+    const value = r[`${column}${suffix}`];
+    return value === null ? null : Number(value);
+  };
+  return {
+    count: Number(r[`count${suffix}`]),
+    distinctSources: Number(r[`sources${suffix}`]),
+    oldest: time('oldest'),
+    newest: time('newest'),
+    latest: time('latest'),
+  };
+}
+
+export function parseIds(value: unknown): number[] {
+  if (value === null || value === undefined) return [];
+  return String(value)
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+export function encodeCursor(createdAt: number, id: number): string {
+  return Buffer.from(`${createdAt}:${id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { createdAt: number; id: number } {
+  const match = /^(-?\d{1,16}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!match) throw new ValidationError('after', 'is not a cursor returned by this API');
+  return { createdAt: Number(match[1]), id: Number(match[2]) };
+}
+
+/** A shard row with its tags and souls, each list keyed by shard id. */
+export function toShard(r: Row, tags: ReadonlyMap<number, string[]>, souls: ReadonlyMap<number, number[]>): Shard {
+  return {
+    id: Number(r.id),
+    content: String(r.content),
+    source: String(r.source),
+    status: String(r.status) as ShardStatus,
+    sealed: Number(r.sealed) === 1,
+    tags: tags.get(Number(r.id)) ?? [],
+    soulIds: souls.get(Number(r.id)) ?? [],
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    revealedAt: r.revealed_at === null ? null : Number(r.revealed_at),
+  };
+}
+
+/** Rows grouped by an id into lists, in row order; `keys` start empty lists for ids no row names. */
+export function listsBy<T>(rows: readonly Row[], key: string, value: (r: Row) => T, keys: readonly number[] = []): Map<number, T[]> {
+  const lists = new Map<number, T[]>(keys.map((id) => [id, []]));
+  for (const r of rows) {
+    const list = lists.get(Number(r[key]));
+    if (list) list.push(value(r));
+    else lists.set(Number(r[key]), [value(r)]);
+  }
+  return lists;
+}
+
+/** A row of the gate statement: the aggregates with every considered shard, and without the write's own. */
+export function toGateStats(r: Row): GateStats {
+  return {
+    soulId: Number(r.soul_id),
+    dormant: r.deleted_at !== null,
+    lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+    shardIds: parseIds(r.ids),
+    beforeShardIds: parseIds(r.ids_before),
+    after: toAggregate(r, ''),
+    before: toAggregate(r, '_before'),
+  };
+}
+
+/** A row of the readiness statement (awake souls, no write): before and after are the same. */
+export function toReadiness(r: Row): GateStats {
+  const agg = toAggregate(r, '');
+  return {
+    soulId: Number(r.soul_id),
+    dormant: false,
+    lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
+    shardIds: parseIds(r.ids),
+    beforeShardIds: parseIds(r.ids),
+    after: agg,
+    before: agg,
+  };
+}
+
+/**
+ * listShards' statement pieces, newest first: its FROM, the WHERE of the count, and the WHERE of the page (the
+ * cursor's clause added), each with only its own parameters. `tagsIn` writes the store's "tag in a list" test.
+ */
+export function shardListQuery(filter: ShardFilter, after: string | null, tagsIn: (tags: readonly string[]) => { clause: string; value: unknown }) {
+  const clauses = ['s.status = :status'];
+  const params: Record<string, unknown> = { status: filter.status };
+  let from = 'soul_shards s';
+  if (filter.soulId !== undefined) {
+    from = 'shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id';
+    clauses.push('ss.soul_id = :soulId');
+    params.soulId = filter.soulId;
+  }
+  if (filter.source !== undefined) {
+    clauses.push('s.source = :source');
+    params.source = filter.source;
+  }
+  if (filter.sealed !== undefined) {
+    clauses.push('s.sealed = :sealed');
+    params.sealed = filter.sealed ? 1 : 0;
+  }
+  if (filter.cutoff !== null) {
+    clauses.push('s.created_at > :cutoff');
+    params.cutoff = filter.cutoff;
+  }
+  if (filter.tags && filter.tags.length > 0) {
+    const { clause, value } = tagsIn(filter.tags);
+    clauses.push(`EXISTS (SELECT 1 FROM shard_tags t WHERE t.shard_id = s.id AND ${clause})`);
+    params.tags = value;
+  }
+  const where = clauses.join(' AND ');
+  const pageClauses = [where];
+  // The count statement must not receive the cursor's parameters: node:sqlite refuses unknown named parameters.
+  const pageParams: Record<string, unknown> = { ...params };
+  if (after !== null) {
+    const cursor = decodeCursor(after);
+    pageClauses.push('(s.created_at < :afterCreatedAt OR (s.created_at = :afterCreatedAt AND s.id < :afterId))');
+    Object.assign(pageParams, { afterCreatedAt: cursor.createdAt, afterId: cursor.id });
+  }
+  return { from, where, params, pageWhere: pageClauses.join(' AND '), pageParams };
+}
+
+/** A page of shards, with a cursor for each. */
+export function shardPage(items: Shard[], totalCount: number, hasNextPage: boolean): Page<Shard> {
+  const cursors = items.map((s) => encodeCursor(s.createdAt, s.id));
+  return { items, cursors, totalCount, hasNextPage, endCursor: cursors.at(-1) ?? null };
+}

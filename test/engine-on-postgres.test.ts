@@ -1,0 +1,18 @@
+// The engine's crystallization and level-up suites again, on the PostgreSQL store (PGlite through the worker
+// bridge): one PGlite for the file, emptied before each test's database.
+import { afterAll } from 'vitest';
+import { openPostgresStore, type PostgresStore } from '../src/store/postgres-bridge.ts';
+import { useStore } from './support/engine.ts';
+import { storeView } from './support/shared-store.ts';
+
+let pglite: PostgresStore | null = null;
+afterAll(() => pglite?.close());
+
+useStore(() => {
+  pglite ??= openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000 });
+  pglite.reset();
+  return storeView(pglite);
+});
+
+await import('./crystallization.test.ts');
+await import('./levels.test.ts');

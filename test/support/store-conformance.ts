@@ -1,0 +1,456 @@
+// The store conformance suite: every SoulsStore method, atomicity and concurrency, run against each store.
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../src/engine/errors.ts';
+import type { NewShard, SoulsStore } from '../../src/store/store.ts';
+import type { WriterResult } from './store-writer.ts';
+
+export type StoreBackend = {
+  name: string;
+  /** An empty store for one test (a fresh database, or a shared one emptied). */
+  fresh(): SoulsStore;
+  /** Releases what `fresh` opened, when the test is over. */
+  release(store: SoulsStore): void;
+  /** A database several threads can open at once (`open` target for store-writer.ts), or null where none exists (PGlite in memory). */
+  shared: (() => { target: string; store: SoulsStore }) | null;
+};
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 2, 1);
+
+function shard(soulIds: number[], content: string, extra: Partial<NewShard> = {}): NewShard {
+  return { content, source: 'chat', soulIds, tags: [], sealed: false, createdAt: NOW - DAY, embedding: null, ...extra };
+}
+
+/** L2-normalized little-endian Float32 bytes. */
+function vector(values: number[]): Uint8Array {
+  const norm = Math.hypot(...values);
+  return new Uint8Array(new Float32Array(values.map((v) => v / norm)).buffer);
+}
+
+function counts(store: SoulsStore, soulIds: number[]): number[] {
+  const map = store.pendingCounts(soulIds, 0);
+  return soulIds.map((id) => map.get(id)!);
+}
+
+export function defineStoreConformance(backend: StoreBackend): void {
+  const withStore = (body: (store: SoulsStore) => void) => () => {
+    const store = backend.fresh();
+    try {
+      body(store);
+    } finally {
+      backend.release(store);
+    }
+  };
+
+  describe(`${backend.name} store: souls`, () => {
+    it('creates souls with derived slugs and refuses a name an awake soul holds under its folded key', withStore((store) => {
+      const ada = store.insertSoul({ name: 'Ada Lovelace', slug: null, essence: 'curious', description: 'd' }, NOW);
+      expect(ada).toMatchObject({ id: 1, name: 'Ada Lovelace', slug: 'ada-lovelace', level: 0, createdAt: NOW, updatedAt: NOW, orderedAt: NOW, deletedAt: null, lastAttunedAt: null });
+      const second = store.insertSoul({ name: 'Ada  Lovelace 2', slug: 'ada-lovelace-x', essence: 'e', description: '' }, NOW);
+      expect(second.slug).toBe('ada-lovelace-x');
+      const third = store.insertSoul({ name: 'Ada-Lovelace!', slug: null, essence: 'e', description: '' }, NOW);
+      expect(third.slug).toBe('ada-lovelace-2');
+      const error = (() => {
+        try {
+          store.insertSoul({ name: 'ADA LOVELACE', slug: null, essence: 'e', description: '' }, NOW);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConflictError);
+      expect(error).toMatchObject({ field: 'name', message: 'an awake soul is already named "Ada Lovelace"' });
+      expect(() => store.insertSoul({ name: 'Other', slug: 'ada-lovelace', essence: 'e', description: '' }, NOW)).toThrow(ConflictError);
+      // Byte order: the double space sorts before the single space's "L".
+      expect(store.listSouls({ dormant: false }).map((s) => s.id)).toEqual([2, 1, 3]);
+    }));
+
+    it('updates, retires, awakens and attunes, keeping the render reference time rules', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Bo', slug: null, essence: 'e', description: '' }, NOW);
+      const sameBlock = store.updateSoul(soul.id, { slug: 'bo-2' }, NOW + 1);
+      expect(sameBlock).toMatchObject({ slug: 'bo-2', updatedAt: NOW + 1, orderedAt: NOW });
+      const renamed = store.updateSoul(soul.id, { name: 'Bob' }, NOW + 2);
+      expect(renamed).toMatchObject({ name: 'Bob', updatedAt: NOW + 2, orderedAt: NOW + 2 });
+      expect(store.setDormancy(soul.id, { dormantAt: NOW + 3 }, NOW + 3).deletedAt).toBe(NOW + 3);
+      expect(() => store.setDormancy(soul.id, { dormantAt: NOW + 4 }, NOW + 4)).toThrow(InvalidStateError);
+      const usurper = store.insertSoul({ name: 'Bob', slug: 'bo-2', essence: 'e', description: '' }, NOW + 5);
+      expect(() => store.setDormancy(soul.id, { dormantAt: null }, NOW + 6)).toThrow(ConflictError);
+      expect(store.getSoulByName('BOB')!.id).toBe(usurper.id);
+      const awake = store.setDormancy(soul.id, { dormantAt: null, rename: 'Bobby' }, NOW + 7);
+      expect(awake).toMatchObject({ name: 'Bobby', slug: 'bobby', deletedAt: null, updatedAt: NOW + 7, orderedAt: NOW + 7 });
+      expect(() => store.stampAttuned(999, NOW)).toThrow(NotFoundError);
+      expect(store.stampAttuned(soul.id, NOW + 8).lastAttunedAt).toBe(NOW + 8);
+      store.stampAttuned(soul.id, NOW + 9);
+      expect(store.attunements([soul.id, usurper.id])).toEqual(new Map([[soul.id, [NOW + 8, NOW + 9]], [usurper.id, []]]));
+      expect([...store.getSouls([soul.id, usurper.id, 999]).keys()].sort()).toEqual([soul.id, usurper.id]);
+    }));
+
+    it('finds a name: the awake soul first, else the most recently retired', withStore((store) => {
+      const first = store.insertSoul({ name: 'Cy', slug: null, essence: 'e', description: '' }, NOW);
+      store.setDormancy(first.id, { dormantAt: NOW + 1 }, NOW + 1);
+      const second = store.insertSoul({ name: 'cy', slug: null, essence: 'e', description: '' }, NOW + 2);
+      store.setDormancy(second.id, { dormantAt: NOW + 3 }, NOW + 3);
+      expect(store.getSoulByName('CY')!.id).toBe(second.id);
+      const third = store.insertSoul({ name: 'Cy', slug: null, essence: 'e', description: '' }, NOW + 4);
+      expect(store.getSoulByName('cy')!.id).toBe(third.id);
+      expect(store.getSoulByName('nobody')).toBeNull();
+      expect(store.listSouls({ dormant: true }).map((s) => s.id)).toEqual([first.id, second.id].sort((a, b) => a - b));
+    }));
+
+    it('lists souls by name in byte order, then id', withStore((store) => {
+      for (const name of ['beta', 'Zed', 'alpha', 'Émile']) store.insertSoul({ name, slug: null, essence: 'e', description: '' }, NOW);
+      expect(store.listSouls({ dormant: false }).map((s) => s.name)).toEqual(['Zed', 'alpha', 'beta', 'Émile']);
+    }));
+  });
+
+  describe(`${backend.name} store: traits and citations`, () => {
+    it('adds, revises, reverts and restores traits within the limit, and cites shards once', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Dee', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds } = store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
+      const trait = store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: shardIds }, NOW + 1, 2);
+      expect(trait).toMatchObject({ soulId: soul.id, principle: 'p', provenance: 'v', generation: 0, status: 'active', mergedInto: null, createdAt: NOW + 1 });
+      expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ updatedAt: NOW + 1, orderedAt: NOW + 1 });
+      expect(() => store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [999] }, NOW, 2)).toThrow(NotFoundError);
+      const other = store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [] }, NOW + 2, 2);
+      const full = (() => {
+        try {
+          store.insertTrait(soul.id, { principle: 'r', provenance: 'v', citeShardIds: [] }, NOW, 2);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(full).toBeInstanceOf(CapacityError);
+      expect(full).toMatchObject({ limit: 2, activeCount: 2 });
+      expect(store.updateTrait(trait.id, { principle: 'p2' }, NOW + 3)).toMatchObject({ principle: 'p2', provenance: 'v', updatedAt: NOW + 3 });
+      expect(store.setTraitStatus(other.id, 'reverted', NOW + 4, 2).status).toBe('reverted');
+      expect(() => store.updateTrait(other.id, { principle: 'x' }, NOW)).toThrow(InvalidStateError);
+      expect(() => store.citeShard(shardIds[0], other.id, NOW)).toThrow(InvalidStateError);
+      expect(store.setTraitStatus(other.id, 'active', NOW + 5, 2).status).toBe('active');
+      expect(() => store.setTraitStatus(other.id, 'active', NOW, 2)).toThrow(InvalidStateError);
+      store.citeShard(shardIds[0], other.id, NOW + 6);
+      store.citeShard(shardIds[0], other.id, NOW + 7);
+      expect(store.citationsOfTraits([trait.id, other.id])).toEqual([
+        { shardId: shardIds[0], traitId: trait.id, createdAt: NOW + 1 },
+        { shardId: shardIds[1], traitId: trait.id, createdAt: NOW + 1 },
+        { shardId: shardIds[0], traitId: other.id, createdAt: NOW + 6 },
+      ]);
+      expect(store.citationsOfShards([shardIds[1]])).toEqual([{ shardId: shardIds[1], traitId: trait.id, createdAt: NOW + 1 }]);
+      expect(store.listTraits([soul.id]).map((t) => t.id)).toEqual([trait.id, other.id]);
+      expect(store.listTraits([soul.id], { statuses: ['reverted'] })).toEqual([]);
+      expect(store.listTraits([soul.id], { generation: 1 })).toEqual([]);
+      expect(store.countActiveTraits([soul.id, 999])).toEqual(new Map([[soul.id, 2], [999, 0]]));
+      expect([...store.getTraits([trait.id, 999]).keys()]).toEqual([trait.id]);
+      store.setDormancy(soul.id, { dormantAt: NOW + 8 }, NOW + 8);
+      expect(() => store.insertTrait(soul.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 5)).toThrow(InvalidStateError);
+    }));
+  });
+
+  describe(`${backend.name} store: level-ups`, () => {
+    it('applies a level-up, refuses a stale plan with nothing written, and reverts it exactly (un-fading shards)', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Eve', slug: null, essence: 'before', description: '' }, NOW);
+      const { shardIds } = store.insertShards([shard([soul.id], 'cited twice')], NOW, 0);
+      const a = store.insertTrait(soul.id, { principle: 'a', provenance: 'v', citeShardIds: [] }, NOW + 1, 10);
+      const b = store.insertTrait(soul.id, { principle: 'b', provenance: 'v', citeShardIds: [] }, NOW + 2, 10);
+      const c = store.insertTrait(soul.id, { principle: 'c', provenance: 'v', citeShardIds: [] }, NOW + 3, 10);
+      const d = store.insertTrait(soul.id, { principle: 'd', provenance: 'v', citeShardIds: [shardIds[0]] }, NOW + 4, 10);
+      const plan = {
+        activeTraitIds: [a.id, b.id, c.id, d.id],
+        newEssence: 'after',
+        consolidations: [{ sourceTraitIds: [a.id, b.id], mergedPrinciple: 'ab', mergedProvenance: 'v' }],
+        promotedTraitIds: [c.id],
+        carriedTraitIds: [d.id],
+      };
+      const stale = { ...plan, activeTraitIds: [a.id, b.id, c.id] };
+      const statementsBefore = store.statementsExecuted();
+      expect(() => store.applyLevelUp(soul.id, stale, NOW + 5)).toThrow(InvalidStateError);
+      expect(store.statementsExecuted()).toBeGreaterThan(statementsBefore);
+      expect(store.levelHistory([soul.id])).toEqual([]);
+      const event = store.applyLevelUp(soul.id, plan, NOW + 10);
+      const merged = event.merged[0];
+      expect(event).toMatchObject({ soulId: soul.id, level: 1, essenceBefore: 'before', essenceAfter: 'after', consolidated: [a.id, b.id], promoted: [c.id], carried: [{ id: d.id, generation: 0 }], createdAt: NOW + 10, revertedAt: null });
+      expect(store.getTraits([a.id, c.id, d.id, merged])).toEqual(
+        new Map([
+          [a.id, expect.objectContaining({ status: 'consolidated', mergedInto: merged })],
+          [c.id, expect.objectContaining({ status: 'promoted' })],
+          [d.id, expect.objectContaining({ generation: 1, updatedAt: NOW + 10 })],
+          [merged, expect.objectContaining({ principle: 'ab', generation: 1, status: 'active' })],
+        ]),
+      );
+      expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ essence: 'after', level: 1, orderedAt: NOW + 10 });
+      store.citeShard(shardIds[0], merged, NOW + 11);
+      expect(store.fadeExhaustedShards(2, NOW + 12, 0)).toMatchObject({ fadedCount: 1 });
+      expect(store.getShards(shardIds).get(shardIds[0])!.status).toBe('faded');
+      const reverted = store.revertLevelUp(soul.id, NOW + 20, 2, 0);
+      expect(reverted.event).toMatchObject({ id: event.id, revertedAt: NOW + 20 });
+      expect(reverted.gate).toEqual([expect.objectContaining({ soulId: soul.id, shardIds, beforeShardIds: [] })]);
+      expect(store.getShards(shardIds).get(shardIds[0])!.status).toBe('pending');
+      expect(store.getTraits([merged]).size).toBe(0);
+      expect(store.getTraits([a.id, d.id])).toEqual(
+        new Map([
+          // The level-up's own time on a trait goes back to the time before it.
+          [a.id, expect.objectContaining({ status: 'active', mergedInto: null, updatedAt: NOW + 1 })],
+          [d.id, expect.objectContaining({ generation: 0, updatedAt: NOW + 4 })],
+        ]),
+      );
+      expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ essence: 'before', level: 0, orderedAt: NOW + 4, updatedAt: NOW + 20 });
+      expect(store.getLevelEvents([event.id]).get(event.id)!.revertedAt).toBe(NOW + 20);
+      expect(() => store.revertLevelUp(soul.id, NOW + 21, 2, 0)).toThrow(InvalidStateError);
+      // A sequence never names a deleted trait again.
+      expect(store.insertTrait(soul.id, { principle: 'new', provenance: 'v', citeShardIds: [] }, NOW + 22, 10).id).toBeGreaterThan(merged);
+    }));
+  });
+
+  describe(`${backend.name} store: shards`, () => {
+    it('inserts shards and reports the cheap gate before and after the write', withStore((store) => {
+      const x = store.insertSoul({ name: 'X', slug: null, essence: 'e', description: '' }, NOW);
+      const y = store.insertSoul({ name: 'Y', slug: null, essence: 'e', description: '' }, NOW);
+      store.insertShards([shard([x.id], 'old one', { createdAt: NOW - 5 * DAY, source: 'email' })], NOW, 0);
+      const write = store.insertShards(
+        [shard([x.id, y.id, x.id], 'both', { tags: ['t1', 't2'] }), shard([y.id], 'sealed', { sealed: true }), shard([y.id], 'expired', { createdAt: NOW - 40 * DAY })],
+        NOW + 1,
+        NOW - 30 * DAY,
+      );
+      expect(write.shardIds).toEqual([2, 3, 4]);
+      expect(write.gate).toEqual([
+        {
+          soulId: x.id,
+          dormant: false,
+          lastAttunedAt: null,
+          shardIds: [1, 2],
+          beforeShardIds: [1],
+          after: { count: 2, distinctSources: 2, oldest: NOW - 5 * DAY, newest: NOW - DAY, latest: NOW - DAY },
+          before: { count: 1, distinctSources: 1, oldest: NOW - 5 * DAY, newest: NOW - 5 * DAY, latest: NOW - 5 * DAY },
+        },
+        {
+          soulId: y.id,
+          dormant: false,
+          lastAttunedAt: null,
+          shardIds: [2],
+          beforeShardIds: [],
+          after: { count: 1, distinctSources: 1, oldest: NOW - DAY, newest: NOW - DAY, latest: NOW - DAY },
+          before: { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null },
+        },
+      ]);
+      expect(store.getShards([2]).get(2)).toEqual({
+        id: 2,
+        content: 'both',
+        source: 'chat',
+        status: 'pending',
+        sealed: false,
+        tags: ['t1', 't2'],
+        soulIds: [x.id, y.id],
+        createdAt: NOW - DAY,
+        updatedAt: NOW + 1,
+        revealedAt: null,
+      });
+      expect(store.shardContents([1, 3, 99])).toEqual(new Map([[1, 'old one'], [3, 'sealed']]));
+      const revealed = store.revealShards([3, 3, 2], NOW + 2, NOW - 30 * DAY);
+      expect(revealed.shardIds).toEqual([3]);
+      expect(revealed.gate).toEqual([expect.objectContaining({ soulId: y.id, shardIds: [2, 3], beforeShardIds: [2], after: expect.objectContaining({ count: 2, latest: NOW + 2 }) })]);
+      expect(() => store.revealShards([99], NOW, 0)).toThrow(NotFoundError);
+      expect(store.gateStats('awake', NOW - 30 * DAY)).toEqual(
+        new Map([
+          [x.id, expect.objectContaining({ shardIds: [1, 2] })],
+          [y.id, expect.objectContaining({ shardIds: [2, 3] })],
+        ]),
+      );
+      expect(store.gateStats([y.id], NOW - 30 * DAY).get(y.id)!.after.count).toBe(2);
+      expect(store.pendingCounts('awake', NOW - 30 * DAY)).toEqual(new Map([[x.id, 2], [y.id, 2]]));
+      expect(counts(store, [x.id, y.id])).toEqual([2, 3]);
+    }));
+
+    it('refuses a write naming a missing soul or a vector of another dimension, writing nothing', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Z', slug: null, essence: 'e', description: '' }, NOW);
+      expect(store.embeddingDimension()).toBeNull();
+      store.insertShards([shard([soul.id], 'vec', { embedding: vector([1, 2, 3]) })], NOW, 0);
+      expect(store.embeddingDimension()).toBe(3);
+      const missing = (() => {
+        try {
+          store.insertShards([shard([soul.id], 'a'), shard([soul.id, 77], 'b')], NOW, 0);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(missing).toBeInstanceOf(NotFoundError);
+      expect(missing).toMatchObject({ entity: 'Soul', id: '77' });
+      const wrong = (() => {
+        try {
+          store.insertShards([shard([soul.id], 'c'), shard([soul.id], 'd', { embedding: vector([1, 2]) })], NOW, 0);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(wrong).toBeInstanceOf(ValidationError);
+      expect(wrong).toMatchObject({ field: 'embedding' });
+      expect(counts(store, [soul.id])).toEqual([1]);
+      expect(store.listShards({ status: 'pending', cutoff: null }, { first: 10, after: null }).totalCount).toBe(1);
+    }));
+
+    it('stores embeddings once each and lists the shards still without one', withStore((store) => {
+      const soul = store.insertSoul({ name: 'V', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds } = store.insertShards([shard([soul.id], 'a'), shard([soul.id], 'b'), shard([soul.id], 'c')], NOW, 0);
+      expect(store.countShardsWithoutEmbedding()).toBe(3);
+      expect(store.shardsWithoutEmbedding(shardIds[0], 10)).toEqual([{ id: shardIds[1], content: 'b' }, { id: shardIds[2], content: 'c' }]);
+      const first = vector([3, 4]);
+      expect(store.storeEmbeddings([{ id: shardIds[0], embedding: first }])).toEqual([shardIds[0]]);
+      expect(store.storeEmbeddings([{ id: shardIds[0], embedding: vector([4, 3]) }, { id: shardIds[1], embedding: vector([1, 0]) }])).toEqual([shardIds[1]]);
+      expect(() => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]) }])).toThrow(ValidationError);
+      const stored = store.shardEmbeddings([shardIds[0], shardIds[2]]);
+      expect([...stored.keys()]).toEqual([shardIds[0]]);
+      expect([...stored.get(shardIds[0])!]).toEqual([...first]);
+      expect(store.countShardsWithoutEmbedding()).toBe(1);
+    }));
+
+    it('fades shards cited by enough traits, with the gate before and after', withStore((store) => {
+      const soul = store.insertSoul({ name: 'F', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds } = store.insertShards([shard([soul.id], 'a'), shard([soul.id], 'b')], NOW, 0);
+      store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: [shardIds[0]] }, NOW, 10);
+      expect(store.fadeExhaustedShards(2, NOW + 1, 0)).toEqual({ fadedCount: 0, gate: [] });
+      store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [shardIds[0]] }, NOW, 10);
+      const faded = store.fadeExhaustedShards(2, NOW + 1, 0);
+      expect(faded.fadedCount).toBe(1);
+      expect(faded.gate).toEqual([expect.objectContaining({ soulId: soul.id, shardIds: [shardIds[1]], beforeShardIds: shardIds, before: expect.objectContaining({ count: 2 }), after: expect.objectContaining({ count: 1 }) })]);
+      expect(store.listShards({ status: 'faded', cutoff: null }, { first: 5, after: null }).items.map((s) => [s.id, s.updatedAt])).toEqual([[shardIds[0], NOW + 1]]);
+    }));
+
+    it('pages shards newest first with filters and cursors', withStore((store) => {
+      const a = store.insertSoul({ name: 'A', slug: null, essence: 'e', description: '' }, NOW);
+      const b = store.insertSoul({ name: 'B', slug: null, essence: 'e', description: '' }, NOW);
+      store.insertShards(
+        Array.from({ length: 7 }, (_, i) =>
+          shard(i % 2 === 0 ? [a.id] : [a.id, b.id], `s${i}`, { createdAt: NOW - DAY * (i % 3), source: i < 4 ? 'chat' : 'email', tags: i % 3 === 0 ? ['x'] : ['y'], sealed: i === 6 }),
+        ),
+        NOW,
+        0,
+      );
+      const ids = (page: { items: Array<{ id: number }> }) => page.items.map((s) => s.id);
+      const first = store.listShards({ status: 'pending', soulId: a.id, cutoff: null }, { first: 3, after: null });
+      expect(ids(first)).toEqual([7, 4, 1]);
+      expect(first).toMatchObject({ totalCount: 7, hasNextPage: true });
+      const second = store.listShards({ status: 'pending', soulId: a.id, cutoff: null }, { first: 3, after: first.endCursor });
+      expect(ids(second)).toEqual([5, 2, 6]);
+      expect(ids(store.listShards({ status: 'pending', soulId: a.id, cutoff: null }, { first: 3, after: second.endCursor }))).toEqual([3]);
+      expect(ids(store.listShards({ status: 'pending', source: 'email', sealed: false, tags: ['x'], cutoff: null }, { first: 9, after: null }))).toEqual([]);
+      expect(ids(store.listShards({ status: 'pending', soulId: b.id, tags: ['y'], cutoff: NOW - 3 * DAY }, { first: 9, after: null }))).toEqual([2, 6]);
+      expect(() => store.listShards({ status: 'pending', cutoff: null }, { first: 3, after: 'nonsense' })).toThrow(ValidationError);
+    }));
+
+    it('searches words with stemming and without stop words, and scopes considered shards by tags and words', withStore((store) => {
+      const a = store.insertSoul({ name: 'A', slug: null, essence: 'e', description: '' }, NOW);
+      const b = store.insertSoul({ name: 'B', slug: null, essence: 'e', description: '' }, NOW);
+      store.insertShards(
+        [
+          shard([a.id], 'The dogs were running in the park', { tags: ['walk'] }),
+          shard([b.id], 'A dog runs', { tags: ['walk', 'pet'] }),
+          shard([a.id], 'Cats sleep all day'),
+          shard([a.id], 'Running dogs, sealed', { sealed: true }),
+          shard([a.id], 'Running dogs long ago', { createdAt: NOW - 90 * DAY }),
+        ],
+        NOW,
+        0,
+      );
+      const cutoff = NOW - 30 * DAY;
+      expect(store.searchShards(['run', 'dog'], { cutoff, limit: 10 }).map((r) => r.shardId).sort()).toEqual([1, 2]);
+      expect(store.searchShards(['run', 'dog'], { cutoff, limit: 10, soulId: b.id }).map((r) => r.shardId)).toEqual([2]);
+      expect(store.searchShards(['the'], { cutoff, limit: 10 }).map((r) => r.shardId)).toEqual([1]);
+      expect(store.searchShards(['"quoted', 'or'], { cutoff, limit: 10 })).toEqual([]);
+      expect(store.searchShards([], { cutoff, limit: 10 })).toEqual([]);
+      const hits = store.searchShards(['dog'], { cutoff, limit: 1 });
+      expect(hits).toHaveLength(1);
+      expect(hits[0].score).toBeGreaterThan(0);
+      expect(store.consideredShardIds([a.id, b.id], cutoff)).toEqual([1, 2, 3]);
+      expect(store.consideredShardIds([a.id, b.id], cutoff, { tags: ['pet'] })).toEqual([2]);
+      expect(store.consideredShardIds([a.id, b.id], cutoff, { terms: ['sleeping'] })).toEqual([3]);
+      expect(store.consideredShardIds([a.id], cutoff, { terms: [] })).toEqual([]);
+      expect(store.consideredShards([a.id], cutoff, { tags: ['walk'], terms: ['park'] }).map((s) => [s.id, s.tags])).toEqual([[1, ['walk']]]);
+    }));
+
+    it('counts considered shards by source and by tag', withStore((store) => {
+      const a = store.insertSoul({ name: 'A', slug: null, essence: 'e', description: '' }, NOW);
+      const b = store.insertSoul({ name: 'B', slug: null, essence: 'e', description: '' }, NOW);
+      store.insertShards(
+        [
+          shard([a.id], '1', { source: 'mail', tags: ['b', 'a'] }),
+          shard([a.id, b.id], '2', { source: 'chat', tags: ['a'] }),
+          shard([a.id], '3', { source: 'chat', tags: ['B'] }),
+          shard([a.id], '4', { source: 'chat', tags: ['a'], createdAt: NOW - 90 * DAY }),
+        ],
+        NOW,
+        0,
+      );
+      const cutoff = NOW - 30 * DAY;
+      expect(store.countsBySource([a.id, b.id, 9], cutoff)).toEqual(
+        new Map([
+          [a.id, [{ source: 'chat', count: 2 }, { source: 'mail', count: 1 }]],
+          [b.id, [{ source: 'chat', count: 1 }]],
+          [9, []],
+        ]),
+      );
+      expect(store.countsByTag(null, cutoff)).toEqual([{ tag: 'a', count: 2 }, { tag: 'B', count: 1 }, { tag: 'b', count: 1 }]);
+      expect(store.countsByTag(b.id, cutoff)).toEqual([{ tag: 'a', count: 1 }]);
+      expect(store.countsByTagPerSoul([a.id, b.id], cutoff)).toEqual(
+        new Map([
+          [a.id, [{ tag: 'a', count: 2 }, { tag: 'B', count: 1 }, { tag: 'b', count: 1 }]],
+          [b.id, [{ tag: 'a', count: 1 }]],
+        ]),
+      );
+    }));
+  });
+
+  describe(`${backend.name} store: maintenance`, () => {
+    it('counts statements, answers ping, optimizes, explains the hot statements, and refuses calls once closed', () => {
+      const store = backend.fresh();
+      let closed = false;
+      try {
+        const before = store.statementsExecuted();
+        store.getSouls([1, 2, 3]);
+        store.listSouls({ dormant: false });
+        expect(store.statementsExecuted() - before).toBe(2);
+        store.ping();
+        store.optimize();
+        expect(Object.keys(store.explainQueryPlans()).sort()).toEqual(['ftsSearch', 'ftsSearchBySoul', 'gate', 'pendingLoad', 'readiness']);
+        expect(store.close()).toEqual({ checkpointDeferred: null });
+        closed = true;
+        expect(() => store.ping()).toThrow();
+      } finally {
+        if (!closed) backend.release(store);
+      }
+    });
+  });
+
+  if (backend.shared) {
+    const shared = backend.shared;
+    describe(`${backend.name} store: concurrency`, () => {
+      it('serializes writers on one soul: eight threads inserting at once each see the others that committed first', async () => {
+        const { target, store } = shared();
+        try {
+          const soul = store.insertSoul({ name: 'Shared', slug: null, essence: 'e', description: '' }, NOW);
+          const start = new SharedArrayBuffer(4);
+          const writers = Array.from({ length: 8 }, (_, i) => runWriter(target, soul.id, i, start));
+          // Every writer has opened its store and waits on the flag; all are released together.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const flag = new Int32Array(start);
+          while (Atomics.load(flag, 0) < 8) await new Promise((resolve) => setTimeout(resolve, 20));
+          Atomics.store(flag, 0, -1);
+          Atomics.notify(flag, 0);
+          const results = await Promise.all(writers);
+          // Exactly one writer crossed each count: the before counts are 0..7, each once.
+          expect(results.map((r) => r.before).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+          for (const r of results) expect(r.after).toBe(r.before + 1);
+          expect(counts(store, [soul.id])).toEqual([8]);
+        } finally {
+          backend.release(store);
+        }
+      });
+    });
+  }
+}
+
+function runWriter(target: string, soulId: number, index: number, start: SharedArrayBuffer): Promise<WriterResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./store-writer.ts', import.meta.url), { workerData: { target, soulId, index, start } });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => code !== 0 && reject(new Error(`writer ${index} exited with ${code}`)));
+  });
+}
