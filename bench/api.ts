@@ -94,7 +94,7 @@ const killChildren = () => {
 };
 
 /** One load-client process: its stdout as a queue of JSON lines, its stdin for commands. */
-class LoadClient {
+export class LoadClient {
   readonly child: ChildProcess;
   private readonly lines: unknown[] = [];
   private wake: (() => void) | null = null;
@@ -162,7 +162,7 @@ class LoadClient {
 }
 
 /** One http-mode run in its own process; throws on errors so no figure is reported over failed requests. */
-async function httpRun(config: HttpConfig, what: string): Promise<HttpReport> {
+export async function httpRun(config: HttpConfig, what: string): Promise<HttpReport> {
   const client = new LoadClient('http', config);
   try {
     const report = await client.next<HttpReport>((config.warmupMs ?? 0) + config.durationMs + 20_000, what);

@@ -3,10 +3,12 @@ import { cpus, totalmem } from 'node:os';
 import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
+import { benchGrowth } from './growth.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
 import { benchSemantic } from './semantic.ts';
+import { benchServerMemory } from './server-memory.ts';
 import { benchSimilarityModes } from './similarity.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
@@ -18,6 +20,8 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Similarity modes at their defaults', benchSimilarityModes],
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['API', benchApi],
+  ['A real server: souls serve in its own process, memory from the operating system', benchServerMemory],
+  ['Growth curves', benchGrowth],
 ];
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;

@@ -35,12 +35,14 @@ export type OpenOptions = {
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
   const store = options.store ?? openSqliteStore({ path: options.path, mode: options.mode });
+  const cacheBytes = settings.maxCacheMegabytes * 2 ** 20;
   const db: SoulsDb = {
     store,
     settings,
     clock: options.clock ?? systemClock,
-    clusters: new ClusterMemo(settings.clusteringThreshold, undefined, settings.similarity, (ids) => store.shardEmbeddings(ids)),
-    evidence: new EvidenceCache(settings.clusteringThreshold, settings.similarity, (ids) => store.shardEmbeddings(ids)),
+    // The clustering memo gets three quarters of the cache budget: the gate needs it on every write past the cheap gate.
+    clusters: new ClusterMemo(settings.clusteringThreshold, cacheBytes * 0.75, settings.similarity, (ids) => store.shardEmbeddings(ids)),
+    evidence: new EvidenceCache(settings.clusteringThreshold, settings.similarity, (ids) => store.shardEmbeddings(ids), cacheBytes * 0.25),
     semantic: settings.similarity === 'semantic' ? new SemanticEmbeddings(() => db) : null,
   };
   return db;

@@ -22,7 +22,7 @@ import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
 import { createLogger, requestIdOf, type Logger } from './log.ts';
 import { createMetrics, METRICS_PATH } from './metrics.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
-import { createMcpEndpoint } from '../mcp/http.ts';
+import { mcpEndpoint } from '../mcp/endpoint.ts';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -332,7 +332,7 @@ export function buildApp(options: AppOptions): App {
     });
   };
 
-  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
+  const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
     const record = newRecord(req);
     res.setHeader('x-request-id', record.id);
