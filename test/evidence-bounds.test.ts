@@ -61,13 +61,6 @@ describe('maxClusteredShards: clustering covers the most recently dropped shards
   });
 });
 
-describe('maxCacheMegabytes: the bound on what stays in memory between requests (exactness past it: test/cluster-memo.test.ts)', () => {
-  it('is a whole number of MiB, at least 1', () => {
-    expect(() => openSoulsDb({ settings: { maxCacheMegabytes: 0 } })).toThrow(expect.objectContaining({ field: 'maxCacheMegabytes' }));
-    expect(() => openSoulsDb({ settings: { maxCacheMegabytes: 1.5 } })).toThrow(/must be a whole number/);
-  });
-});
-
 /** A soul with `count` low-variety shards (20 words, 1,400 characters each) over two sources and thirty days. */
 async function lowVarietySoul(count: number): Promise<{ db: SoulsDb; soulId: number }> {
   const db = openSoulsDb({ clock: manualClock(T0) });
