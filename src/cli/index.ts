@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env node
 // The `souls` program: every subcommand is a file of src/cli/ listed in `commands`; dispatch.ts runs the one named.
 import { backupCommand } from './backup.ts';
 import type { Command } from './command.ts';
