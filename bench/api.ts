@@ -83,8 +83,8 @@ function percentile(samples: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const kib = (bytes: number) => `${bytes < 0 ? '' : '+'}${(bytes / 1024).toFixed(1)} KiB`;
 
 /** Every child this module started; killed on the way out, whatever happens. */
@@ -285,7 +285,7 @@ async function dropShardRate(url: string, dir: string, soulIds: number[]): Promi
   return rows;
 }
 
-async function post(url: string, query: string, variables: Record<string, unknown>): Promise<any> {
+export async function post(url: string, query: string, variables: Record<string, unknown>): Promise<any> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: body(query, variables) });
   const json = await response.json();
   if (response.status !== 200 || json.errors) throw new Error(`HTTP ${response.status}: ${JSON.stringify(json).slice(0, 300)}`);

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { LoadClient, httpRun } from './api.ts';
+import { LoadClient, httpRun, mib, post, sleep } from './api.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';
 
@@ -47,8 +47,6 @@ const SOUL = 'query Soul($id: ID!) { soul(id: $id) { rendered crystallization { 
 const EVIDENCE = 'query Evidence($id: ID!) { soul(id: $id) { evidence { markdown clusters { weight representative { content } } } } }';
 const SUBSCRIPTION = 'subscription Changed($id: ID!) { soulChanged(soulId: $id) { soul { id rendered } } }';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 type Reading = { rss: number; peak: number; heapUsed: number; heapTotal: number; external: number };
 
@@ -97,13 +95,6 @@ class ServerProcess {
     await Promise.race([exited, sleep(10_000)]);
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }
-}
-
-async function post(url: string, query: string, variables: Record<string, unknown>): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query, variables }) });
-  const json = await response.json();
-  if (response.status !== 200 || json.errors) throw new Error(`HTTP ${response.status}: ${JSON.stringify(json).slice(0, 300)}`);
-  return json.data;
 }
 
 /** 200 souls with two traits each, then 50,000 shards in batches of 1,000, each for one soul, from six sources over 60 days. */
