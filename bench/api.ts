@@ -90,7 +90,7 @@ export function percentile(samples: number[], p: number): number {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const kib = (bytes: number) => `${bytes < 0 ? '' : '+'}${(bytes / 1024).toFixed(1)} KiB`;
 
 /** Every child this module started; killed on the way out, whatever happens. */
@@ -171,7 +171,7 @@ export class LoadClient {
 }
 
 /** One http-mode run in its own process; throws on errors so no figure is reported over failed requests. */
-async function httpRun(config: HttpConfig, what: string): Promise<HttpReport> {
+export async function httpRun(config: HttpConfig, what: string): Promise<HttpReport> {
   const client = new LoadClient('http', config);
   try {
     const report = await client.next<HttpReport>((config.warmupMs ?? 0) + config.durationMs + 20_000, what);

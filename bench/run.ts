@@ -7,11 +7,13 @@ import { benchClustering } from './clustering.ts';
 import { benchColdStart } from './cold-start.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
 import { benchEnginePostgres } from './engine-postgres.ts';
+import { benchGrowth } from './growth.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
 import { benchReplicas } from './replicas.ts';
 import { benchSemantic } from './semantic.ts';
+import { benchServerMemory } from './server-memory.ts';
 import { benchSimilarityModes } from './similarity.ts';
 import { describeMachine, figureOf, loadAverageNow, machineNow, selectSections, type BenchReport } from './report.ts';
 
@@ -25,6 +27,8 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Similarity modes at their defaults', benchSimilarityModes],
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['API', benchApi],
+  ['A real server: souls serve in its own process, memory from the operating system', benchServerMemory],
+  ['Growth curves', benchGrowth],
 ];
 
 const usage = 'usage: npm run bench [-- --only TEXT ...] [-- --json FILE] [-- --store sqlite|postgres]';

@@ -109,7 +109,7 @@ export function themeExcess(clusters: readonly (readonly number[])[], labels: re
 export function memoChangeMs(mode: (typeof similarityModes)[number], texts: readonly string[], vectors: readonly (Float32Array | null)[], n: number, runs: number): { ms: number; cpuMs: number } {
   const threshold = defaultClusteringThresholds[mode];
   const bytes = new Map(vectors.flatMap((v, i) => (v ? [[i + 1, encodeEmbedding('embedding', Array.from(v))] as const] : [])));
-  const memo = new ClusterMemo(threshold, 100_000, mode, (ids) => new Map(ids.flatMap((id) => (bytes.has(id) ? [[id, bytes.get(id)!] as const] : []))));
+  const memo = new ClusterMemo(threshold, undefined, mode, (ids) => new Map(ids.flatMap((id) => (bytes.has(id) ? [[id, bytes.get(id)!] as const] : []))));
   const load = (ids: number[]) => new Map(ids.map((id) => [id, texts[id - 1]]));
   const window = (from: number) => Array.from({ length: n }, (_, i) => from + i);
   memo.partition(1, window(1), load);

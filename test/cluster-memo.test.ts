@@ -44,6 +44,31 @@ describe('ClusterMemo', () => {
     }
   });
 
+  it('stays exact past its byte budget: the least recently clustered souls are forgotten and rebuilt, their texts loaded again', () => {
+    const pool = texts(240, 9);
+    // About thirty shards' worth of gram ids and texts, for six souls of up to forty shards each.
+    const memo = new ClusterMemo(0.4, 30_000);
+    const rng = makeRng(13);
+    const sets = Array.from({ length: 6 }, () => new Set<number>());
+    const seen = new Set<number>();
+    let loads = 0;
+    const load = (missing: number[]) => {
+      loads += missing.length;
+      return new Map(missing.map((id) => [id, pool[id - 1]]));
+    };
+    for (let step = 0; step < 240; step++) {
+      const soul = Math.floor(rng() * sets.length);
+      const set = sets[soul];
+      for (let i = 1 + Math.floor(rng() * 3); i > 0; i--) set.add(1 + soul * 40 + Math.floor(rng() * 40));
+      if (rng() < 0.3 && set.size > 2) set.delete([...set][Math.floor(rng() * set.size)]);
+      const ids = [...set].sort((a, b) => a - b);
+      for (const id of ids) seen.add(id);
+      expect(memo.clusterCount(soul, ids, load)).toBe(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).length);
+      if (step % 7 === 0) expect(memo.partition(soul, ids, load)).toEqual(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).map((cluster) => cluster.map((i) => ids[i])));
+    }
+    expect(loads).toBeGreaterThan(2 * seen.size); // what was forgotten was loaded again
+  });
+
   it('starts a large set with one bulk clustering and keeps souls apart', () => {
     const pool = texts(200, 3);
     const memo = new ClusterMemo(0.4);
@@ -106,7 +131,7 @@ describe('ClusterMemo in the lexical and provided modes', () => {
     ['provided', defaultClusteringThresholds.provided],
     ['provided', 0.5],
   ] as const)('%s at %s: the partition equals clustering afresh, whatever the order shards come and go in, for two souls', async (mode, threshold) => {
-    const memo = new ClusterMemo(threshold, 100_000, mode, loadVectors);
+    const memo = new ClusterMemo(threshold, undefined, mode, loadVectors);
     const order = makeRng(Math.round(threshold * 1000));
     const sets = [new Set<number>(), new Set<number>()];
     for (let step = 0; step < 60; step++) {

@@ -122,6 +122,7 @@ const badValues: Record<string, unknown[]> = {
   maxSourceLength: wholeCountBad,
   maxClusteredShards: [1, 1_000_001, ...wholeCountBad],
   maxEmbeddingDimension: [16_385, ...wholeCountBad],
+  maxCacheMegabytes: [1_000_001, ...wholeCountBad],
 };
 
 describe('knob validation', () => {

@@ -182,7 +182,7 @@ describe('lexical against trigram', () => {
 describe('the remembered partition under lexical', () => {
   it('is always the partition of the set asked about, as shards come and go', () => {
     const threshold = defaultClusteringThresholds.lexical;
-    const memo = new ClusterMemo(threshold, 100_000, 'lexical');
+    const memo = new ClusterMemo(threshold, undefined, 'lexical');
     const texts = new Map(corpusTexts.slice(0, 80).map((t, i) => [i + 1, t]));
     const contents = (ids: number[]) => new Map(ids.map((id) => [id, texts.get(id)!]));
     const sets = [

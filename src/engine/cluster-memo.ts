@@ -20,8 +20,11 @@ export type ClusteringReport = (ms: number, shards: number) => void;
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
 
-/** At most this many bytes of vector cosines are kept, over all souls (the least recently clustered go first). */
-const VECTOR_PAIR_BYTES = 128 * 2 ** 20;
+/** What a cached shard costs beside its gram ids, text and vector: the Map entries and object headers that hold them. */
+const ENTRY_BYTES = 200;
+
+/** An eviction pass frees down to this share of the budget, so that passes (linear in what is cached) are rare. */
+const EVICT_TO = 0.9;
 
 /** Whether a mode compares shards by stored vectors (mixed with lexical); such modes keep their vectors' cosines per soul. */
 export function usesVectors(mode: SimilarityMode): boolean {
@@ -47,7 +50,9 @@ export function usesVectors(mode: SimilarityMode): boolean {
  */
 export class ClusterMemo {
   private readonly threshold: number;
-  private readonly gramCapacity: number;
+  /** Bytes of shard data (gram ids, texts, vectors) to keep; the least recently clustered souls' partitions go beyond it. */
+  private readonly budget: number;
+  private cachedBytes = 0;
   private readonly mode: SimilarityMode;
   private readonly dictionary = new Map<number | string, number>();
   private readonly grams = new Map<number, Int32Array>();
@@ -57,13 +62,13 @@ export class ClusterMemo {
   private readonly loadVectors: EmbeddingLoader;
   private readonly lexicalDictionary = new Map<string, number>();
   private readonly terms = new Map<number, TextTerms>();
-  /** Per soul, its shards' vector cosines; a Map in least recently used order. */
+  /** Per soul, its shards' vector cosines, in least recently used order, bounded by the same budget. */
   private readonly pairs = new Map<number, VectorPairs>();
   private readonly clustered: ClusteringReport;
 
-  constructor(threshold: number, gramCapacity = 100_000, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}) {
+  constructor(threshold: number, budgetBytes = 64 * 2 ** 20, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}) {
     this.threshold = threshold;
-    this.gramCapacity = gramCapacity;
+    this.budget = budgetBytes;
     this.mode = mode;
     this.loadVectors = loadVectors;
     this.clustered = clustered;
@@ -86,7 +91,7 @@ export class ClusterMemo {
     const remembered = this.souls.get(soulId);
     if (this.rebuilds(remembered, shardIds)) {
       const partition = this.buildAll(soulId, shardIds, contents);
-      this.souls.set(soulId, partition);
+      this.keep(soulId, partition);
       return partition;
     }
     const partition = remembered ?? new Partition();
@@ -99,9 +104,15 @@ export class ClusterMemo {
     for (const id of removed) partition.remove(id, (a, b) => this.similar(a, b));
     for (const id of added) partition.add(id, this.grams.get(id)!, (a, b) => this.similar(a, b));
     if (removed.length + added.length > 0) this.clustered(performance.now() - start, shardIds.length);
-    this.souls.set(soulId, partition);
-    this.evict();
+    this.keep(soulId, partition);
     return partition;
+  }
+
+  /** Remembers the soul's partition as the most recently used, then keeps the cache within its budget. */
+  private keep(soulId: number, partition: Partition): void {
+    this.souls.delete(soulId);
+    this.souls.set(soulId, partition);
+    this.evict(soulId);
   }
 
   /**
@@ -125,12 +136,10 @@ export class ClusterMemo {
     const partition = new Partition();
     for (const cluster of clusters) partition.place(new Map(cluster.map((i) => [shardIds[i], grams[i]])));
     for (const [i, id] of shardIds.entries()) {
-      this.grams.set(id, grams[i]);
-      this.texts.set(id, texts[i]);
-      if (usesVectors(this.mode)) this.vectors.set(id, vectors[i]);
+      this.cache(id, grams[i], texts[i]);
+      if (usesVectors(this.mode)) this.cacheVector(id, vectors[i]);
     }
-    this.souls.set(soulId, partition);
-    this.evict();
+    this.keep(soulId, partition);
   }
 
   /**
@@ -168,7 +177,6 @@ export class ClusterMemo {
     for (const cluster of runSteps(steps)) {
       partition.place(new Map(cluster.map((i) => [shardIds[i], this.grams.get(shardIds[i])!])));
     }
-    this.evict();
     return partition;
   }
 
@@ -205,14 +213,14 @@ export class ClusterMemo {
     return terms;
   }
 
-  /** The soul's vector cosines, made the most recently used; others are dropped, oldest first, beyond VECTOR_PAIR_BYTES. */
+  /** The soul's vector cosines, made the most recently used; others are dropped, oldest first, beyond the budget. */
   private pairsOf(soulId: number): VectorPairs {
     const pairs = this.pairs.get(soulId) ?? new VectorPairs();
     this.pairs.delete(soulId);
     let total = pairs.bytes;
     for (const [id, other] of [...this.pairs].reverse()) {
       total += other.bytes;
-      if (total > VECTOR_PAIR_BYTES) this.pairs.delete(id);
+      if (total > this.budget) this.pairs.delete(id);
     }
     this.pairs.set(soulId, pairs);
     return pairs;
@@ -221,7 +229,7 @@ export class ClusterMemo {
   /** The shards' stored vectors changed (semantic vectors landed): their cached vectors and cosines, and every partition holding them, are dropped. */
   forgetVectors(shardIds: readonly number[]): void {
     const changed = new Set(shardIds);
-    for (const id of shardIds) this.vectors.delete(id);
+    for (const id of shardIds) this.cacheVector(id, undefined);
     for (const pairs of this.pairs.values()) pairs.release(shardIds);
     for (const [soulId, partition] of this.souls) if (partition.memberIds().some((id) => changed.has(id))) this.souls.delete(soulId);
   }
@@ -253,10 +261,7 @@ export class ClusterMemo {
   }
 
   private cacheGrams(texts: ReadonlyMap<number, string>): void {
-    for (const [id, text] of texts) {
-      this.grams.set(id, this.gramsOf(text));
-      this.texts.set(id, text);
-    }
+    for (const [id, text] of texts) this.cache(id, this.gramsOf(text), text);
     if (usesVectors(this.mode)) this.cacheVectors([...texts.keys()]);
   }
 
@@ -264,8 +269,34 @@ export class ClusterMemo {
     const loaded = this.loadVectors(ids);
     for (const id of ids) {
       const bytes = loaded.get(id);
-      this.vectors.set(id, bytes === undefined ? null : decodeEmbedding(bytes));
+      this.cacheVector(id, bytes === undefined ? null : decodeEmbedding(bytes));
     }
+  }
+
+  private cache(id: number, grams: Int32Array, text: string): void {
+    this.uncache(id);
+    this.grams.set(id, grams);
+    this.texts.set(id, text);
+    this.cachedBytes += grams.byteLength + 2 * text.length + ENTRY_BYTES;
+  }
+
+  /** Sets (or with undefined, forgets) the shard's cached vector, counting its bytes. */
+  private cacheVector(id: number, vector: Float32Array | null | undefined): void {
+    this.cachedBytes -= this.vectors.get(id)?.byteLength ?? 0;
+    if (vector === undefined) this.vectors.delete(id);
+    else {
+      this.vectors.set(id, vector);
+      this.cachedBytes += vector?.byteLength ?? 0;
+    }
+  }
+
+  private uncache(id: number): void {
+    const grams = this.grams.get(id);
+    if (grams !== undefined) this.cachedBytes -= grams.byteLength + 2 * this.texts.get(id)!.length + ENTRY_BYTES;
+    this.grams.delete(id);
+    this.texts.delete(id);
+    this.terms.delete(id);
+    this.cacheVector(id, undefined);
   }
 
   /** The shards' vectors in order (vector modes; empty otherwise), loading those not cached. */
@@ -311,17 +342,29 @@ export class ClusterMemo {
     return id;
   }
 
-  /** Forgets the oldest cached gram sets beyond capacity, never those a partition still holds. */
-  private evict(): void {
-    if (this.grams.size <= this.gramCapacity) return;
-    const held = new Set([...this.souls.values()].flatMap((p) => p.memberIds()));
-    for (const id of this.grams.keys()) {
-      if (this.grams.size <= this.gramCapacity) break;
-      if (held.has(id)) continue;
-      this.grams.delete(id);
-      this.texts.delete(id);
-      this.vectors.delete(id);
-      this.terms.delete(id);
+  /**
+   * Past the budget: forgets the oldest cached shards no partition holds, then the partitions of the least
+   * recently clustered souls (never `current`'s) with the shards only they held. A forgotten partition is
+   * rebuilt from the store when its soul is clustered again; nothing but the work differs.
+   */
+  private evict(current: number): void {
+    if (this.cachedBytes <= this.budget) return;
+    const target = this.budget * EVICT_TO;
+    const holders = new Map<number, number>();
+    for (const partition of this.souls.values()) for (const id of partition.memberIds()) holders.set(id, (holders.get(id) ?? 0) + 1);
+    for (const id of [...this.grams.keys()]) {
+      if (this.cachedBytes <= target) return;
+      if (!holders.has(id)) this.uncache(id);
+    }
+    for (const [soulId, partition] of [...this.souls]) {
+      if (this.cachedBytes <= target) return;
+      if (soulId === current) continue;
+      this.forget(soulId);
+      for (const id of partition.memberIds()) {
+        const left = holders.get(id)! - 1;
+        if (left > 0) holders.set(id, left);
+        else this.uncache(id);
+      }
     }
   }
 }

@@ -58,17 +58,24 @@ class Lru<K, V> {
  * the clock (freshness, weights, trend, trait signals) is recomputed each time.
  */
 export class EvidenceCache {
-  /** At most 32 MiB of shard text (UTF-16), whatever the shards' sizes. */
-  private readonly rows = new Lru<number, Shard>(16 * 2 ** 20, (_, shard) => shard.content.length + 64);
-  private readonly partitions = new Lru<string, number[][]>(32);
-  /** Representative shard of a cluster, by its member ids: at most 4 Mi characters of keys. */
-  readonly representatives = new Lru<string, number>(4 * 2 ** 20, (key) => key.length + 16);
+  /** Shard rows, weighed by their text (UTF-16) and tags: 5/8 of the budget. */
+  private readonly rows: Lru<number, Shard>;
+  /**
+   * Partitions by their shards' ids, weighed by key and ids: 1/8. A count bound (it was 32) made a dashboard of more
+   * souls than that cluster every soul afresh on every request, the least recently used always being the next asked.
+   */
+  private readonly partitions: Lru<string, number[][]>;
+  /** Representative shard of a cluster, by its member ids (a key of up to 2,000 ids): a quarter of the budget. */
+  readonly representatives: Lru<string, number>;
   private readonly threshold: number;
   private readonly mode: SimilarityMode;
   private readonly loadVectors: EmbeddingLoader;
   private readonly clustered: ClusteringReport;
 
-  constructor(threshold: number, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}) {
+  constructor(threshold: number, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}, budgetBytes = 32 * 2 ** 20) {
+    this.rows = new Lru(budgetBytes * 0.625, (_, shard) => 2 * shard.content.length + 32 * shard.tags.length + 200);
+    this.partitions = new Lru(budgetBytes * 0.125, (key, partition) => 2 * key.length + 16 * partition.length + 8 * partition.reduce((n, ids) => n + ids.length, 0));
+    this.representatives = new Lru(budgetBytes * 0.25, (key) => 2 * key.length + 64);
     this.threshold = threshold;
     this.mode = mode;
     this.loadVectors = loadVectors;

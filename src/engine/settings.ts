@@ -58,6 +58,8 @@ export type Bounds = {
   maxClusteredShards: number;
   /** The longest shard embedding accepted (similarity `provided`). */
   maxEmbeddingDimension: number;
+  /** MiB of shard data kept in memory between requests (the clustering memo and the evidence cache), least recently used first out. */
+  maxCacheMegabytes: number;
 };
 
 export type Settings = Knobs & Bounds;
@@ -90,6 +92,8 @@ export const defaultBounds: Bounds = {
   maxClusteredShards: 2_000,
   // 4,096 covers the common embedding models (16 KiB stored per shard).
   maxEmbeddingDimension: 4096,
+  // Chosen by bench/server-memory.ts and bench/growth.ts: see the README's Performance section.
+  maxCacheMegabytes: 96,
 };
 
 export const defaultSettings: Settings = { ...defaultKnobs, ...defaultBounds };
@@ -123,6 +127,7 @@ const rules: Record<NumericSetting, Rule> = {
   maxSourceLength: positiveInt,
   maxClusteredShards: { kind: 'int', min: 2, max: 1_000_000 },
   maxEmbeddingDimension: { kind: 'int', min: 1, max: 16_384 },
+  maxCacheMegabytes: { kind: 'int', min: 1, max: 1_000_000 },
 };
 
 export const settingNames: (keyof Settings)[] = ['similarity', ...(Object.keys(rules) as NumericSetting[])];

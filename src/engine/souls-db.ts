@@ -60,12 +60,14 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, observer });
   const mode = settings.similarity;
   const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
+  const cacheBytes = settings.maxCacheMegabytes * 2 ** 20;
   const db: SoulsDb = {
     store,
     settings,
     clock: options.clock ?? systemClock,
-    clusters: new ClusterMemo(settings.clusteringThreshold, undefined, mode, (ids) => store.shardEmbeddings(ids), clustered('soul')),
-    evidence: new EvidenceCache(settings.clusteringThreshold, mode, (ids) => store.shardEmbeddings(ids), clustered('scoped_report')),
+    // The clustering memo gets three quarters of the cache budget: the gate needs it on every write past the cheap gate.
+    clusters: new ClusterMemo(settings.clusteringThreshold, cacheBytes * 0.75, mode, (ids) => store.shardEmbeddings(ids), clustered('soul')),
+    evidence: new EvidenceCache(settings.clusteringThreshold, mode, (ids) => store.shardEmbeddings(ids), clustered('scoped_report'), cacheBytes * 0.25),
     semantic: mode === 'semantic' ? new SemanticEmbeddings(() => db) : null,
     observer,
   };

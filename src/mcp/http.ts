@@ -7,11 +7,18 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
 import { bearerChallenge, scopes as knownScopes, type Caller, type Scope } from '../server/auth.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
-import { collectRegrets, findRefinerBySlug, isRefiner } from './refiner.ts';
+import { findRefinerBySlug, isRefiner } from './refiner.ts';
 import { createSoulsMcpServer, evidenceUri, followSoulChanges, soulUri } from './server.ts';
 import { loadSkillSet, type SkillSet } from './skills.ts';
 
-export const MCP_PATH = '/mcp';
+export type McpEndpointOptions = {
+  db: SoulsDb;
+  pubsub: SoulsPubSub;
+  /** The caller a credential names (the same function GraphQL uses), or null. */
+  callerOf: (authorization: unknown) => Caller | null;
+  maxBodyBytes: number;
+  version?: string;
+};
 
 export type McpEndpoint = {
   /** Whether the request is for /mcp. */
@@ -60,14 +67,7 @@ class ListenedBus implements ServerEventBus {
   }
 }
 
-export function createMcpEndpoint(options: {
-  db: SoulsDb;
-  pubsub: SoulsPubSub;
-  /** The caller a credential names (the same function GraphQL uses), or null. */
-  callerOf: (authorization: unknown) => Caller | null;
-  maxBodyBytes: number;
-  version?: string;
-}): McpEndpoint {
+export function createMcpEndpoint(options: McpEndpointOptions): Omit<McpEndpoint, 'handles'> {
   const { db, pubsub } = options;
   let skills: Promise<SkillSet> | null = null;
   const bus = new ListenedBus(pubsub);
@@ -81,16 +81,8 @@ export function createMcpEndpoint(options: {
     { maxRequestBodySize: options.maxBodyBytes, onerror: () => undefined, bus },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: options.maxBodyBytes });
-  // A refiner regrets a trait or a level-up taken back through any transport, GraphQL and the web app included.
-  const regrets = pubsub.subscribe('soulChanged');
-  void (async () => {
-    for await (const event of regrets) {
-      if (event.kind === 'TRAIT_REVERTED' || event.kind === 'LEVEL_UP_REVERTED') await collectRegrets(db, pubsub).catch(() => undefined);
-    }
-  })();
 
   return {
-    handles: (req) => (req.url ?? '').split('?')[0] === MCP_PATH,
     serve: async (req, res) => {
       const authorization = req.headers.authorization;
       const caller = options.callerOf(authorization);
@@ -106,7 +98,6 @@ export function createMcpEndpoint(options: {
     },
     close: async () => {
       bus.stop();
-      await regrets.return?.();
       await handler.close();
     },
   };

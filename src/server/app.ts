@@ -23,7 +23,7 @@ import { createLogger, requestIdOf, type Logger } from './log.ts';
 import { createMetrics, METRICS_PATH } from './metrics.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createRedisEvents, type RedisEvents } from './redis-events.ts';
-import { createMcpEndpoint } from '../mcp/http.ts';
+import { mcpEndpoint } from '../mcp/endpoint.ts';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -381,7 +381,7 @@ export function buildApp(options: AppOptions): App {
     });
   };
 
-  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
+  const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`), redis?.ready)) return;
