@@ -5,9 +5,11 @@
  *
  * 1. the dashboard query over 100 souls: the first request after the server
  *    starts, then the median of 30 warm ones;
- * 2. soul(id) { rendered } requests/s over 16 keep-alive connections, beside a
- *    bare Yoga server ({ hello }) measured in alternating rounds with the same
- *    client;
+ * 2. soul(id) { rendered } requests/s over 16 keep-alive connections, beside
+ *    bare Yoga over the same schema and data (no plugins, no layers) and a bare
+ *    Yoga { hello }, in alternating slices from one client; then, in this
+ *    process without sockets, the CPU each request layer costs (the app's Yoga
+ *    with that layer switched off);
  * 3. dropShard mutations/s, one connection sequentially and 8 concurrent;
  * 4. crystallizationReady delivered to 1,000 graphql-ws subscribers: the
  *    delay from the crossing mutation's return to each subscriber's receipt,
@@ -15,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,11 +25,15 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createSchema, createYoga } from 'graphql-yoga';
-import { buildApp, type App } from '../src/server/app.ts';
-import { DAY_MS, addTrait, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
+import { buildApp, REQUEST_LAYERS, type App, type RequestLayer } from '../src/server/app.ts';
+import { createContext } from '../src/server/context.ts';
+import { createSoulsPubSub } from '../src/server/pubsub.ts';
+import { builder } from '../schema/builder.ts';
+import { schema } from '../schema/index.ts';
+import { DAY_MS, addTrait, closeSoulsDb, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';
-import type { HttpConfig, HttpReport, WsCommand } from './load-client.ts';
+import type { AlternatingConfig, AlternatingReport, HttpConfig, HttpReport, SliceMark, WsCommand } from './load-client.ts';
 
 const LOAD_CLIENT = fileURLToPath(new URL('./load-client.ts', import.meta.url));
 const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];
@@ -53,8 +59,8 @@ const READY_SUBSCRIPTION = 'subscription Ready($ids: [ID!]) { crystallizationRea
 const SOULS = 100;
 const TRAITS_PER_SOUL = 5;
 const DASHBOARD_RUNS = 30;
-const RENDER_ROUNDS = 3;
-const RENDER_ROUND_MS = 2000;
+const RENDER_SLICE_MS = 250;
+const RENDER_CYCLES = 12;
 const DROP_MS = 3000;
 const SUBSCRIBERS = 1000;
 const CROSSINGS = 5;
@@ -101,12 +107,15 @@ class LoadClient {
   private readonly exited: Promise<number | null>;
   private stderr = '';
 
-  constructor(mode: 'http' | 'ws', config: unknown) {
+  /** `marks` hears the lines that are slice marks (alternate mode) as they arrive; they are not queued. */
+  constructor(mode: 'http' | 'alternate' | 'ws', config: unknown, marks?: (mark: SliceMark) => void) {
     this.child = spawn(process.execPath, [LOAD_CLIENT, mode, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
     children.add(this.child);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       if (!line.trim()) return;
-      this.lines.push(JSON.parse(line));
+      const parsed = JSON.parse(line);
+      if (marks && typeof parsed.slice === 'number') return marks(parsed);
+      this.lines.push(parsed);
       this.wake?.();
     });
     this.child.stderr!.on('data', (chunk: Buffer) => {
@@ -208,16 +217,29 @@ async function seed(db: SoulsDb): Promise<{ soulIds: number[]; shards: number; r
   return { soulIds, shards, ready: (await crystallizationReadiness(db)).length };
 }
 
-/** The bare baseline: a one-field schema on Yoga over node:http, plus /ping outside Yoga for warming the client. */
-function bareYoga(): Server {
-  const yoga = createYoga({
-    schema: createSchema({ typeDefs: 'type Query { hello: String! }', resolvers: { Query: { hello: () => 'world' } } }),
-    logging: false,
-  });
+/** A Yoga without plugins on node:http, plus /ping outside Yoga for warming the client. */
+function bareServer(yoga: (req: IncomingMessage, res: ServerResponse) => unknown): Server {
   return createServer((req, res) => {
     if (req.url === '/ping') res.end('ok');
     else void yoga(req, res);
   });
+}
+
+/** The floor for the API: one field, no data. */
+function bareHello(): Server {
+  return bareServer(
+    createYoga({
+      schema: createSchema({ typeDefs: 'type Query { hello: String! }', resolvers: { Query: { hello: () => 'world' } } }),
+      logging: false,
+    }),
+  );
+}
+
+/** The baseline for soul(id) { rendered }: the same schema, context and data, without any plugin or request layer. */
+function bareSouls(db: SoulsDb) {
+  const pubsub = createSoulsPubSub();
+  const yoga = createYoga({ schema, context: () => createContext(db, pubsub), logging: false });
+  return { yoga, server: bareServer(yoga) };
 }
 
 async function listen(server: Server): Promise<number> {
@@ -242,24 +264,127 @@ async function dashboard(url: string, pingUrl: string): Promise<BenchRow[]> {
   ];
 }
 
-async function renderedVsBare(url: string, bareUrl: string, soulIds: number[]): Promise<BenchRow[]> {
-  const rendered = soulIds.map((id) => body(RENDERED, { id: String(id) }));
-  const hello = [body('{ hello }')];
-  const souls: HttpReport[] = [];
-  const bare: HttpReport[] = [];
-  for (let round = 0; round < RENDER_ROUNDS; round++) {
-    bare.push(await httpRun({ url: bareUrl, bodies: hello, concurrency: 16, warmupMs: 500, durationMs: RENDER_ROUND_MS, expect: '"hello":"world"' }, 'bare Yoga'));
-    souls.push(await httpRun({ url, bodies: rendered, concurrency: 16, warmupMs: 500, durationMs: RENDER_ROUND_MS, expect: '"rendered":"' }, 'soul rendered'));
+/**
+ * Requests/s and latencies of each target, measured in alternating slices by one load client, and the CPU time of
+ * this process's main thread per request answered in each target's slices (the servers all run here, one loaded at a
+ * time): it holds up better than throughput on a machine other work is using.
+ */
+async function alternating(config: AlternatingConfig): Promise<Array<AlternatingReport['targets'][number] & { cpuUs: number }>> {
+  const cpu = config.targets.map(() => 0);
+  let started: NodeJS.CpuUsage | null = null;
+  const client = new LoadClient('alternate', config, (mark) => {
+    if (mark.at === 'start') started = process.threadCpuUsage();
+    else if (started) {
+      const used = process.threadCpuUsage(started);
+      cpu[mark.slice] += used.user + used.system;
+      started = null;
+    }
+  });
+  try {
+    const report = await client.next<AlternatingReport>(config.sliceMs * config.targets.length * (config.cycles + 1) * 2 + 20_000, 'alternating runs');
+    return report.targets.map((target, i) => {
+      if (target.errors > 0) throw new Error(`${config.targets[i].url}: ${target.errors} of ${target.requests} requests failed, first: ${target.firstError}`);
+      if (target.requests === 0) throw new Error(`${config.targets[i].url}: no request completed`);
+      return { ...target, cpuUs: cpu[i] / target.requests };
+    });
+  } finally {
+    await client.finish(2000);
   }
-  const soulsRps = median(souls.map((r) => r.perSecond));
-  const bareRps = median(bare.map((r) => r.perSecond));
-  const rounds = `median of ${RENDER_ROUNDS} × ${RENDER_ROUND_MS / 1000} s`;
-  return [
-    { name: `soul(id) { rendered }, 16 keep-alive connections (req/s, ${rounds})`, value: soulsRps.toFixed(0) },
-    { name: `soul(id) { rendered }, latency p50 / p99 (ms)`, value: `${median(souls.map((r) => r.p50)).toFixed(2)} / ${median(souls.map((r) => r.p99)).toFixed(2)}` },
-    { name: `bare Yoga { hello }, same client (req/s, ${rounds})`, value: bareRps.toFixed(0) },
-    { name: 'soul(id) { rendered } ÷ bare Yoga (target ≥ 0.60)', value: (soulsRps / bareRps).toFixed(2) },
+}
+
+type Fetch = (request: Request) => Response | Promise<Response>;
+
+/** Main-thread CPU per request (µs) of `count` requests through `fetch` in this process, 16 in flight. */
+async function fetchCpu(fetch: Fetch, bodies: readonly string[], count: number, what: string): Promise<number> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const request = new Request('http://127.0.0.1/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: bodies[next++ % bodies.length] });
+      const text = await (await fetch(request)).text();
+      if (!text.includes('"rendered":"')) throw new Error(`${what}: ${text.slice(0, 300)}`);
+    }
+  };
+  const before = process.threadCpuUsage();
+  await Promise.all(Array.from({ length: 16 }, worker));
+  const cpu = process.threadCpuUsage(before);
+  return (cpu.user + cpu.system) / count;
+}
+
+const BREAKDOWN_ROUNDS = 7;
+const BREAKDOWN_REQUESTS = 1000;
+
+/**
+ * What each layer costs soul(id) { rendered } inside Yoga, without sockets or a client competing for the CPU: the
+ * app's Yoga with one layer off, beside the whole app's and a bare Yoga's, in interleaved rounds (medians).
+ */
+async function layerBreakdown(targets: ReadonlyMap<string, Fetch>, bodies: readonly string[]): Promise<Map<string, number>> {
+  const samples = new Map<string, number[]>([...targets.keys()].map((name) => [name, []]));
+  for (const [name, fetch] of targets) await fetchCpu(fetch, bodies, BREAKDOWN_REQUESTS / 4, name);
+  const order = [...targets];
+  for (let round = 0; round < BREAKDOWN_ROUNDS; round++) {
+    // Each round starts one target later, so no target always follows the same one (garbage left to collect, caches).
+    for (let i = 0; i < order.length; i++) {
+      const [name, fetch] = order[(i + round) % order.length];
+      samples.get(name)!.push(await fetchCpu(fetch, bodies, BREAKDOWN_REQUESTS, name));
+    }
+  }
+  return new Map([...samples].map(([name, cpu]) => [name, median(cpu)]));
+}
+
+/** What each request layer costs: the app without it, beside the whole app. */
+const LAYER_NAMES: Record<RequestLayer | 'scopeAuth', string> = {
+  requestLine: 'request line (request id, operation record, log line, metrics)',
+  csrf: 'CSRF prevention',
+  nesting: 'bracket nesting bound',
+  armor: 'graphql-armor (depth, aliases, tokens, directives)',
+  requestErrors: 'request-error shaping (variables, JSON)',
+  cost: 'cost and list bounds (boundingCost)',
+  masking: 'error masking',
+  scopeAuth: 'scope-auth (Pothos)',
+};
+const layerName = (name: string) => (name === 'all' ? 'every layer and scope-auth' : LAYER_NAMES[name as RequestLayer | 'scopeAuth']);
+
+type Urls = { app: string; bare: string; hello: string; withoutRequestLine: string };
+
+async function renderedVsBare(urls: Urls, yogas: ReadonlyMap<string, Fetch>, soulIds: number[]): Promise<BenchRow[]> {
+  const rendered = soulIds.map((id) => body(RENDERED, { id: String(id) }));
+  const expect = '"rendered":"';
+  const [hello, bare, app, withoutLine] = await alternating({
+    targets: [
+      { url: urls.hello, bodies: [body('{ hello }')], expect: '"hello":"world"' },
+      { url: urls.bare, bodies: rendered, expect },
+      { url: urls.app, bodies: rendered, expect },
+      { url: urls.withoutRequestLine, bodies: rendered, expect },
+    ],
+    concurrency: 16,
+    sliceMs: RENDER_SLICE_MS,
+    cycles: RENDER_CYCLES,
+  });
+  const slices = `${RENDER_CYCLES} slices of ${RENDER_SLICE_MS} ms each, alternating`;
+  const rows: BenchRow[] = [
+    { name: `soul(id) { rendered }, 16 keep-alive connections (req/s, ${slices})`, value: app.perSecond.toFixed(0) },
+    { name: `soul(id) { rendered }, latency p50 / p99 (ms)`, value: `${app.p50.toFixed(2)} / ${app.p99.toFixed(2)}` },
+    { name: `soul(id) { rendered } on bare Yoga: same schema and data, no plugins (req/s)`, value: bare.perSecond.toFixed(0) },
+    { name: 'soul(id) { rendered } ÷ the same on bare Yoga, req/s (target ≥ 0.75)', value: (app.perSecond / bare.perSecond).toFixed(2) },
+    { name: 'server main-thread CPU per request, soul(id) { rendered } / the same on bare Yoga (µs)', value: `${app.cpuUs.toFixed(0)} / ${bare.cpuUs.toFixed(0)}` },
+    { name: '  bare Yoga ÷ app, CPU per request (the ratio above, less exposed to other load)', value: (bare.cpuUs / app.cpuUs).toFixed(2) },
+    { name: `bare Yoga { hello }, same client (req/s)`, value: hello.perSecond.toFixed(0) },
+    { name: `bare Yoga { hello }, server main-thread CPU per request (µs)`, value: hello.cpuUs.toFixed(0) },
+    { name: 'soul(id) { rendered } ÷ bare Yoga { hello } (req/s; CPU)', value: `${(app.perSecond / hello.perSecond).toFixed(2)}; ${(hello.cpuUs / app.cpuUs).toFixed(2)}` },
+    { name: `  without the ${layerName('requestLine')}: CPU saved per request (µs)`, value: (app.cpuUs - withoutLine.cpuUs).toFixed(0) },
+    { name: `  without the ${layerName('requestLine')}: req/s ÷ the whole app`, value: (withoutLine.perSecond / app.perSecond).toFixed(2) },
   ];
+  const cpu = await layerBreakdown(yogas, rendered);
+  const whole = cpu.get('app')!;
+  rows.push(
+    { name: `inside Yoga (in process, no sockets): main-thread CPU per request, app / bare Yoga (µs, median of ${BREAKDOWN_ROUNDS} × ${BREAKDOWN_REQUESTS})`, value: `${whole.toFixed(0)} / ${cpu.get('bare')!.toFixed(0)}` },
+    { name: '  bare Yoga ÷ app, CPU per request inside Yoga', value: (cpu.get('bare')! / whole).toFixed(2) },
+  );
+  for (const [name, variant] of cpu) {
+    if (name === 'app' || name === 'bare') continue;
+    rows.push({ name: `  without ${layerName(name)}: CPU saved per request (µs)`, value: (whole - variant).toFixed(0) });
+  }
+  return rows;
 }
 
 async function dropShardRate(url: string, dir: string, soulIds: number[]): Promise<BenchRow[]> {
@@ -279,7 +404,7 @@ async function dropShardRate(url: string, dir: string, soulIds: number[]): Promi
   ] as const) {
     const bodiesFile = write(`drop-${concurrency}.json`, 12_000, 100 + concurrency);
     const report = await httpRun({ url, bodiesFile, concurrency, warmupMs: 300, durationMs: DROP_MS, maxRequests: 11_000, expect: '"DropShardPayload"' }, `dropShard ×${concurrency}`);
-    rows.push({ name: `dropShard mutations/s, ${label} (${report.requests} in ${(report.elapsedMs / 1000).toFixed(1)} s)`, value: report.perSecond.toFixed(0) });
+    rows.push({ name: `dropShard mutations/s, ${label}`, value: `${report.perSecond.toFixed(0)} (${report.requests} in ${(report.elapsedMs / 1000).toFixed(1)} s)`, numbers: [Math.round(report.perSecond)], unit: 'ops/s', better: 'higher' });
     rows.push({ name: `dropShard, ${label}, latency p50 / p99 (ms)`, value: `${report.p50.toFixed(2)} / ${report.p99.toFixed(2)}` });
   }
   return rows;
@@ -355,11 +480,14 @@ async function subscriptions(app: App, url: string, wsUrl: string): Promise<Benc
       { name: `crystallizationReady to ${subscribers}: p99 after the mutation returned (ms; target ≤ 200)`, value: percentile(afterReturn, 99).toFixed(1) },
       { name: `crystallizationReady to ${subscribers}: p50 / p99 after the mutation was sent (ms)`, value: `${percentile(afterSend, 50).toFixed(1)} / ${percentile(afterSend, 99).toFixed(1)}` },
       { name: `the crossing dropShard with ${subscribers}: round trip (ms, median)`, value: median(roundTrips).toFixed(1) },
-      { name: `crystallizationReady deliveries missing (of ${CROSSINGS} × ${ready.connected}; ${seen} saw a probe)`, value: String(missing) },
+      { name: `crystallizationReady deliveries missing (of ${CROSSINGS} × ${ready.connected})`, value: `${missing} (${seen} saw a probe)`, numbers: [missing], unit: 'count', better: 'lower' },
       { name: 'server RSS / JS heap used before the subscribers connect (after a full GC)', value: `${mib(before.rss)} / ${mib(before.heapUsed)}` },
       {
         name: `server RSS / JS heap used with ${subscribers}`,
         value: `${mib(subscribed.rss)} / ${mib(subscribed.heapUsed)} (${kib((subscribed.rss - before.rss) / ready.connected)} / ${kib((subscribed.heapUsed - before.heapUsed) / ready.connected)} each)`,
+        numbers: [subscribed.rss, subscribed.heapUsed].map((bytes) => Number((bytes / 2 ** 20).toFixed(1))),
+        unit: 'MiB',
+        better: 'lower',
       },
     );
     await client.command({ cmd: 'close' }, 20_000);
@@ -373,7 +501,10 @@ export async function benchApi(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'souls-bench-api-'));
   process.on('exit', killChildren);
   let app: App | null = null;
-  const bare = bareYoga();
+  const variantApps = new Map<string, App>();
+  let bareConnection: SoulsDb | null = null;
+  const bare = bareHello();
+  const servers: Server[] = [];
   try {
     const db = openSoulsDb({ path: join(dir, 'api.db') });
     app = buildApp({ db, graphiql: false });
@@ -381,22 +512,46 @@ export async function benchApi(): Promise<BenchRow[]> {
     const { url } = await app.start(0, '127.0.0.1');
     const barePort = await listen(bare);
     const bareUrl = `http://127.0.0.1:${barePort}/graphql`;
+    const bareSchema = bareSouls(db);
+    servers.push(bareSchema.server);
+    const soulsUrl = `http://127.0.0.1:${await listen(bareSchema.server)}/graphql`;
+    // In the breakdown, every Yoga (the whole app's, bare Yoga's, each variant's) has a connection of its own to the file.
+    const connect = () => openSoulsDb({ path: join(dir, 'api.db') });
+    bareConnection = connect();
+    const withoutScopeAuth = builder.toSchema({ disableScopeAuth: true });
+    const yogas = new Map<string, Fetch>([['bare', bareSouls(bareConnection).yoga.fetch]]);
+    const omissions: Array<[string, { omit?: ReadonlySet<RequestLayer>; schema?: typeof schema }]> = [
+      ['app', {}],
+      ...REQUEST_LAYERS.map((layer): [string, { omit: ReadonlySet<RequestLayer> }] => [layer, { omit: new Set([layer]) }]),
+      ['scopeAuth', { schema: withoutScopeAuth }],
+      ['all', { omit: new Set(REQUEST_LAYERS), schema: withoutScopeAuth }],
+    ];
+    for (const [name, omission] of omissions) {
+      const variant = buildApp({ db: connect(), graphiql: false, ...omission });
+      variantApps.set(name, variant);
+      yogas.set(name, variant.yoga.fetch);
+    }
+    const withoutRequestLine = (await variantApps.get('requestLine')!.start(0, '127.0.0.1')).url;
     const rows: BenchRow[] = [
       { name: 'data: souls / traits / shards / ready souls', value: `${seeded.soulIds.length} / ${seeded.soulIds.length * TRAITS_PER_SOUL} / ${seeded.shards} / ${seeded.ready}` },
     ];
     rows.push(...(await dashboard(url, `http://127.0.0.1:${barePort}/ping`)));
-    rows.push(...(await renderedVsBare(url, bareUrl, seeded.soulIds)));
+    rows.push(...(await renderedVsBare({ app: url, bare: soulsUrl, hello: bareUrl, withoutRequestLine }, yogas, seeded.soulIds)));
     rows.push(...(await dropShardRate(url, dir, seeded.soulIds)));
     rows.push(...(await subscriptions(app, url, url.replace(/^http/, 'ws'))));
     return rows;
   } finally {
     killChildren();
     process.off('exit', killChildren);
+    for (const variant of variantApps.values()) await variant.stop();
+    if (bareConnection) closeSoulsDb(bareConnection);
     await app?.stop();
-    await new Promise<void>((resolve) => {
-      bare.closeAllConnections();
-      bare.close(() => resolve());
-    });
+    for (const server of [bare, ...servers]) {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -20,8 +20,13 @@ import {
 import { expiryCutoff } from '../src/engine/souls-db.ts';
 import { initSoulsTables } from '../src/store/sqlite.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
+import type { Better } from './report.ts';
 
-export type BenchRow = { name: string; value: string };
+/**
+ * One printed row. `value` is what the table shows; `numbers`, `unit` and `better` say what it measured when
+ * reading them back from the text would guess wrong (bench/report.ts's figureOf reads a row without them).
+ */
+export type BenchRow = { name: string; value: string; numbers?: number[]; unit?: string | null; better?: Better | null };
 
 const START = Date.UTC(2026, 0, 1);
 const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];

@@ -2,11 +2,15 @@
  * The load generator for bench/api.ts, run as a separate process:
  *
  *   node bench/load-client.ts http '<json HttpConfig>'
+ *   node bench/load-client.ts alternate '<json AlternatingConfig>'
  *   node bench/load-client.ts ws '<json WsConfig>'
  *
  * `http`: POSTs GraphQL bodies over `concurrency` keep-alive connections for a
  * warm-up and then a measured phase (bounded by time and by count), and prints
  * one JSON line: counts, elapsed time, requests/s and latency percentiles.
+ *
+ * `alternate`: the same against several servers in turn, short slices each
+ * (see runAlternating), one report line with a report per server.
  *
  * `ws`: opens `clients` graphql-ws clients, each with one subscription, and
  * then follows commands given as JSON lines on stdin, answering each with a
@@ -44,6 +48,8 @@ export type HttpConfig = {
 
 export type HttpReport = {
   requests: number;
+  /** Every request answered, the warm-up's included. */
+  sent: number;
   errors: number;
   firstError?: string;
   elapsedMs: number;
@@ -52,6 +58,12 @@ export type HttpReport = {
   p99: number;
   samples?: number[];
 };
+
+/** `alternate` mode: the targets in turn, each for `sliceMs` over `concurrency` keep-alive connections of its own. */
+export type AlternatingConfig = { targets: Array<{ url: string; bodies: string[]; expect?: string }>; concurrency: number; sliceMs: number; cycles: number };
+/** Written before and after each recorded slice of the alternate mode. */
+export type SliceMark = { slice: number; at: 'start' | 'end' };
+export type AlternatingReport = { targets: Array<Omit<HttpReport, 'sent' | 'samples'>> };
 
 export type WsConfig = { url: string; clients: number; query: string; variables?: Record<string, unknown>; connectBatch?: number };
 
@@ -86,6 +98,79 @@ function send(line: unknown): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
+function exchangeOn(agent: Agent, url: URL, method: string, body: string | null): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { accept: 'application/json' };
+    if (body !== null) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const req = request({ agent, host: url.hostname, port: url.port, path: url.pathname, method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
+}
+
+/**
+ * Several servers under the same load in turn, `sliceMs` each, for `cycles` rounds after one unrecorded round: each
+ * sees the same share of whatever else the machine is doing, so their ratios hold up under other load. Each recorded
+ * slice is announced by a `{ slice, at: 'start' }` line and followed by `{ slice, at: 'end' }`, 20 ms of quiet apart.
+ */
+async function runAlternating(config: AlternatingConfig): Promise<AlternatingReport> {
+  const targets = config.targets.map((t) => ({ ...t, parsed: loopback(t.url, ['http:']), agent: new Agent({ keepAlive: true, maxSockets: config.concurrency }) }));
+  const totals = targets.map(() => ({ elapsedMs: 0, errors: 0, firstError: undefined as string | undefined, latencies: [] as number[] }));
+  let next = 0;
+  const slice = async (i: number, record: boolean) => {
+    const target = targets[i];
+    const deadline = performance.now() + config.sliceMs;
+    const worker = async () => {
+      while (performance.now() < deadline) {
+        const body = target.bodies[next++ % target.bodies.length];
+        const start = performance.now();
+        let failure: string | undefined;
+        try {
+          const { status, text } = await exchangeOn(target.agent, target.parsed, 'POST', body);
+          if (status !== 200 || (target.expect !== undefined && !text.includes(target.expect))) failure = `HTTP ${status}: ${text.slice(0, 300)}`;
+        } catch (error) {
+          failure = String(error);
+        }
+        if (!record) continue;
+        totals[i].latencies.push(performance.now() - start);
+        if (failure !== undefined) {
+          totals[i].errors++;
+          totals[i].firstError ??= failure;
+        }
+      }
+    };
+    const start = performance.now();
+    await Promise.all(Array.from({ length: config.concurrency }, worker));
+    if (record) totals[i].elapsedMs += performance.now() - start;
+  };
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+  for (let cycle = 0; cycle <= config.cycles; cycle++) {
+    for (let i = 0; i < targets.length; i++) {
+      // Marks around each recorded slice, with the servers idle on both sides, so the parent can read its CPU time.
+      if (cycle > 0) send({ slice: i, at: 'start' });
+      await pause();
+      await slice(i, cycle > 0);
+      if (cycle > 0) send({ slice: i, at: 'end' });
+      await pause();
+    }
+  }
+  for (const target of targets) target.agent.destroy();
+  return {
+    targets: totals.map(({ latencies, elapsedMs, errors, firstError }) => {
+      const sorted = Float64Array.from(latencies).sort();
+      return { requests: latencies.length, errors, ...(firstError === undefined ? {} : { firstError }), elapsedMs, perSecond: (latencies.length * 1000) / elapsedMs, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+    }),
+  };
+}
+
 async function runHttp(config: HttpConfig): Promise<HttpReport> {
   const target = loopback(config.url, ['http:']);
   const bodies: string[] = config.bodies ?? (config.bodiesFile ? JSON.parse(readFileSync(config.bodiesFile, 'utf8')) : []);
@@ -96,22 +181,7 @@ async function runHttp(config: HttpConfig): Promise<HttpReport> {
   const maxRequests = config.maxRequests ?? 1_000_000;
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
 
-  const exchange = (url: URL, method: string, body: string | null) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const headers: Record<string, string | number> = { accept: 'application/json' };
-      if (body !== null) {
-        headers['content-type'] = 'application/json';
-        headers['content-length'] = Buffer.byteLength(body);
-      }
-      const req = request({ agent, host: url.hostname, port: url.port, path: url.pathname, method, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body ?? undefined);
-    });
+  const exchange = (url: URL, method: string, body: string | null) => exchangeOn(agent, url, method, body);
 
   if (config.pingUrl) {
     const ping = loopback(config.pingUrl, ['http:']);
@@ -155,6 +225,7 @@ async function runHttp(config: HttpConfig): Promise<HttpReport> {
   const sorted = Float64Array.from(latencies).sort();
   return {
     requests: latencies.length,
+    sent: next,
     errors,
     ...(firstError === undefined ? {} : { firstError }),
     elapsedMs,
@@ -288,17 +359,16 @@ async function main(): Promise<void> {
     process.stderr.write('load-client: hard time limit reached\n');
     process.exit(3);
   }, HARD_LIMIT_MS).unref();
-  if (mode === 'http') {
+  if (mode === 'http' || mode === 'alternate') {
     // The parent holds our stdin open; when it goes away, so do we.
     process.stdin.on('end', () => process.exit(4));
     process.stdin.resume();
-    const report = await runHttp(JSON.parse(json) as HttpConfig);
-    send(report);
+    send(mode === 'http' ? await runHttp(JSON.parse(json) as HttpConfig) : await runAlternating(JSON.parse(json) as AlternatingConfig));
     process.exit(0);
   } else if (mode === 'ws') {
     await runWs(JSON.parse(json) as WsConfig);
   } else {
-    throw new Error(`unknown mode ${mode}: expected http or ws`);
+    throw new Error(`unknown mode ${mode}: expected http, alternate or ws`);
   }
 }
 

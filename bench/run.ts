@@ -1,7 +1,9 @@
-// npm run bench: engine benchmarks, printed as a table with the machine noted.
-import { cpus, totalmem } from 'node:os';
+// npm run bench [-- --only TEXT] [-- --json FILE]: engine benchmarks, printed as a table with the machine noted.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
+import { benchColdStart } from './cold-start.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
 import { benchEnginePostgres } from './engine-postgres.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
@@ -9,8 +11,10 @@ import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
 import { benchSemantic } from './semantic.ts';
 import { benchSimilarityModes } from './similarity.ts';
+import { describeMachine, figureOf, loadAverageNow, machineNow, selectSections, type BenchReport } from './report.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
+  ['Cold start: the first calls on a new database', benchColdStart],
   ['Engine', benchEngine],
   ['Clustering', benchClustering],
   ['Paraphrase corpus: similarity modes', benchParaphrase],
@@ -21,17 +25,41 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['API', benchApi],
 ];
 
-// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's.
-const stores = process.argv.slice(2).flatMap((arg, i, all) => (arg === '--store' ? [all[i + 1]] : arg.startsWith('--store=') ? [arg.slice(8)] : []));
-for (const store of stores) if (store !== 'postgres' && store !== 'sqlite') throw new Error(`--store must be sqlite or postgres, got ${store}`);
-if (stores.includes('postgres')) sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
+const usage = 'usage: npm run bench [-- --only TEXT ...] [-- --json FILE] [-- --store postgres]';
+function options(): { only: string[]; json: string | null; store: string } {
+  try {
+    const { values } = parseArgs({ options: { only: { type: 'string', multiple: true }, json: { type: 'string' }, store: { type: 'string' } }, strict: true, allowPositionals: false });
+    if (values.store !== undefined && values.store !== 'sqlite' && values.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got ${values.store}`);
+    return { only: values.only ?? [], json: values.json ?? null, store: values.store ?? 'sqlite' };
+  } catch (error) {
+    console.error(`bench: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
+    process.exit(2);
+  }
+}
 
-const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, SQLite ${process.versions.sqlite}`;
-console.log(`Souls benchmarks — ${machine}\n`);
-for (const [title, run] of sections) {
+const { only, json, store } = options();
+// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's.
+if (store === 'postgres') sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
+const chosen = selectSections(sections.map(([title, run]) => ({ title, run })), only);
+if (chosen.length === 0) {
+  console.error(`bench: no section's title contains ${only.map((o) => JSON.stringify(o)).join(' or ')}; the sections are:\n${sections.map(([title]) => `  ${title}`).join('\n')}`);
+  process.exit(2);
+}
+
+const machine = machineNow();
+const report: BenchReport = { date: new Date().toISOString(), machine, loadAverage: { start: loadAverageNow(), end: [] }, sections: [] };
+console.log(`Souls benchmarks — ${describeMachine(machine)}\n`);
+for (const { title, run } of chosen) {
+  const started = performance.now();
   const rows = await run();
+  report.sections.push({ title, seconds: Math.round(performance.now() - started) / 1000, rows: rows.map(figureOf) });
   const width = Math.max(...rows.map((r) => r.name.length));
   console.log(`## ${title}`);
   for (const row of rows) console.log(`${row.name.padEnd(width)}  ${row.value}`);
   console.log();
+}
+report.loadAverage.end = loadAverageNow();
+if (json !== null) {
+  writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`Figures written to ${json} (load average ${report.loadAverage.start.join(' ')} at the start, ${report.loadAverage.end.join(' ')} at the end).`);
 }

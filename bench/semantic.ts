@@ -9,14 +9,14 @@ import { DatabaseSync } from 'node:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterProvidedSteps, decodeEmbedding, vectorCosine, VECTOR_WEIGHT } from '../src/engine/provided.ts';
-import { awaitEmbeddings, closeSoulsDb, createSoul, DAY_MS, defaultClusteringThresholds, dropShard, manualClock, openSoulsDb } from '../src/engine/index.ts';
+import { clusterProvidedSteps, decodeEmbedding, encodeEmbedding, vectorCosine, VECTOR_WEIGHT } from '../src/engine/provided.ts';
+import { awaitEmbeddings, closeSoulsDb, createSoul, DAY_MS, defaultClusteringThresholds, dropShard, manualClock, openSoulsDb, similarityModes, type SimilarityMode } from '../src/engine/index.ts';
 import { sentenceEncoder, EMBED_BATCH } from '../src/engine/semantic.ts';
 import { clusterSemanticSteps, SEMANTIC_FALLBACK_SCALE } from '../src/engine/semantic-similarity.ts';
 import { runSteps } from '../src/engine/slices.ts';
 import { initSoulsTables } from '../src/store/sqlite.ts';
 import { timeRuns } from './clustering.ts';
-import { makeObservationCorpus } from './corpus.ts';
+import { makeObservationCorpus, makeRng } from './corpus.ts';
 import { median } from './engine.ts';
 import {
   bestRow,
@@ -47,8 +47,11 @@ async function embedAll(texts: readonly string[]): Promise<Float32Array[]> {
   return texts.map((t) => byText.get(t)!);
 }
 
-/** Mean ms of dropShard in semantic mode (200 souls past the cheap gate) beside the same rows inserted raw, and how long the worker then needs to catch up. */
-async function dropShardRatio(mode: 'semantic' | 'trigram'): Promise<Row[]> {
+/**
+ * Mean ms of dropShard with `mode` on (200 souls past the cheap gate) beside the same rows inserted raw; for
+ * semantic, how long the worker then needs to catch up; for provided, each drop carries a random 512-d vector.
+ */
+async function dropShardRatio(mode: SimilarityMode): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'souls-semantic-bench-'));
   try {
     const clock = manualClock(Date.UTC(2026, 2, 1));
@@ -59,9 +62,13 @@ async function dropShardRatio(mode: 'semantic' | 'trigram'): Promise<Row[]> {
     raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON');
     initSoulsTables(raw);
     for (const id of souls) raw.prepare('INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)').run(id, `soul-${id}`, `soul-${id}`, `soul-${id}`, 'x');
-    const insertShard = raw.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES (?, ?, 'pending', 0, ?, ?)`);
+    // The raw rows carry what dropShard stores: with provided, the encoded vector too.
+    const insertShard = raw.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, embedding) VALUES (?, ?, 'pending', 0, ?, ?, ?)`);
     const insertSoul = raw.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)');
     const texts = makeObservationCorpus(1200, 7);
+    const random = makeRng(7);
+    const embeddings = texts.map(() => (mode === 'provided' ? Array.from({ length: 512 }, () => random() - 0.5) : undefined));
+    const encoded = embeddings.map((values) => (values === undefined ? null : encodeEmbedding('embedding', values)));
     const sources = ['chat', 'review', 'journal', 'tickets'];
     const engine: number[] = [];
     const rawTimes: number[] = [];
@@ -71,13 +78,15 @@ async function dropShardRatio(mode: 'semantic' | 'trigram'): Promise<Row[]> {
       let start = performance.now();
       slice.forEach((content, i) => {
         raw.exec('BEGIN IMMEDIATE');
-        const { lastInsertRowid } = insertShard.run(content, sources[i % 4], now - (i % 30) * DAY_MS, now);
+        const { lastInsertRowid } = insertShard.run(content, sources[i % 4], now - (i % 30) * DAY_MS, now, encoded[round * 400 + i]);
         insertSoul.run(lastInsertRowid, souls[i % 200]);
         raw.exec('COMMIT');
       });
       rawTimes.push((performance.now() - start) / slice.length);
       start = performance.now();
-      for (const [i, content] of slice.entries()) await dropShard(db, content, sources[i % 4], [souls[i % 200]], { createdAt: now - (i % 30) * DAY_MS });
+      for (const [i, content] of slice.entries()) {
+        await dropShard(db, content, sources[i % 4], [souls[i % 200]], { createdAt: now - (i % 30) * DAY_MS, embedding: embeddings[round * 400 + i] });
+      }
       engine.push((performance.now() - start) / slice.length);
     }
     const queued = db.semantic?.pending ?? 0;
@@ -139,7 +148,7 @@ export async function benchSemantic(): Promise<Row[]> {
     rows.push({ name: `semantic at ${threshold}: clustering ${n.toLocaleString('en-US')} shards with stored vectors (ms, median)`, value: ms(run.ms) });
     rows.push({ name: `semantic at ${threshold}: clusters at ${n.toLocaleString('en-US')} (largest)`, value: `${run.result.length} (${Math.max(...run.result.map((c) => c.length))})` });
   }
-  rows.push(...(await dropShardRatio('semantic')), ...(await dropShardRatio('trigram')));
+  for (const mode of similarityModes) rows.push(...(await dropShardRatio(mode)));
   rows.push({ name: 'RSS at the end', value: mib() });
   await sentenceEncoder.stop();
   return rows;

@@ -50,60 +50,115 @@ function traitQueryKey(q: TraitQuery): string {
 /**
  * Every derived field is read through these, batched by key and sharing rows,
  * so a query over N souls costs the same number of statements for any N.
+ * Each loader is made on first use: a request pays only for those its fields read.
  */
-export function createLoaders(db: SoulsDb) {
-  const soul = mapLoader<number, Soul | null>((ids) => getSouls(db, ids), null);
-  const trait = mapLoader<number, Trait | null>((ids) => getTraits(db, ids), null);
-  const citationsByTrait = groupLoader<Citation>((ids) => db.store.citationsOfTraits(ids), (c) => c.traitId);
-  const attunements = new DataLoader<number, number[]>(async (soulIds) => {
-    const times = db.store.attunements(soulIds);
-    return soulIds.map((id) => times.get(id) ?? []);
-  });
-  const traits = new DataLoader<TraitQuery, Trait[], string>(
-    async (queries) => {
-      const groups = Map.groupBy(queries, (q) => JSON.stringify([q.statuses, q.generation]));
-      const results = new Map<string, Trait[]>();
-      for (const group of groups.values()) {
-        const { statuses, generation } = group[0];
-        const rows = await listTraitsOfSouls(db, group.map((q) => q.soulId), { status: statuses, generation });
-        for (const row of rows) trait.prime(row.id, row);
-        const bySoul = Map.groupBy(rows, (t) => t.soulId);
-        for (const q of group) results.set(traitQueryKey(q), bySoul.get(q.soulId) ?? []);
-      }
-      return queries.map((q) => results.get(traitQueryKey(q))!);
-    },
-    { cacheKeyFn: traitQueryKey },
-  );
-  const now = db.clock.now();
-  const signals = new DataLoader<number, TraitSignals | null>(async (traitIds) => {
-    const rows = await trait.loadMany(traitIds);
-    return Promise.all(
-      rows.map(async (row) => {
-        if (row === null || row instanceof Error) return null;
-        const [owner, citations, attunedAt] = await Promise.all([soul.load(row.soulId), citationsByTrait.load(row.id), attunements.load(row.soulId)]);
-        return owner ? traitSignals(row, { soul: owner, citations, attunedAt }, db.settings, now) : null;
-      }),
-    );
-  });
-  return {
-    soul,
-    trait,
-    shard: mapLoader<number, Shard | null>((ids) => getShards(db, ids), null),
-    levelEvent: mapLoader<number, LevelEvent | null>(async (ids) => db.store.getLevelEvents(ids), null),
-    /** Traits of a soul for one filter; souls asked with the same filter share one statement. */
-    traits,
-    citationsByTrait,
-    citationsByShard: groupLoader<Citation>((ids) => db.store.citationsOfShards(ids), (c) => c.shardId),
-    attunements,
-    traitSignals: signals,
-    crystallization: mapLoader<number, Crystallization | null>((ids) => getCrystallization(db, ids), null),
-    shardCountsBySource: mapLoader<number, SourceCount[]>((ids) => shardCountsBySource(db, ids), []),
-    shardCountsByTag: mapLoader<number, TagCount[]>((ids) => shardCountsByTagOfSouls(db, ids), []),
-    levelHistory: groupLoader<LevelEvent>((ids) => db.store.levelHistory(ids), (e) => e.soulId),
-  };
+export class Loaders {
+  private readonly db: SoulsDb;
+  /** The moment trait signals are computed at: the start of the request. */
+  private readonly now: number;
+  #soul: DataLoader<number, Soul | null> | undefined;
+  #trait: DataLoader<number, Trait | null> | undefined;
+  #citationsByTrait: DataLoader<number, Citation[]> | undefined;
+  #attunements: DataLoader<number, number[]> | undefined;
+  #traits: DataLoader<TraitQuery, Trait[], string> | undefined;
+  #traitSignals: DataLoader<number, TraitSignals | null> | undefined;
+  #shard: DataLoader<number, Shard | null> | undefined;
+  #levelEvent: DataLoader<number, LevelEvent | null> | undefined;
+  #citationsByShard: DataLoader<number, Citation[]> | undefined;
+  #crystallization: DataLoader<number, Crystallization | null> | undefined;
+  #shardCountsBySource: DataLoader<number, SourceCount[]> | undefined;
+  #shardCountsByTag: DataLoader<number, TagCount[]> | undefined;
+  #levelHistory: DataLoader<number, LevelEvent[]> | undefined;
+
+  constructor(db: SoulsDb) {
+    this.db = db;
+    this.now = db.clock.now();
+  }
+
+  get soul(): DataLoader<number, Soul | null> {
+    return (this.#soul ??= mapLoader((ids) => getSouls(this.db, ids), null));
+  }
+
+  get trait(): DataLoader<number, Trait | null> {
+    return (this.#trait ??= mapLoader((ids) => getTraits(this.db, ids), null));
+  }
+
+  get citationsByTrait(): DataLoader<number, Citation[]> {
+    return (this.#citationsByTrait ??= groupLoader<Citation>((ids) => this.db.store.citationsOfTraits(ids), (c) => c.traitId));
+  }
+
+  get attunements(): DataLoader<number, number[]> {
+    return (this.#attunements ??= new DataLoader<number, number[]>(async (soulIds) => {
+      const times = this.db.store.attunements(soulIds);
+      return soulIds.map((id) => times.get(id) ?? []);
+    }));
+  }
+
+  /** Traits of a soul for one filter; souls asked with the same filter share one statement. */
+  get traits(): DataLoader<TraitQuery, Trait[], string> {
+    return (this.#traits ??= new DataLoader<TraitQuery, Trait[], string>(
+      async (queries) => {
+        const groups = Map.groupBy(queries, (q) => JSON.stringify([q.statuses, q.generation]));
+        const results = new Map<string, Trait[]>();
+        for (const group of groups.values()) {
+          const { statuses, generation } = group[0];
+          const rows = await listTraitsOfSouls(this.db, group.map((q) => q.soulId), { status: statuses, generation });
+          for (const row of rows) this.trait.prime(row.id, row);
+          const bySoul = Map.groupBy(rows, (t) => t.soulId);
+          for (const q of group) results.set(traitQueryKey(q), bySoul.get(q.soulId) ?? []);
+        }
+        return queries.map((q) => results.get(traitQueryKey(q))!);
+      },
+      { cacheKeyFn: traitQueryKey },
+    ));
+  }
+
+  get traitSignals(): DataLoader<number, TraitSignals | null> {
+    return (this.#traitSignals ??= new DataLoader<number, TraitSignals | null>(async (traitIds) => {
+      const rows = await this.trait.loadMany(traitIds);
+      return Promise.all(
+        rows.map(async (row) => {
+          if (row === null || row instanceof Error) return null;
+          const [owner, citations, attunedAt] = await Promise.all([this.soul.load(row.soulId), this.citationsByTrait.load(row.id), this.attunements.load(row.soulId)]);
+          return owner ? traitSignals(row, { soul: owner, citations, attunedAt }, this.db.settings, this.now) : null;
+        }),
+      );
+    }));
+  }
+
+  get shard(): DataLoader<number, Shard | null> {
+    return (this.#shard ??= mapLoader((ids) => getShards(this.db, ids), null));
+  }
+
+  get levelEvent(): DataLoader<number, LevelEvent | null> {
+    return (this.#levelEvent ??= mapLoader(async (ids) => this.db.store.getLevelEvents(ids), null));
+  }
+
+  get citationsByShard(): DataLoader<number, Citation[]> {
+    return (this.#citationsByShard ??= groupLoader<Citation>((ids) => this.db.store.citationsOfShards(ids), (c) => c.shardId));
+  }
+
+  get crystallization(): DataLoader<number, Crystallization | null> {
+    return (this.#crystallization ??= mapLoader((ids) => getCrystallization(this.db, ids), null));
+  }
+
+  get shardCountsBySource(): DataLoader<number, SourceCount[]> {
+    return (this.#shardCountsBySource ??= mapLoader((ids) => shardCountsBySource(this.db, ids), []));
+  }
+
+  get shardCountsByTag(): DataLoader<number, TagCount[]> {
+    return (this.#shardCountsByTag ??= mapLoader((ids) => shardCountsByTagOfSouls(this.db, ids), []));
+  }
+
+  get levelHistory(): DataLoader<number, LevelEvent[]> {
+    return (this.#levelHistory ??= groupLoader<LevelEvent>((ids) => this.db.store.levelHistory(ids), (e) => e.soulId));
+  }
 }
 
-export type Loaders = ReturnType<typeof createLoaders>;
+export function createLoaders(db: SoulsDb): Loaders {
+  return new Loaders(db);
+}
+
 
 /** The rows for `ids` that exist, in the order asked. */
 export async function loadPresent<V>(loader: DataLoader<number, V | null>, ids: readonly number[]): Promise<V[]> {

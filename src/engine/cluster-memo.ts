@@ -1,9 +1,9 @@
-import { clusterVectorsSteps, squareLinkageSteps, textTerms, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
+import { clusterVectorsSteps, squareLinkageSteps, textTerms, ThresholdComponents, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
 import { decodeEmbedding, fallbackScale, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
-import { runSteps, runStepsSliced, yieldToEventLoop, type Steps } from './slices.ts';
+import { runSteps, runStepsSliced, timedSteps, yieldToEventLoop, type Steps } from './slices.ts';
 
 /** From this many shards, a soul seen for the first time is clustered all at once rather than shard by shard. */
 const BULK_BUILD = 24;
@@ -13,6 +13,9 @@ const LOAD_CHUNK = 50;
 
 /** Stored embeddings of shards, by id (only those that have one). */
 export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
+
+/** Told of each clustering computed (not one answered from memory): how long it took and over how many shards. */
+export type ClusteringReport = (ms: number, shards: number) => void;
 
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
@@ -56,12 +59,14 @@ export class ClusterMemo {
   private readonly terms = new Map<number, TextTerms>();
   /** Per soul, its shards' vector cosines; a Map in least recently used order. */
   private readonly pairs = new Map<number, VectorPairs>();
+  private readonly clustered: ClusteringReport;
 
-  constructor(threshold: number, gramCapacity = 100_000, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map()) {
+  constructor(threshold: number, gramCapacity = 100_000, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}) {
     this.threshold = threshold;
     this.gramCapacity = gramCapacity;
     this.mode = mode;
     this.loadVectors = loadVectors;
+    this.clustered = clustered;
   }
 
   /**
@@ -90,8 +95,10 @@ export class ClusterMemo {
     const added = shardIds.filter((id) => !partition.has(id));
     const missing = added.filter((id) => !this.grams.has(id));
     if (missing.length > 0) this.cacheGrams(contents(missing));
+    const start = performance.now();
     for (const id of removed) partition.remove(id, (a, b) => this.similar(a, b));
     for (const id of added) partition.add(id, this.grams.get(id)!, (a, b) => this.similar(a, b));
+    if (removed.length + added.length > 0) this.clustered(performance.now() - start, shardIds.length);
     this.souls.set(soulId, partition);
     this.evict();
     return partition;
@@ -113,7 +120,7 @@ export class ClusterMemo {
     const texts = shardIds.map((id) => this.texts.get(id) ?? contents([id]).get(id)!);
     const grams = shardIds.map((id, i) => this.grams.get(id) ?? this.gramsOf(texts[i]));
     const vectors = this.vectorsOf(shardIds);
-    const clusters = await runStepsSliced(this.poolSteps(soulId, shardIds, texts, vectors));
+    const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
     const partition = new Partition();
     for (const cluster of clusters) partition.place(new Map(cluster.map((i) => [shardIds[i], grams[i]])));
@@ -157,7 +164,8 @@ export class ClusterMemo {
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const partition = new Partition();
     const texts = shardIds.map((id) => this.texts.get(id)!);
-    for (const cluster of runSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)))) {
+    const steps = timedSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)), (ms) => this.clustered(ms, shardIds.length));
+    for (const cluster of runSteps(steps)) {
       partition.place(new Map(cluster.map((i) => [shardIds[i], this.grams.get(shardIds[i])!])));
     }
     this.evict();
@@ -183,8 +191,9 @@ export class ClusterMemo {
     pairs.sync(shardIds, (id) => vectors[position.get(id)!] ?? null);
     const slots = shardIds.map((id) => pairs.slot(id));
     const scale = fallbackScale(this.mode === 'semantic' ? 'semantic' : 'provided');
-    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]), scale);
-    return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage);
+    const components = new ThresholdComponents(shardIds.length, this.threshold);
+    const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]), scale, components);
+    return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage, components);
   }
 
   private termsOf(id: number, text: string): TextTerms {

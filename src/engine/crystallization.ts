@@ -120,9 +120,13 @@ function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known: Reado
  */
 export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTexts?: ReadonlyMap<number, string>): Promise<number[]> {
   const edges: number[] = [];
-  for (const g of passingCheapGate(db, gate, newTexts)) {
+  const passing = passingCheapGate(db, gate, newTexts);
+  for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
+  for (const g of passing) {
     const wasReady = passesCheapGate(g, 'before', db.settings) && (await slicedClusterCount(db, g.soulId, g.beforeShardIds)) >= MIN_CLUSTERS;
-    if (!wasReady && (await slicedClusterCount(db, g.soulId, g.shardIds)) >= MIN_CLUSTERS) edges.push(g.soulId);
+    const crossed = !wasReady && (await slicedClusterCount(db, g.soulId, g.shardIds)) >= MIN_CLUSTERS;
+    if (crossed) edges.push(g.soulId);
+    db.observer.gateChecked?.(wasReady ? 'already_ready' : crossed ? 'crossed' : 'not_ready');
   }
   return edges;
 }

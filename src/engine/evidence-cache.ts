@@ -1,9 +1,9 @@
-import type { EmbeddingLoader } from './cluster-memo.ts';
+import type { ClusteringReport, EmbeddingLoader } from './cluster-memo.ts';
 import type { Shard } from './model.ts';
 import { decodeEmbedding } from './provided.ts';
 import type { SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
-import { runStepsSliced, yieldToEventLoop } from './slices.ts';
+import { runStepsSliced, timedSteps, yieldToEventLoop } from './slices.ts';
 
 /** Rows loaded per statement when a report reads shards it has not seen. */
 const LOAD_CHUNK = 200;
@@ -66,11 +66,13 @@ export class EvidenceCache {
   private readonly threshold: number;
   private readonly mode: SimilarityMode;
   private readonly loadVectors: EmbeddingLoader;
+  private readonly clustered: ClusteringReport;
 
-  constructor(threshold: number, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map()) {
+  constructor(threshold: number, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}) {
     this.threshold = threshold;
     this.mode = mode;
     this.loadVectors = loadVectors;
+    this.clustered = clustered;
   }
 
   /** The shards' stored vectors in order (null: none), for the provided mode; empty for the others. */
@@ -106,7 +108,8 @@ export class EvidenceCache {
     const known = this.partitions.get(key);
     if (known) return known;
     const texts = shards.map((s) => s.content);
-    const clusters = await runStepsSliced(clusterSteps(this.mode, texts, this.threshold, this.vectors(shards.map((s) => s.id))));
+    const steps = clusterSteps(this.mode, texts, this.threshold, this.vectors(shards.map((s) => s.id)));
+    const clusters = await runStepsSliced(timedSteps(steps, (ms) => this.clustered(ms, shards.length)));
     const partition = clusters.map((members) => members.map((i) => shards[i].id));
     this.partitions.set(key, partition);
     return partition;

@@ -281,35 +281,22 @@ export function* linkageSteps(n: number, matrix: Float64Array, threshold: number
  * linkageSteps over a full symmetric n×n matrix (row-major, the diagonal unused), which it overwrites: every
  * scan and update reads a row, which is contiguous. The same merges, ties and result as linkageSteps.
  */
-export function* squareLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+export function* squareLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage, components?: ThresholdComponents): Steps<number[][]> {
   // Clusters that merge are linked by a path of pairs meeting the threshold (a mean or a minimum of pairs meets it
   // only if one pair does), so each connected component of those pairs is clustered on its own: the same
   // partition, and a pool of mostly unrelated shards costs one pass instead of the chain's scans.
-  const parent = Int32Array.from({ length: n }, (_, i) => i);
-  const find = (x: number): number => {
-    while (parent[x] !== x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  for (let j = 1; j < n; j++) {
-    if (j % 256 === 0) yield;
-    const row = j * n;
-    for (let i = 0; i < j; i++) {
-      if (!meetsCosine(square[row + i], threshold)) continue;
-      const a = find(i);
-      const b = find(j);
-      if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+  let joined = components;
+  if (joined === undefined) {
+    joined = new ThresholdComponents(n, threshold);
+    for (let j = 1; j < n; j++) {
+      if (j % 256 === 0) yield;
+      joined.joinRow(square, n, j);
     }
   }
-  const components = new Map<number, number[]>();
-  for (let i = 0; i < n; i++) {
-    const root = find(i);
-    const list = components.get(root);
-    if (list) list.push(i);
-    else components.set(root, [i]);
-  }
-  if (components.size === 1) return yield* chainLinkageSteps(n, square, threshold, linkage);
+  const groups = joined.groups();
+  if (groups.length === 1) return yield* chainLinkageSteps(n, square, threshold, linkage);
   const clusters: number[][] = [];
-  for (const members of components.values()) {
+  for (const members of groups) {
     if (members.length === 1) {
       clusters.push(members);
       continue;
@@ -323,6 +310,55 @@ export function* squareLinkageSteps(n: number, square: Float64Array, threshold: 
     for (const cluster of yield* chainLinkageSteps(m, sub, threshold, linkage)) clusters.push(cluster.map((p) => members[p]));
   }
   return clusters.sort((x, y) => x[0] - y[0]);
+}
+
+/**
+ * The connected components of the pairs whose similarity meets a threshold (union-find), joined row by row while
+ * a matrix is built, when its row is still in the cache: a second pass over n² entries costs as much as building them.
+ */
+export class ThresholdComponents {
+  private readonly parent: Int32Array;
+  private readonly bar: number;
+
+  constructor(n: number, threshold: number) {
+    this.parent = Int32Array.from({ length: n }, (_, i) => i);
+    // meetsCosine(value, threshold) is value >= this bar.
+    this.bar = threshold * (1 - THRESHOLD_TOLERANCE);
+  }
+
+  private find(x: number): number {
+    const parent = this.parent;
+    while (parent[x] !== x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+
+  /** Joins j with every i < j whose similarity, square[j·n + i], meets the threshold. */
+  joinRow(square: Float64Array, n: number, j: number): void {
+    const row = j * n;
+    const bar = this.bar;
+    let root = this.find(j);
+    for (let i = 0; i < j; i++) {
+      if (!(square[row + i] >= bar)) continue;
+      const other = this.find(i);
+      if (other === root) continue;
+      if (other < root) {
+        this.parent[root] = other;
+        root = other;
+      } else this.parent[other] = root;
+    }
+  }
+
+  /** The components, each ascending, in order of their smallest member. */
+  groups(): number[][] {
+    const byRoot = new Map<number, number[]>();
+    for (let i = 0; i < this.parent.length; i++) {
+      const root = this.find(i);
+      const list = byRoot.get(root);
+      if (list) list.push(i);
+      else byRoot.set(root, [i]);
+    }
+    return [...byRoot.values()];
+  }
 }
 
 /** The nearest-neighbour chain over a full matrix (squareLinkageSteps without the split into components). */
@@ -398,7 +434,15 @@ function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, 
  * id order into contiguous memory, then the lower triangle is mirrored; every entry equals
  * dot(vectors[i], vectors[j]) and cosineMatrixSteps's bit for bit.
  */
-export function* cosineSquareSteps(vectors: readonly SparseVector[]): Steps<Float64Array> {
+export function* cosineSquareSteps(vectors: readonly SparseVector[], components?: ThresholdComponents): Steps<Float64Array> {
+  const square = yield* lowerCosineSteps(vectors, components);
+  yield;
+  mirrorLower(square, vectors.length);
+  return square;
+}
+
+/** cosineSquareSteps's lower triangle only (row j holds pairs (j, i), i < j; the rest 0), joining `components` row by row. */
+export function* lowerCosineSteps(vectors: readonly SparseVector[], components?: ThresholdComponents): Steps<Float64Array> {
   const n = vectors.length;
   const square = new Float64Array(n * n);
   const postings: Array<{ docs: number[]; weights: number[] } | undefined> = [];
@@ -413,6 +457,7 @@ export function* cosineSquareSteps(vectors: readonly SparseVector[]): Steps<Floa
       const { docs, weights } = list;
       for (let p = 0; p < docs.length; p++) square[row + docs[p]] += weights[p] * w;
     }
+    components?.joinRow(square, n, j);
     for (let k = 0; k < v.ids.length; k++) {
       const list = postings[v.ids[k]];
       if (list === undefined) postings[v.ids[k]] = { docs: [j], weights: [v.weights[k]] };
@@ -422,8 +467,6 @@ export function* cosineSquareSteps(vectors: readonly SparseVector[]): Steps<Floa
       }
     }
   }
-  yield;
-  mirrorLower(square, n);
   return square;
 }
 
@@ -451,8 +494,9 @@ export function* clusterLexicalSteps(texts: readonly string[], threshold: number
 /** Lexical clustering of a pool already turned into vectors (vectorsOfTerms, from terms a memo keeps). */
 export function* clusterVectorsSteps(vectors: readonly SparseVector[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
   if (vectors.length === 0) return [];
-  const square = yield* cosineSquareSteps(vectors);
-  return yield* squareLinkageSteps(vectors.length, square, threshold, linkage);
+  const components = new ThresholdComponents(vectors.length, threshold);
+  const square = yield* cosineSquareSteps(vectors, components);
+  return yield* squareLinkageSteps(vectors.length, square, threshold, linkage, components);
 }
 
 export function clusterLexical(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): number[][] {

@@ -10,7 +10,7 @@
  * in index order, so the same input gives the same bits.
  */
 import { ValidationError } from './errors.ts';
-import { cosineMatrixSteps, cosineSquareSteps, lexicalVectors, mirrorLower, squareLinkageSteps, type Linkage, type SparseVector } from './lexical.ts';
+import { cosineMatrixSteps, lexicalVectors, lowerCosineSteps, mirrorLower, squareLinkageSteps, ThresholdComponents, type Linkage, type SparseVector } from './lexical.ts';
 import { defaultBounds, defaultClusteringThresholds } from './settings.ts';
 import type { Steps } from './slices.ts';
 
@@ -107,7 +107,8 @@ export function* providedMatrixSteps(texts: readonly string[], vectors: readonly
 /**
  * Pairwise provided similarities as a full symmetric n×n matrix (as cosineSquareSteps lays them out): lexical
  * cosines of `lexical`, mixed in place with the vectors' cosines, which `cosine(i, j)` supplies (a memo's cache)
- * or which are computed here. Every entry equals providedMatrixSteps's bit for bit.
+ * or which are computed here. Every entry equals providedMatrixSteps's bit for bit. `components`, if given, are
+ * joined row by row over the mixed similarities.
  */
 export function* mixedSquareSteps(
   lexical: readonly SparseVector[],
@@ -115,9 +116,10 @@ export function* mixedSquareSteps(
   weight = VECTOR_WEIGHT,
   cosine: (i: number, j: number) => number = (i, j) => vectorCosine(vectors[i]!, vectors[j]!),
   scale = FALLBACK_SCALE,
+  components?: ThresholdComponents,
 ): Steps<Float64Array> {
   const n = lexical.length;
-  const square = yield* cosineSquareSteps(lexical);
+  const square = yield* lowerCosineSteps(lexical);
   for (let j = 1; j < n; j++) {
     yield;
     const b = vectors[j] ?? null;
@@ -126,6 +128,7 @@ export function* mixedSquareSteps(
       const a = vectors[i] ?? null;
       square[row + i] = a === null || b === null ? fallbackSimilarity(square[row + i], scale) : weight * cosine(i, j) + (1 - weight) * Math.min(1, square[row + i]);
     }
+    components?.joinRow(square, n, j);
   }
   mirrorLower(square, n);
   return square;
@@ -141,8 +144,9 @@ export function* clusterProvidedSteps(
   scale = FALLBACK_SCALE,
 ): Steps<number[][]> {
   if (texts.length === 0) return [];
-  const square = yield* mixedSquareSteps(lexicalVectors(texts), vectors, weight, undefined, scale);
-  return yield* squareLinkageSteps(texts.length, square, threshold, linkage);
+  const components = new ThresholdComponents(texts.length, threshold);
+  const square = yield* mixedSquareSteps(lexicalVectors(texts), vectors, weight, undefined, scale, components);
+  return yield* squareLinkageSteps(texts.length, square, threshold, linkage, components);
 }
 
 /**

@@ -1,11 +1,28 @@
 import { systemClock, type Clock } from './clock.ts';
-import { resolveSettings, type Settings } from './settings.ts';
+import { resolveSettings, type Settings, type SimilarityMode } from './settings.ts';
 import type { SoulsStore } from '../store/store.ts';
 import { openStore } from '../store/open.ts';
+import type { StoreObserver } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
 import { EvidenceCache } from './evidence-cache.ts';
 import { SemanticEmbeddings } from './semantic.ts';
+
+/** What a write's crystallization gate found for one soul it touched: below the cheap gate, ready before the write, still not ready, or made ready (an edge). */
+export type GateOutcome = 'below_cheap_gate' | 'already_ready' | 'not_ready' | 'crossed';
+
+/** What was clustered: a soul's considered shards (remembered; the gate and unscoped evidence reports) or an evidence report scoped to tags or a query. */
+export type ClusteringPurpose = 'soul' | 'scoped_report';
+
+/**
+ * What the engine tells an observer as it works (a server's metrics): every hook optional, called synchronously,
+ * never with user text. The object is the handle's own, so hooks can be set after the database is opened.
+ */
+export type EngineObserver = StoreObserver & {
+  gateChecked?(outcome: GateOutcome): void;
+  /** One clustering computed (not one answered from memory); `ms` counts computing only, not the turns a sliced build hands back. */
+  clustered?(work: { mode: SimilarityMode; purpose: ClusteringPurpose; shards: number; ms: number }): void;
+};
 
 /** The handle every engine function takes first: where souls are stored, the knobs, and the clock. */
 export type SoulsDb = {
@@ -18,6 +35,7 @@ export type SoulsDb = {
   readonly evidence: EvidenceCache;
   /** Similarity `semantic`: the shards waiting for their sentence-encoder vector (embedded off the request path); null in other modes. */
   readonly semantic: SemanticEmbeddings | null;
+  readonly observer: EngineObserver;
 };
 
 export type OpenOptions = {
@@ -32,18 +50,24 @@ export type OpenOptions = {
   clock?: Clock;
   /** Knob and bound overrides, validated: a bad value throws a ValidationError naming the knob. */
   settings?: Partial<Record<keyof Settings, unknown>>;
+  /** Hooks told what the engine does (also settable later on `db.observer`); none by default. */
+  observer?: EngineObserver;
 };
 
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
-  const store = options.store ?? openStore(options);
+  const observer: EngineObserver = options.observer ?? {};
+  const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, observer });
+  const mode = settings.similarity;
+  const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
   const db: SoulsDb = {
     store,
     settings,
     clock: options.clock ?? systemClock,
-    clusters: new ClusterMemo(settings.clusteringThreshold, undefined, settings.similarity, (ids) => store.shardEmbeddings(ids)),
-    evidence: new EvidenceCache(settings.clusteringThreshold, settings.similarity, (ids) => store.shardEmbeddings(ids)),
-    semantic: settings.similarity === 'semantic' ? new SemanticEmbeddings(() => db) : null,
+    clusters: new ClusterMemo(settings.clusteringThreshold, undefined, mode, (ids) => store.shardEmbeddings(ids), clustered('soul')),
+    evidence: new EvidenceCache(settings.clusteringThreshold, mode, (ids) => store.shardEmbeddings(ids), clustered('scoped_report')),
+    semantic: mode === 'semantic' ? new SemanticEmbeddings(() => db) : null,
+    observer,
   };
   return db;
 }

@@ -4,7 +4,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { GraphQLError, type DocumentNode } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { schema } from '../../schema/index.ts';
@@ -57,7 +57,18 @@ export type AppOptions = {
   allowedHosts?: readonly string[];
   /** One line per HTTP request and WebSocket connection (never a token, variables or document text); none by default. */
   logger?: Logger;
+  /** The schema served; the Souls schema by default (the benchmark passes one without scope-auth to price it). */
+  schema?: GraphQLSchema;
+  /** For the benchmark's per-layer breakdown only (bench/api.ts): request-path layers left out. The server never omits any. */
+  omit?: ReadonlySet<RequestLayer>;
 };
+
+/**
+ * The layers a GraphQL request over HTTP goes through besides Yoga itself: the benchmark switches each off in turn
+ * to show what it costs. `requestLine`: the request record, the log line and the request metrics.
+ */
+export const REQUEST_LAYERS = ['requestLine', 'csrf', 'nesting', 'armor', 'requestErrors', 'cost', 'masking'] as const;
+export type RequestLayer = (typeof REQUEST_LAYERS)[number];
 
 /** What a WebSocket may send before connection_ack: a connection_init with its connectionParams, no more. */
 export const PRE_ACK_MAX_BYTES = 64 * 1024;
@@ -138,6 +149,11 @@ function hidingTheSchema(): Plugin {
   };
 }
 
+const errorCodeOf = (error: { extensions?: Readonly<Record<string, unknown>> }): string | null => (typeof error.extensions?.code === 'string' ? error.extensions.code : null);
+
+/** An operation on a graphql-ws socket, from its subscribe message to its end, for the operation metrics. */
+type WsOperation = { started: number; operation: string | null; type: string | null; errorCodes: Set<string> };
+
 /** What the request line says beyond what the socket knows, filled in by the GraphQL layer. */
 type RequestRecord = { id: string; started: number; operation: string | null; operationType: string | null; errorCodes: Set<string> };
 
@@ -166,7 +182,7 @@ function recordingOperations(records: WeakMap<object, RequestRecord>): Plugin {
       if (!record || Symbol.asyncIterator in (result as object)) return;
       for (const each of Array.isArray(result) ? result : [result]) {
         for (const error of (each as { errors?: ReadonlyArray<{ extensions?: { code?: unknown } }> }).errors ?? []) {
-          record.errorCodes.add(typeof error.extensions?.code === 'string' ? error.extensions.code : 'UNKNOWN');
+          record.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
         }
       }
     },
@@ -192,6 +208,7 @@ export function buildApp(options: AppOptions): App {
   const introspection = options.introspection !== false;
   const pubsub = createSoulsPubSub();
   const metrics = createMetrics();
+  Object.assign(db.observer, metrics.observer);
   const publish = pubsub.publish;
   pubsub.publish = (topic, ...payload) => {
     metrics.published.inc({ topic });
@@ -230,11 +247,12 @@ export function buildApp(options: AppOptions): App {
   };
   const durationOf = (record: RequestRecord) => Math.round((performance.now() - record.started) * 1000) / 1000;
 
-  const plugins: Plugin[] = [
-    recordingOperations(records),
-    useCSRFPrevention({ requestHeaders: CSRF_HEADERS }),
-    boundedNesting(limits.maxNesting),
-    EnvelopArmorPlugin({
+  const omitted = options.omit ?? new Set<RequestLayer>();
+  const layered: Array<[RequestLayer | null, Plugin]> = [
+    ['requestLine', recordingOperations(records)],
+    ['csrf', useCSRFPrevention({ requestHeaders: CSRF_HEADERS })],
+    ['nesting', boundedNesting(limits.maxNesting)],
+    ['armor', EnvelopArmorPlugin({
       // Fields only: by default graphql-armor counts each fragment spread as two levels and each inline fragment as one
       // (and multiplies the cost accordingly), so the same query written with fragments looked far deeper and costlier.
       maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
@@ -244,19 +262,19 @@ export function buildApp(options: AppOptions): App {
       // The cost is estimated at execution, with the variables (boundingCost).
       costLimit: { enabled: false },
       blockFieldSuggestion: { enabled: !introspection },
-    }) as Plugin,
+    }) as Plugin],
     // Variable coercion failures (execute's early errors, no data) are request errors like validation errors:
     // 200 under application/json, 400 under application/graphql-response+json (GraphQL over HTTP).
-    {
+    ['requestErrors', {
       onExecute: () => ({
         onExecuteDone: ({ result }) => {
           if ('errors' in result && !('data' in result)) markRequestErrors(result.errors);
         },
       }),
-    },
+    }],
     // Yoga reads GET (and form-encoded) `variables` and `extensions` with a bare JSON.parse, and its
     // SyntaxError was masked as an internal error: malformed JSON is the client's error, as for POST bodies.
-    {
+    ['requestErrors', {
       onRequestParse: ({ requestParser, setRequestParser }) => {
         if (!requestParser) return;
         setRequestParser(async (request) => {
@@ -268,15 +286,16 @@ export function buildApp(options: AppOptions): App {
           }
         });
       },
-    },
-    boundingCost(limits, db.settings),
-    sharingSubscriptions(limits),
-    metrics.plugin(),
+    }],
+    ['cost', boundingCost(limits, db.settings)],
+    [null, sharingSubscriptions(limits)],
+    [null, metrics.plugin()],
   ];
-  if (!introspection) plugins.push(hidingTheSchema());
+  if (!introspection) layered.push([null, hidingTheSchema()]);
+  const plugins = layered.filter(([layer]) => layer === null || !omitted.has(layer)).map(([, plugin]) => plugin);
 
   const yoga = createYoga<Record<string, unknown>, Context>({
-    schema,
+    schema: options.schema ?? schema,
     graphqlEndpoint: GRAPHQL_PATH,
     plugins,
     multipart: false,
@@ -292,7 +311,7 @@ export function buildApp(options: AppOptions): App {
       }
       return createContext(db, pubsub, caller, limits.maxCost);
     },
-    maskedErrors: { maskError },
+    maskedErrors: omitted.has('masking') ? false : { maskError },
     graphiql: options.graphiql === false ? false : { title: 'Souls', defaultQuery: rosterQuery, subscriptionsProtocol: 'WS' },
     renderGraphiQL: localGraphiQL({ requiresToken: tokens !== null }),
     landingPage: false,
@@ -332,8 +351,8 @@ export function buildApp(options: AppOptions): App {
     });
   };
 
-  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
-  const server = createServer((req, res) => {
+  /** The request's log line and metrics, when its response closes. */
+  const lineOnClose = (req: IncomingMessage, res: ServerResponse) => {
     const record = newRecord(req);
     res.setHeader('x-request-id', record.id);
     res.once('close', () => {
@@ -356,6 +375,11 @@ export function buildApp(options: AppOptions): App {
       if (probe) logger.debug(line, 'request');
       else logger.info(line, 'request');
     });
+  };
+
+  const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
+  const server = createServer((req, res) => {
+    if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`))) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
@@ -367,6 +391,8 @@ export function buildApp(options: AppOptions): App {
       });
       return;
     }
+    // Only GET and HEAD can ask for a page or an asset: the API's POSTs go straight to Yoga.
+    if (req.method !== 'GET' && req.method !== 'HEAD') return void yoga(req, res);
     serveStatic(req, res).then(
       (served) => {
         if (!served) void yoga(req, res);
@@ -417,6 +443,15 @@ export function buildApp(options: AppOptions): App {
     preAckLimits.set(socket, () => stream.off('data', count));
   });
   const wsCallers = new WeakMap<object, Caller>();
+  /** Each socket's operations in flight, by their id, until they complete or fail: one operation metric each. */
+  const wsOperations = new WeakMap<object, Map<string, WsOperation>>();
+  const wsOperation = (socket: object, id: string) => wsOperations.get(socket)?.get(id);
+  const wsOperationEnded = (socket: object, id: string) => {
+    const record = wsOperation(socket, id);
+    if (!record) return;
+    wsOperations.get(socket)!.delete(id);
+    metrics.operation({ ...record, transport: 'websocket', durationMs: performance.now() - record.started });
+  };
   const wsDisposable = useServer(
     {
       connectionInitWaitTimeout: options.wsInitTimeoutMs ?? 3000,
@@ -430,17 +465,29 @@ export function buildApp(options: AppOptions): App {
         wsCallers.set(ctx.extra.socket, caller);
         return true;
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         const caller = wsCallers.get(ctx.extra.socket)!;
+        const record: WsOperation = { started: performance.now(), operation: payload.operationName ?? null, type: null, errorCodes: new Set() };
+        if (!wsOperations.has(ctx.extra.socket)) wsOperations.set(ctx.extra.socket, new Map());
+        wsOperations.get(ctx.extra.socket)!.set(id, record);
         const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
         let document: DocumentNode;
         try {
           document = enveloped.parse(payload.query);
+          const operation = getOperationAST(document, payload.operationName);
+          record.operation = operation?.name?.value ?? record.operation;
+          record.type = operation?.operation ?? null;
           const errors = enveloped.validate(enveloped.schema, document);
-          if (errors.length > 0) return errors;
+          if (errors.length > 0) {
+            record.errorCodes.add('GRAPHQL_VALIDATION_FAILED');
+            return errors;
+          }
         } catch (error) {
           // Syntax errors and the limits (depth, tokens…) are thrown: an error message for this operation, not a 4500 closing the socket.
-          if (error instanceof GraphQLError) return [error];
+          if (error instanceof GraphQLError) {
+            record.errorCodes.add(errorCodeOf(error) ?? 'GRAPHQL_PARSE_FAILED');
+            return [error];
+          }
           throw error;
         }
         return {
@@ -452,6 +499,16 @@ export function buildApp(options: AppOptions): App {
           rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
         };
       },
+      onNext: (ctx, id, _payload, _args, result) => {
+        const record = wsOperation(ctx.extra.socket, id);
+        for (const error of result.errors ?? []) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
+      },
+      onError: (ctx, id, _payload, errors) => {
+        const record = wsOperation(ctx.extra.socket, id);
+        for (const error of errors) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
+        wsOperationEnded(ctx.extra.socket, id);
+      },
+      onComplete: (ctx, id) => wsOperationEnded(ctx.extra.socket, id),
     },
     wsServer,
   );

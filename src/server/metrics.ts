@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { EngineObserver, GateOutcome } from '../engine/souls-db.ts';
 
 export const METRICS_PATH = '/metrics';
 
@@ -23,6 +25,25 @@ function processRegistry(): Registry {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/** How an operation reached the server: a request (with SSE streams) or a graphql-ws socket. */
+export type Transport = 'http' | 'websocket';
+
+export type OperationRecord = { operation: string | null; type: string | null; transport: Transport; errorCodes: Iterable<string>; durationMs: number };
+
+const gateOutcomes: readonly GateOutcome[] = ['below_cheap_gate', 'already_ready', 'not_ready', 'crossed'];
+
+/** From a tenth of a millisecond (an incremental update) to seconds (a cold soul of thousands of shards). */
+const CLUSTERING_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A write that found no other connection's lock begins in microseconds; SQLite's busy handler then sleeps 1, 2, 5, 10 … ms. */
+const LOCK_WAIT_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** The root field a subscription reads (its topic), or null when its selection does not start with a field. */
+function subscribedField(document: DocumentNode, operationName: string | null | undefined): string | null {
+  const first = getOperationAST(document, operationName)?.selectionSet.selections[0];
+  return first?.kind === Kind.FIELD ? first.name.value : null;
+}
+
 export function createMetrics() {
   const registry = new Registry();
   const httpRequests = new Counter({ name: 'souls_http_requests_total', help: 'HTTP requests answered, by route, method and status.', labelNames: ['route', 'method', 'status'] as const, registers: [registry] });
@@ -35,21 +56,52 @@ export function createMetrics() {
   });
   const operations = new Counter({
     name: 'souls_graphql_operations_total',
-    help: 'GraphQL operations over HTTP, by operation name, type and outcome (ok, or the first error code).',
-    labelNames: ['operation', 'type', 'outcome'] as const,
+    help: 'GraphQL operations, by operation name, type, transport (http or websocket) and outcome (ok, or the first error code).',
+    labelNames: ['operation', 'type', 'transport', 'outcome'] as const,
     registers: [registry],
   });
   const operationDuration = new Histogram({
     name: 'souls_graphql_operation_duration_seconds',
-    help: 'GraphQL operations over HTTP, request to response, by operation name and type.',
-    labelNames: ['operation', 'type'] as const,
+    help: 'GraphQL operations, start to end (a subscription: its whole life), by operation name, type and transport.',
+    labelNames: ['operation', 'type', 'transport'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
   const subscriptions = new Gauge({ name: 'souls_subscriptions_active', help: 'Live GraphQL subscriptions, by transport (websocket or sse).', labelNames: ['transport'] as const, registers: [registry] });
   const webSockets = new Gauge({ name: 'souls_websocket_connections_active', help: 'Open graphql-ws connections.', registers: [registry] });
   const published = new Counter({ name: 'souls_events_published_total', help: 'Events published to subscribers, by topic.', labelNames: ['topic'] as const, registers: [registry] });
+  const delivered = new Counter({
+    name: 'souls_events_delivered_total',
+    help: 'Events sent to subscribers (one per subscriber that receives it), by topic (the subscription field) and transport (websocket or sse).',
+    labelNames: ['topic', 'transport'] as const,
+    registers: [registry],
+  });
+  const gateChecks = new Counter({
+    name: 'souls_gate_checks_total',
+    help: "Crystallization gates a write evaluated, one per soul it touched, by outcome: below_cheap_gate, already_ready, not_ready, or crossed (made ready).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const clustering = new Histogram({
+    name: 'souls_clustering_duration_seconds',
+    help: "Time computing one clustering (not one answered from memory), by similarity mode and purpose: soul (a soul's shards, for the gate and unscoped evidence reports) or scoped_report.",
+    labelNames: ['mode', 'purpose'] as const,
+    buckets: CLUSTERING_BUCKETS,
+    registers: [registry],
+  });
+  const lockWait = new Histogram({
+    name: 'souls_sqlite_write_lock_wait_seconds',
+    help: "Time each write waited to begin its transaction: for the write lock another connection (a process, a backup) held.",
+    buckets: LOCK_WAIT_BUCKETS,
+    registers: [registry],
+  });
+  const busyTimeouts = new Counter({
+    name: 'souls_sqlite_busy_timeouts_total',
+    help: 'Statements that failed with SQLITE_BUSY: a lock stayed taken for the whole busy timeout.',
+    registers: [registry],
+  });
   for (const transport of ['websocket', 'sse']) subscriptions.set({ transport }, 0);
+  for (const outcome of gateOutcomes) gateChecks.inc({ outcome }, 0);
 
   const names = new Set<string>();
   const operationLabel = (name: string | null) => {
@@ -61,30 +113,48 @@ export function createMetrics() {
     return name;
   };
 
+  const operation = (record: OperationRecord): void => {
+    const labels = { operation: operationLabel(record.operation), type: record.type ?? 'unknown', transport: record.transport };
+    const [firstCode] = record.errorCodes;
+    operations.inc({ ...labels, outcome: firstCode ?? 'ok' });
+    operationDuration.observe(labels, record.durationMs / 1000);
+  };
+
+  /** The engine's and the store's hooks, counted here. */
+  const observer: Required<EngineObserver> = {
+    gateChecked: (outcome) => gateChecks.inc({ outcome }),
+    clustered: ({ mode, purpose, ms }) => clustering.observe({ mode, purpose }, ms / 1000),
+    writeLockWaited: (ms) => lockWait.observe(ms / 1000),
+    busyTimedOut: () => busyTimeouts.inc(),
+  };
+
   return {
     registry,
     webSockets,
     published,
+    observer,
+    operation,
     request(line: { method?: string; path: string; status: number; durationMs: number; operation: string | null; operationType: string | null; errorCodes: readonly string[] }): void {
       const route = routeOf(line.path);
       httpRequests.inc({ route, method: line.method ?? 'OTHER', status: String(line.status) });
       httpDuration.observe({ route }, line.durationMs / 1000);
       if (route !== '/graphql' || (line.operationType === null && line.errorCodes.length === 0)) return;
-      const operation = operationLabel(line.operation);
-      const type = line.operationType ?? 'unknown';
-      operations.inc({ operation, type, outcome: line.errorCodes[0] ?? 'ok' });
-      operationDuration.observe({ operation, type }, line.durationMs / 1000);
+      operation({ operation: line.operation, type: line.operationType, transport: 'http', errorCodes: line.errorCodes, durationMs: line.durationMs });
     },
-    /** Counts live subscriptions from their first result to their end. */
+    /** Counts live subscriptions from their first result to their end, and each event they send. */
     plugin(): Plugin {
       return {
         onSubscribe: ({ args }) => {
           const transport = (args.contextValue as { socket?: object }).socket ? 'websocket' : 'sse';
+          const topic = subscribedField(args.document, args.operationName) ?? '(other)';
           return {
             onSubscribeResult: ({ result }) => {
               if (!(Symbol.asyncIterator in result)) return;
               subscriptions.inc({ transport });
-              return { onEnd: () => subscriptions.dec({ transport }) };
+              return {
+                onNext: () => delivered.inc({ topic, transport }),
+                onEnd: () => subscriptions.dec({ transport }),
+              };
             },
           };
         },

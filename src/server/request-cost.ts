@@ -1,5 +1,6 @@
 import { expensiveFieldCosts, type CostMeter } from './limits-cost.ts';
 import {
+  BREAK,
   getNamedType,
   getNullableType,
   getOperationAST,
@@ -10,6 +11,7 @@ import {
   isObjectType,
   Kind,
   valueFromASTUntyped,
+  visit,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -186,7 +188,27 @@ export function operationCost(args: CostArgs, boundOf: (coordinate: string) => L
 }
 
 const meteredFields = Object.keys(expensiveFieldCosts).map((field) => `Soul.${field}`);
-const weightsBesides = (coordinates: readonly string[]) => Object.fromEntries(Object.entries(fieldCosts).filter(([coordinate]) => !coordinates.includes(coordinate)));
+const unmeteredWeights = Object.fromEntries(Object.entries(fieldCosts).filter(([coordinate]) => !meteredFields.includes(coordinate)));
+const meteredNames = new Set(Object.keys(expensiveFieldCosts));
+
+/** Whether any field of the document is named like a metered one (per parsed document, which Yoga caches). */
+const namesMetered = new WeakMap<DocumentNode, boolean>();
+function mentionsMetered(document: DocumentNode): boolean {
+  let found = namesMetered.get(document);
+  if (found === undefined) {
+    found = false;
+    visit(document, {
+      Field(node) {
+        if (meteredNames.has(node.name.value)) {
+          found = true;
+          return BREAK;
+        }
+      },
+    });
+    namesMetered.set(document, found);
+  }
+  return found;
+}
 
 /**
  * Refuses, before anything runs (variables are not even coerced), an
@@ -202,7 +224,8 @@ export function boundingCost(limits: Limits, bounds: Pick<Bounds, 'maxTagsPerSha
       // Evidence and crystallization are charged as they resolve (a list's length is known only then): the meter
       // starts from the estimate without their weights, so they are not counted twice.
       const meter = (args.contextValue as { cost?: CostMeter } | undefined)?.cost;
-      meter?.estimated(operationCost(args, boundOf, weightsBesides(meteredFields)));
+      // Without a metered field in the document both estimates are the same: one walk.
+      meter?.estimated(mentionsMetered(args.document) ? operationCost(args, boundOf, unmeteredWeights) : cost);
       const [limit, setting] = subscription && limits.maxSubscriptionCost < limits.maxCost ? [limits.maxSubscriptionCost, 'maxSubscriptionCost'] : [limits.maxCost, 'maxCost'];
       if (cost > limit) {
         const what = subscription ? 'Subscription' : 'Query';

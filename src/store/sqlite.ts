@@ -105,10 +105,19 @@ function consideredQuery(soulIds: readonly number[], cutoff: number, scope: Shar
   return { clauses, params };
 }
 
+/** Told how the store meets other connections' locks (a server's metrics); hooks may be set after opening. */
+export type StoreObserver = {
+  /** How long a write waited to begin: for the write lock, while another connection (a process, a backup) held it; near 0 when none did. */
+  writeLockWaited?(ms: number): void;
+  /** SQLITE_BUSY reached a caller: the lock stayed taken for the whole busy timeout. */
+  busyTimedOut?(): void;
+};
+
 export type SqliteOptions = {
   /** A file path, or ':memory:' (the default). */
   path?: string;
   busyTimeoutMs?: number;
+  observer?: StoreObserver;
   /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it (no migration, query_only). */
   mode?: OpenMode;
 };
@@ -143,6 +152,9 @@ export function initSoulsTables(db: DatabaseSync): void {
  * sees a possible deadlock and answers SQLITE_BUSY without calling the busy handler, so the
  * waiting and retrying happen here, within the busy timeout.
  */
+/** SQLITE_BUSY or one of its extended codes (SQLITE_BUSY_SNAPSHOT, …): a lock another connection held. */
+const isBusy = (error: unknown): boolean => ((error as { errcode?: number } | null)?.errcode ?? 0) % 256 === 5;
+
 function enableWal(db: DatabaseSync, timeoutMs: number): void {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
@@ -150,7 +162,7 @@ function enableWal(db: DatabaseSync, timeoutMs: number): void {
       db.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (error) {
-      if ((error as { errcode?: number }).errcode !== 5 || performance.now() >= deadline) throw error;
+      if (!isBusy(error) || performance.now() >= deadline) throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
     }
   }
@@ -177,7 +189,7 @@ export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
     const db = new DatabaseSync(path, { timeout });
     db.exec('PRAGMA foreign_keys = ON');
     initSoulsTables(db);
-    return new SqliteStore(db, path);
+    return new SqliteStore(db, path, options.observer);
   }
   return openDatabaseFile(path, mode, timeout, (db) => {
     if (mode === 'read-only') {
@@ -188,7 +200,7 @@ export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
     }
     db.exec('PRAGMA foreign_keys = ON');
     if (mode === 'create') initSoulsTables(db);
-    return new SqliteStore(db, path);
+    return new SqliteStore(db, path, options.observer);
   });
 }
 
@@ -206,10 +218,12 @@ export class SqliteStore implements SoulsStore {
 
   /** The file (or ':memory:'), for messages about it. */
   readonly path: string;
+  private readonly observer: StoreObserver;
 
-  constructor(db: DatabaseSync, path = ':memory:') {
+  constructor(db: DatabaseSync, path = ':memory:', observer: StoreObserver = {}) {
     this.db = db;
     this.path = path;
+    this.observer = observer;
   }
 
   private stmt(sql: string): StatementSync {
@@ -240,7 +254,13 @@ export class SqliteStore implements SoulsStore {
   /** One unit of work: all or nothing. Writes take the write lock up front so they never fail half way on SQLITE_BUSY. */
   private transaction<T>(work: () => T, mode: 'IMMEDIATE' | 'DEFERRED' = 'IMMEDIATE'): T {
     if (this.inTransaction) return work();
-    this.db.exec(`BEGIN ${mode}`);
+    const waiting = performance.now();
+    try {
+      this.db.exec(`BEGIN ${mode}`);
+    } catch (error) {
+      throw this.busyCounted(error);
+    }
+    if (mode === 'IMMEDIATE') this.observer.writeLockWaited?.(performance.now() - waiting);
     this.inTransaction = true;
     try {
       const result = work();
@@ -248,10 +268,15 @@ export class SqliteStore implements SoulsStore {
       return result;
     } catch (error) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
-      throw asStorageFull(error, this.path);
+      throw asStorageFull(this.busyCounted(error), this.path);
     } finally {
       this.inTransaction = false;
     }
+  }
+
+  private busyCounted(error: unknown): unknown {
+    if (isBusy(error)) this.observer.busyTimedOut?.();
+    return error;
   }
 
   private read<T>(work: () => T): T {
