@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests resolve packages the way Node does at run time. Vite's default adds the
 // "development" condition, which loads graphql 17's __dev__ build for project
@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 // tests only (domain errors were masked as "Unexpected error.").
 export default defineConfig({
   // Bounds, not speed checks: a machine shared with other work can run a CPU-heavy test several times slower.
-  test: { testTimeout: 30_000, hookTimeout: 30_000 },
+  // test/cluster needs PostgreSQL and Redis servers: `npm run test:cluster` runs it.
+  test: { testTimeout: 30_000, hookTimeout: 30_000, exclude: [...configDefaults.exclude, 'test/cluster/**'] },
   ssr: { resolve: { conditions: ['node', 'import', 'module-sync'] } },
 });

@@ -51,10 +51,10 @@ const PRINCIPLES = [
 const DASHBOARD = `query Dashboard { souls { id name level activeTraitCount traitLimit pendingShardCount health rendered
   crystallization { ready priority unmet } traits { principle signals { citationCount citationDensity stale } } } }`;
 const RENDERED = 'query Rendered($id: ID!) { soul(id: $id) { rendered } }';
-const DROP = `mutation Drop($input: DropShardInput!) { dropShard(input: $input) { __typename
+export const DROP = `mutation Drop($input: DropShardInput!) { dropShard(input: $input) { __typename
   ... on DropShardPayload { shard { id } readySouls { id } } ... on Error { message } } }`;
-const STAMP = 'mutation Stamp($id: ID!) { stampAttuned(soulId: $id) { __typename ... on Error { message } } }';
-const READY_SUBSCRIPTION = 'subscription Ready($ids: [ID!]) { crystallizationReady(soulIds: $ids) { soul { id name } priority at } }';
+export const STAMP = 'mutation Stamp($id: ID!) { stampAttuned(soulId: $id) { __typename ... on Error { message } } }';
+export const READY_SUBSCRIPTION = 'subscription Ready($ids: [ID!]) { crystallizationReady(soulIds: $ids) { soul { id name } priority at } }';
 
 const SOULS = 100;
 const TRAITS_PER_SOUL = 5;
@@ -65,7 +65,7 @@ const DROP_MS = 3000;
 const SUBSCRIBERS = 1000;
 const CROSSINGS = 5;
 
-const wallClock = () => performance.timeOrigin + performance.now();
+export const wallClock = () => performance.timeOrigin + performance.now();
 
 /** A full garbage collection before reading memory, so the figures compare live data rather than uncollected garbage. */
 function collectGarbage(): void {
@@ -78,29 +78,29 @@ function memory(): NodeJS.MemoryUsage {
   return process.memoryUsage();
 }
 
-function median(samples: number[]): number {
+export function median(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function percentile(samples: number[], p: number): number {
+export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const kib = (bytes: number) => `${bytes < 0 ? '' : '+'}${(bytes / 1024).toFixed(1)} KiB`;
 
 /** Every child this module started; killed on the way out, whatever happens. */
 const children = new Set<ChildProcess>();
-const killChildren = () => {
+export const killChildren = () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 };
 
 /** One load-client process: its stdout as a queue of JSON lines, its stdin for commands. */
-class LoadClient {
+export class LoadClient {
   readonly child: ChildProcess;
   private readonly lines: unknown[] = [];
   private wake: (() => void) | null = null;
@@ -186,7 +186,7 @@ async function httpRun(config: HttpConfig, what: string): Promise<HttpReport> {
 const body = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
 
 /** 100 souls, each with 5 traits citing some of its shards; every third soul has diverse, spread-out shards and is ready. */
-async function seed(db: SoulsDb): Promise<{ soulIds: number[]; shards: number; ready: number }> {
+export async function seed(db: SoulsDb): Promise<{ soulIds: number[]; shards: number; ready: number }> {
   const now = db.clock.now();
   const rng = makeRng(42);
   const texts = makeObservationCorpus(SOULS * 16, 42);
@@ -226,7 +226,7 @@ function bareServer(yoga: (req: IncomingMessage, res: ServerResponse) => unknown
 }
 
 /** The floor for the API: one field, no data. */
-function bareHello(): Server {
+export function bareHello(): Server {
   return bareServer(
     createYoga({
       schema: createSchema({ typeDefs: 'type Query { hello: String! }', resolvers: { Query: { hello: () => 'world' } } }),
@@ -242,7 +242,7 @@ function bareSouls(db: SoulsDb) {
   return { yoga, server: bareServer(yoga) };
 }
 
-async function listen(server: Server): Promise<number> {
+export async function listen(server: Server): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -252,7 +252,7 @@ async function listen(server: Server): Promise<number> {
   return address.port;
 }
 
-async function dashboard(url: string, pingUrl: string): Promise<BenchRow[]> {
+export async function dashboard(url: string, pingUrl: string): Promise<BenchRow[]> {
   const report = await httpRun(
     { url, bodies: [body(DASHBOARD)], concurrency: 1, durationMs: 60_000, maxRequests: DASHBOARD_RUNS + 1, expect: '"crystallization"', pingUrl, samples: true },
     'dashboard query',
@@ -410,7 +410,7 @@ async function dropShardRate(url: string, dir: string, soulIds: number[]): Promi
   return rows;
 }
 
-async function post(url: string, query: string, variables: Record<string, unknown>): Promise<any> {
+export async function post(url: string, query: string, variables: Record<string, unknown>): Promise<any> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: body(query, variables) });
   const json = await response.json();
   if (response.status !== 200 || json.errors) throw new Error(`HTTP ${response.status}: ${JSON.stringify(json).slice(0, 300)}`);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openSoulsDb } from '../src/engine/index.ts';
 import { openPostgresStore } from '../src/store/postgres-bridge.ts';
-import { workloads, writeThroughput, type BenchRow, type RawWriter } from './engine.ts';
+import { workloads, targetThroughput, type BenchRow, type RawWriter } from './engine.ts';
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -70,7 +70,7 @@ export async function benchEnginePostgres(): Promise<BenchRow[]> {
     }
     try {
       const [engineUrl, rawUrl] = names.map((name) => databaseUrl(serverUrl, name));
-      rows.push(...(await writeThroughput({ openDb: (clock) => openSoulsDb({ path: engineUrl, clock }), raw: (soulIds) => rawWriter(rawUrl, soulIds) }, workload)));
+      rows.push(...(await targetThroughput({ openDb: (clock) => openSoulsDb({ path: engineUrl, clock }), raw: (soulIds) => rawWriter(rawUrl, soulIds) }, workload)));
     } finally {
       for (const name of names) await admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }

@@ -1,4 +1,5 @@
-// npm run bench [-- --only TEXT] [-- --json FILE]: engine benchmarks, printed as a table with the machine noted.
+// npm run bench [-- --only TEXT] [-- --json FILE] [-- --store postgres]: engine benchmarks, printed as a table with the machine noted.
+//   --store postgres: also the engine on PostgreSQL (SOULS_BENCH_PG_URL) and the API over three replicas (bench/replicas.ts).
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { benchApi } from './api.ts';
@@ -9,6 +10,7 @@ import { benchEnginePostgres } from './engine-postgres.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
+import { benchReplicas } from './replicas.ts';
 import { benchSemantic } from './semantic.ts';
 import { benchSimilarityModes } from './similarity.ts';
 import { describeMachine, figureOf, loadAverageNow, machineNow, selectSections, type BenchReport } from './report.ts';
@@ -25,12 +27,16 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['API', benchApi],
 ];
 
-const usage = 'usage: npm run bench [-- --only TEXT ...] [-- --json FILE] [-- --store postgres]';
-function options(): { only: string[]; json: string | null; store: string } {
+const usage = 'usage: npm run bench [-- --only TEXT ...] [-- --json FILE] [-- --store sqlite|postgres]';
+function options(): { only: string[]; json: string | null; store: 'sqlite' | 'postgres' } {
   try {
-    const { values } = parseArgs({ options: { only: { type: 'string', multiple: true }, json: { type: 'string' }, store: { type: 'string' } }, strict: true, allowPositionals: false });
-    if (values.store !== undefined && values.store !== 'sqlite' && values.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got ${values.store}`);
-    return { only: values.only ?? [], json: values.json ?? null, store: values.store ?? 'sqlite' };
+    const { values } = parseArgs({
+      options: { only: { type: 'string', multiple: true }, json: { type: 'string' }, store: { type: 'string', default: 'sqlite' } },
+      strict: true,
+      allowPositionals: false,
+    });
+    if (values.store !== 'sqlite' && values.store !== 'postgres') throw new Error(`--store must be sqlite or postgres, got ${values.store}`);
+    return { only: values.only ?? [], json: values.json ?? null, store: values.store };
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
     process.exit(2);
@@ -38,8 +44,10 @@ function options(): { only: string[]; json: string | null; store: string } {
 }
 
 const { only, json, store } = options();
-// --store postgres: the Engine section again on PostgreSQL (SOULS_BENCH_PG_URL), right after SQLite's.
-if (store === 'postgres') sections.splice(1, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
+if (store === 'postgres') {
+  sections.splice(2, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
+  sections.push(['API over three replicas (events through Redis): SQLite beside PostgreSQL', benchReplicas]);
+}
 const chosen = selectSections(sections.map(([title, run]) => ({ title, run })), only);
 if (chosen.length === 0) {
   console.error(`bench: no section's title contains ${only.map((o) => JSON.stringify(o)).join(' or ')}; the sections are:\n${sections.map(([title]) => `  ${title}`).join('\n')}`);

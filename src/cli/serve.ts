@@ -5,7 +5,7 @@ import { closeSoulsDb, SoulsError } from '../engine/index.ts';
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { openDb } from './database.ts';
-import { describeDb } from '../store/postgres-bridge.ts';
+import { describeDb, redactUrl } from '../store/postgres-bridge.ts';
 import { commandHelp } from './help.ts';
 
 export const serveCommand: Command = {
@@ -23,6 +23,7 @@ export const serveCommand: Command = {
       'souls serve --port 0 --db /tmp/try.db         # a free port and a scratch database',
       'souls serve --db postgres://souls@db/souls     # PostgreSQL, shared by several replicas',
       'souls serve --host 0.0.0.0 --tokens-file tokens.json --trait-limit 12',
+      'souls serve --db postgres://souls@db/souls --redis redis://cache:6379   # a replica: events reach every replica',
     ],
   }),
   async run(argv, io) {
@@ -35,6 +36,7 @@ export const serveCommand: Command = {
     const { buildApp } = await import('../server/app.ts');
     const { createLogger } = await import('../server/log.ts');
     const logger = createLogger({ level: config.logLevel, format: config.logFormat, clock: db.clock });
+    const redis = config.redis && { url: config.redis.url, channelPrefix: (await import('../server/redis-events.ts')).eventChannelPrefix(config.redis.prefix, config.db) };
     const app = buildApp({
       logger,
       db,
@@ -42,6 +44,7 @@ export const serveCommand: Command = {
       limits: config.limits,
       introspection: config.introspection,
       corsOrigins: config.corsOrigins,
+      redis,
       allowedHosts: config.insecure && !isLoopback(config.host) ? [...config.allowedHosts, normalizeHost('--host', config.host)] : config.allowedHosts,
     });
     const { url } = await app.start(config.port, config.host).catch((error: NodeJS.ErrnoException) => {
@@ -83,6 +86,7 @@ export const serveCommand: Command = {
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
     say(`Database: ${describeDb(config.db)}`);
+    if (redis) say(`Events through Redis ${redactUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {
       say(

@@ -84,6 +84,11 @@ export function passesCheapGate(stats: GateStats, which: 'before' | 'after', kno
   return cheapUnmet(stats[which], stats, knobs).length === 0;
 }
 
+/** Which souls of a write need their shard ids: those clustering will look at, the ones passing the cheap gate after it. */
+export function clusteredBy(db: SoulsDb): (stats: GateStats) => boolean {
+  return (stats) => passesCheapGate(stats, 'after', db.settings);
+}
+
 // Reads over the store.
 
 /**

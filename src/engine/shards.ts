@@ -1,4 +1,4 @@
-import { readyEdges } from './crystallization.ts';
+import { clusteredBy, readyEdges } from './crystallization.ts';
 import { ValidationError } from './errors.ts';
 import type { Page, Shard, ShardStatus, SourceCount, TagCount } from './model.ts';
 import { shardStatuses } from './model.ts';
@@ -75,7 +75,7 @@ export type DropShardsResult = { shardIds: number[]; readySoulIds: number[] };
 export async function dropShard(db: SoulsDb, content: string, source: string, soulIds: readonly number[], options: ShardOptions = {}): Promise<DropShardResult> {
   const now = db.clock.now();
   const shard = validShard(db, { ...options, content, source, soulIds }, now, { value: undefined });
-  const write = db.store.insertShards([shard], now, expiryCutoff(db, now));
+  const write = db.store.insertShards([shard], now, expiryCutoff(db, now), clusteredBy(db));
   if (shard.embedding === null) db.semantic?.enqueue(write.shardIds);
   return { shardId: write.shardIds[0], readySoulIds: await readyEdges(db, write.gate, new Map([[write.shardIds[0], shard.content]])) };
 }
@@ -104,7 +104,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
   if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
   let write: ShardWrite;
   try {
-    write = db.store.insertShards(shards, now, expiryCutoff(db, now));
+    write = db.store.insertShards(shards, now, expiryCutoff(db, now), clusteredBy(db));
   } catch (error) {
     // The store refuses a dimension another writer fixed meanwhile: name the batch's first vector.
     if (!(error instanceof ValidationError) || error.field !== 'embedding') throw error;
@@ -119,7 +119,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
 export async function revealShards(db: SoulsDb, shardIds: readonly number[]): Promise<DropShardsResult> {
   const ids = requireIds('ids', shardIds);
   const now = db.clock.now();
-  const write = db.store.revealShards(ids, now, expiryCutoff(db, now));
+  const write = db.store.revealShards(ids, now, expiryCutoff(db, now), clusteredBy(db));
   return { shardIds: [...new Set(ids)], readySoulIds: await readyEdges(db, write.gate) };
 }
 

@@ -22,6 +22,7 @@ import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
 import { createLogger, requestIdOf, type Logger } from './log.ts';
 import { createMetrics, METRICS_PATH } from './metrics.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
+import { createRedisEvents, type RedisEvents } from './redis-events.ts';
 import { createMcpEndpoint } from '../mcp/http.ts';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -61,6 +62,8 @@ export type AppOptions = {
   schema?: GraphQLSchema;
   /** For the benchmark's per-layer breakdown only (bench/api.ts): request-path layers left out. The server never omits any. */
   omit?: ReadonlySet<RequestLayer>;
+  /** Events through Redis (`channelPrefix` from eventChannelPrefix), so that subscribers on every replica hear every write; in memory without. */
+  redis?: { url: string; channelPrefix: string } | null;
 };
 
 /**
@@ -206,9 +209,11 @@ export function buildApp(options: AppOptions): App {
   const tokens = options.tokens && options.tokens.length > 0 ? options.tokens : null;
   const limits: Limits = { ...defaultLimits, ...options.limits };
   const introspection = options.introspection !== false;
-  const pubsub = createSoulsPubSub();
   const metrics = createMetrics();
   Object.assign(db.observer, metrics.observer);
+  const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
+  const redis: RedisEvents | null = options.redis ? createRedisEvents({ ...options.redis, logger, counters: metrics.redis }) : null;
+  const pubsub = createSoulsPubSub(redis?.eventTarget);
   const publish = pubsub.publish;
   pubsub.publish = (topic, ...payload) => {
     metrics.published.inc({ topic });
@@ -231,7 +236,6 @@ export function buildApp(options: AppOptions): App {
   const callerOf = (authorization: unknown): Caller | null =>
     table === null ? localCaller : authenticate(typeof authorization === 'string' ? authorization : null, table);
 
-  const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
   const records = new WeakMap<object, RequestRecord>();
   const newRecord = (req: IncomingMessage): RequestRecord => {
     const record = { id: requestIdOf(req.headers['x-request-id']), started: performance.now(), operation: null, operationType: null, errorCodes: new Set<string>() };
@@ -380,7 +384,7 @@ export function buildApp(options: AppOptions): App {
   const mcp = createMcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
   const server = createServer((req, res) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
-    if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`))) return;
+    if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`), redis?.ready)) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
     if ((req.url ?? '/').split('?')[0] === METRICS_PATH) return serveMetrics(req, res);
@@ -558,6 +562,7 @@ export function buildApp(options: AppOptions): App {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await settleSlicedWork();
         stopAnnouncing?.();
+        await redis?.close();
         return closeSoulsDb(db);
       })()),
   };

@@ -27,6 +27,8 @@ export type ServerConfig = {
   allowedHosts: string[];
   logLevel: LogLevel;
   logFormat: LogFormat;
+  /** Events through Redis (every replica's subscribers hear every replica's writes); null: in memory, this process only. */
+  redis: { url: string; prefix: string } | null;
   /** Things the operator should fix that do not stop the server (a tokens file others can read). */
   warnings: string[];
 };
@@ -36,7 +38,7 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormats = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof logFormats)[number];
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat };
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:' };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -45,6 +47,25 @@ function number(where: string, raw: unknown): number {
   const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new ValidationError(where, `must be a number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+function redisUrl(where: string, raw: unknown): string {
+  const text = typeof raw === 'string' ? raw.trim() : '';
+  let url: URL | null = null;
+  try {
+    url = new URL(text);
+  } catch {
+    // Reported below.
+  }
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new ValidationError(where, `must be a redis:// or rediss:// URL with a host (redis://127.0.0.1:6379), got ${JSON.stringify(raw)}`);
+  }
+  return text;
+}
+
+function redisPrefix(where: string, raw: unknown): string {
+  if (typeof raw !== 'string' || !/^[\w:.@/+-]{1,64}$/.test(raw)) throw new ValidationError(where, `must be 1 to 64 letters, digits or _:.@/+-, got ${JSON.stringify(raw)}`);
+  return raw;
 }
 
 function port(where: string, raw: unknown): number {
@@ -80,7 +101,7 @@ export const optionGroups = {
   database: valuedOptions(['db', 'db-timeout', 'config']),
   settings: valuedOptions(settingNames.map(kebab)),
   server: {
-    ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', ...limitNames.map(kebab)]),
+    ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', ...limitNames.map(kebab)]),
     insecure: { type: 'boolean' },
     introspection: { type: 'boolean' },
     'cors-origin': { type: 'string', multiple: true },
@@ -125,7 +146,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -197,7 +218,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     limits,
   };
   if (!server) {
-    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat };
+    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat, redis: null };
   }
   /** One of `choices`, as given (case aside). */
   const choice = <T extends string>(name: string, flag: string, variable: string, choices: readonly T[], fallback: T): T => {
@@ -210,6 +231,9 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
   const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
   const hostPick = pick('host', 'host', 'SOULS_HOST');
   const portPick = pick('port', 'port', 'SOULS_PORT');
+  const redisPick = pick('redis', 'redis', 'SOULS_REDIS_URL');
+  const redisPrefixPick = pick('redisPrefix', 'redis-prefix', 'SOULS_REDIS_PREFIX');
+  const prefix = redisPrefixPick ? redisPrefix(redisPrefixPick.where, redisPrefixPick.raw) : defaults.redisPrefix;
   return {
     ...database,
     host: hostPick ? String(hostPick.raw) : defaults.host,
@@ -222,6 +246,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     allowedHosts: list('allowedHosts', 'allowed-host', 'SOULS_ALLOWED_HOSTS', normalizeHost),
     logLevel: choice('logLevel', 'log-level', 'SOULS_LOG_LEVEL', logLevels, defaults.logLevel),
     logFormat: choice('logFormat', 'log-format', 'SOULS_LOG_FORMAT', logFormats, defaults.logFormat),
+    redis: redisPick ? { url: redisUrl(redisPick.where, redisPick.raw), prefix } : null,
   };
 }
 
@@ -254,6 +279,8 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--cors-origin ORIGIN', 'SOULS_CORS_ORIGINS', '(comma-separated; pages of these origins may call the API; repeatable)'),
       line('--allowed-host NAME', 'SOULS_ALLOWED_HOSTS', '(comma-separated; Host names served without tokens besides loopback)'),
       line('--log-level LEVEL', 'SOULS_LOG_LEVEL', `(${logLevels.join(', ')}; default ${defaults.logLevel})`),
+      line('--redis URL', 'SOULS_REDIS_URL', '(redis://host:6379: events through Redis, so subscribers on every replica hear every write)'),
+      line('--redis-prefix PREFIX', 'SOULS_REDIS_PREFIX', `(start of the Redis channel names, before the database's; default ${defaults.redisPrefix})`),
       line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line; pretty: one human line; auto, the default: pretty on a terminal, else json; on standard output)`),
       ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
     ],

@@ -7,12 +7,15 @@ export const READY_PATH = '/ready';
 /** Why the database did not answer, for the operator's log (the client only learns that it did not). */
 export type ReadinessFailure = (error: unknown) => void;
 
+/** Whether Redis answers, when events go through it (its own log says why not). */
+export type RedisReadiness = () => Promise<boolean>;
+
 /**
- * `/health`: the process answers. `/ready`: the database answers a query. Neither needs a token nor reveals
- * more than that, so probes (load balancers, orchestrators) reach them whatever Host or Origin they send.
- * Returns false for any other path.
+ * `/health`: the process answers. `/ready`: the database answers a query, and Redis a PING when events go through
+ * it. Neither needs a token nor reveals more than that, so probes (load balancers, orchestrators) reach them whatever
+ * Host or Origin they send. Returns false for any other path.
  */
-export function serveHealth(req: IncomingMessage, res: ServerResponse, db: SoulsDb, failed: ReadinessFailure): boolean {
+export function serveHealth(req: IncomingMessage, res: ServerResponse, db: SoulsDb, failed: ReadinessFailure, redisReady?: RedisReadiness): boolean {
   const path = (req.url ?? '/').split('?')[0];
   if (path !== HEALTH_PATH && path !== READY_PATH) return false;
   req.resume();
@@ -26,11 +29,19 @@ export function serveHealth(req: IncomingMessage, res: ServerResponse, db: Souls
   }
   try {
     db.store.ping();
-    answer(req, res, 200, { status: 'ok' });
   } catch (error) {
     failed(error);
     answer(req, res, 503, { status: 'unavailable', reason: 'the database does not answer a query' });
+    return true;
   }
+  if (!redisReady) {
+    answer(req, res, 200, { status: 'ok' });
+    return true;
+  }
+  redisReady().then(
+    (up) => (up ? answer(req, res, 200, { status: 'ok' }) : answer(req, res, 503, { status: 'unavailable', reason: 'Redis does not answer (events cannot reach the other replicas)' })),
+    () => answer(req, res, 503, { status: 'unavailable', reason: 'Redis does not answer (events cannot reach the other replicas)' }),
+  );
   return true;
 }
 

@@ -100,6 +100,12 @@ export function createMetrics() {
     help: 'Statements that failed with SQLITE_BUSY: a lock stayed taken for the whole busy timeout.',
     registers: [registry],
   });
+  const redisReconnects = new Counter({ name: 'souls_redis_reconnects_total', help: 'Times a Redis connection (publishing or subscribing) came back after it was lost.', registers: [registry] });
+  const redisPublishFailures = new Counter({
+    name: 'souls_redis_publish_failures_total',
+    help: 'Events Redis did not take (it was down): they reached this replica\'s subscribers only.',
+    registers: [registry],
+  });
   for (const transport of ['websocket', 'sse']) subscriptions.set({ transport }, 0);
   for (const outcome of gateOutcomes) gateChecks.inc({ outcome }, 0);
 
@@ -134,6 +140,7 @@ export function createMetrics() {
     published,
     observer,
     operation,
+    redis: { reconnects: redisReconnects, publishFailures: redisPublishFailures },
     request(line: { method?: string; path: string; status: number; durationMs: number; operation: string | null; operationType: string | null; errorCodes: readonly string[] }): void {
       const route = routeOf(line.path);
       httpRequests.inc({ route, method: line.method ?? 'OTHER', status: String(line.status) });

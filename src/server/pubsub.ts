@@ -29,11 +29,13 @@ export type SoulsEvents = {
   shardDropped: [ShardDroppedPayload];
 };
 
-/** The typed event bus the mutations publish to and the subscriptions read from; in-process, behind an EventTarget. */
-export function createSoulsPubSub() {
+/**
+ * The typed event bus the mutations publish to and the subscriptions read from, behind an EventTarget: in-process by
+ * default, or one that goes through Redis (redis-events.ts) so that every replica hears every replica's writes.
+ */
+export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget()) {
   // Each live subscription is one listener on its topic: without this, Node warns of a possible memory leak from the 11th subscriber on.
-  const eventTarget = new EventTarget();
-  setMaxListeners(0, eventTarget);
+  if (eventTarget instanceof EventTarget) setMaxListeners(0, eventTarget);
   return createPubSub<SoulsEvents>({ eventTarget });
 }
 

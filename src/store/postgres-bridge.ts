@@ -166,7 +166,9 @@ export interface PostgresStore extends Omit<SoulsStore, 'kind' | 'close'> {}
 for (const method of METHODS) {
   Object.defineProperty(PostgresStore.prototype, method, {
     value(this: PostgresStore, ...args: unknown[]) {
-      return this.call(method, args);
+      // A function argument is an optional hint (insertShards' `withIds`: which souls need their shard ids) that
+      // cannot cross to the worker; the PostgreSQL store answers every soul's ids, which is always correct.
+      return this.call(method, args.map((arg) => (typeof arg === 'function' ? undefined : arg)));
     },
     writable: true,
     configurable: true,

@@ -154,4 +154,19 @@ export const migrations: readonly Migration[] = [
   ALTER TABLE soul_shards ADD COLUMN embedding BLOB;
   CREATE TABLE souls_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   `,
+  // Version 4: the cheap gate's aggregates per soul, kept by every write that adds evidence so a write reads
+  // one row per soul instead of all its shards. A row covers the considered shards created after its floor
+  // (`sources`: JSON [source, count] pairs); one that is missing (every soul right after this upgrade), has a
+  // higher floor or holds an expired shard is rebuilt from the shards when a write next touches the soul.
+  `
+  CREATE TABLE soul_gate (
+    soul_id INTEGER PRIMARY KEY REFERENCES souls(id),
+    floor INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    oldest INTEGER,
+    newest INTEGER,
+    latest INTEGER,
+    sources TEXT NOT NULL
+  );
+  `,
 ];

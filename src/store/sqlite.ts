@@ -4,7 +4,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { listsBy, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait } from './rows.ts';
+import { listsBy, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -62,6 +62,13 @@ function gateSql(isNew: string): string {
     GROUP BY so.id
     ORDER BY so.id`;
 }
+
+/** Per soul and source, its considered shards' count and times: what a soul's gate row is rebuilt from. */
+const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
+    MAX(${evidenceTime('s')}) AS latest
+  FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id
+  WHERE ss.soul_id IN ${inList('soulIds')} AND ${considered('s')}
+  GROUP BY ss.soul_id, s.source`;
 
 /** Every awake soul's aggregates, driven by the partial pending index. */
 const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
@@ -203,6 +210,40 @@ export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
     return new SqliteStore(db, path, options.observer);
   });
 }
+
+const minTime = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
+const maxTime = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+
+const noShards = (): ShardAggregate => ({ count: 0, distinctSources: 0, oldest: null, newest: null, latest: null });
+
+type Aggregates = { count: number; oldest: number; newest: number; latest: number };
+
+/** A soul's aggregates from its counts by source. */
+function withSources(bySource: ReadonlyMap<string, Aggregates>): { agg: ShardAggregate; sources: Map<string, number> } {
+  const agg = noShards();
+  const sources = new Map<string, number>();
+  for (const [source, part] of bySource) {
+    agg.count += part.count;
+    agg.oldest = minTime(agg.oldest, part.oldest);
+    agg.newest = maxTime(agg.newest, part.newest);
+    agg.latest = maxTime(agg.latest, part.latest);
+    sources.set(source, part.count);
+  }
+  agg.distinctSources = sources.size;
+  return { agg, sources };
+}
+
+
+/** A soul's gate row as a write sees it: its subject, and its considered shards' aggregates and counts by source at the write's cutoff. */
+type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; agg: ShardAggregate; sources: Map<string, number> };
+
+/** A shard a write made considered, for one of its souls; `latest` is its evidence time. */
+type Evidence = { soulId: number; source: string; createdAt: number; latest: number };
+
+const everySoul = (): boolean => true;
+
+/** Rows per multi-row INSERT, largest first: powers of two, so few distinct statements are ever prepared. */
+const ROW_CHUNKS = [256, 128, 64, 32, 16, 8, 4, 2, 1];
 
 /** FTS5 query from plain words: each word becomes a quoted string, so no input is FTS syntax. */
 function ftsQuery(terms: readonly string[]): string {
@@ -642,7 +683,10 @@ export class SqliteStore implements SoulsStore {
         now,
       });
       this.run('UPDATE soul_levels SET reverted_at = :now WHERE id = :id', { id: event.id, now });
-      const gate = unfaded.length === 0 ? [] : this.gate(this.soulsOfShards(unfaded), cutoff, `s.id IN ${inList('unfaded')}`, { unfaded: json(unfaded) });
+      if (unfaded.length === 0) return { event: { ...event, revertedAt: now }, gate: [] };
+      const soulIds = this.soulsOfShards(unfaded);
+      this.forgetGate(soulIds);
+      const gate = this.gate(soulIds, cutoff, `s.id IN ${inList('unfaded')}`, { unfaded: json(unfaded) });
       return { event: { ...event, revertedAt: now }, gate };
     });
   }
@@ -680,31 +724,154 @@ export class SqliteStore implements SoulsStore {
     );
   }
 
-  insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite {
+  /**
+   * A few multi-row statements per table for the whole batch, with ids assigned here as SQLite would
+   * (the largest plus one), and the souls' gate rows read and written once each: no per-row round trips.
+   */
+  insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds: (stats: GateStats) => boolean = everySoul): ShardWrite {
+    if (shards.length === 0) return { shardIds: [], gate: [] };
     return this.transaction(() => {
-      const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))];
+      const attributions = shards.map((s) => [...new Set(s.soulIds)]);
+      const soulIds = [...new Set(attributions.flat())];
       this.fixEmbeddingDimension(shards);
-      const shardIds: number[] = [];
-      for (const shard of shards) {
-        const { lastInsertRowid: shardId } = this.run(
-          `INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, embedding) VALUES (:content, :source, 'pending', :sealed, :createdAt, :now, :embedding)`,
-          { content: shard.content, source: shard.source, sealed: shard.sealed ? 1 : 0, createdAt: shard.createdAt, now, embedding: shard.embedding },
-        );
-        shardIds.push(shardId);
-        for (const soulId of new Set(shard.soulIds)) {
-          // The foreign key checks the soul exists; only a failure pays for finding out which.
-          try {
-            this.run('INSERT INTO shard_souls (shard_id, soul_id) VALUES (:shardId, :soulId)', { shardId, soulId });
-          } catch (error) {
-            this.assertSoulsExist(soulIds);
-            throw error;
-          }
-        }
-        for (const tag of shard.tags) this.run('INSERT OR IGNORE INTO shard_tags (shard_id, tag) VALUES (:shardId, :tag)', { shardId, tag });
-      }
-      const gate = this.gate(soulIds, cutoff, 's.id BETWEEN :firstNew AND :lastNew', { firstNew: shardIds[0] ?? 0, lastNew: shardIds.at(-1) ?? -1 });
-      return { shardIds, gate };
+      const { states: before, lastShardId } = this.currentGate(soulIds, cutoff);
+      if (before.length < soulIds.length) this.assertSoulsExist(soulIds);
+      const first = lastShardId + 1;
+      const shardIds = shards.map((_, i) => first + i);
+      this.insertRows(
+        'INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, embedding)',
+        "(?, ?, ?, 'pending', ?, ?, ?, ?)",
+        shards.map((s, i) => [shardIds[i], s.content, s.source, s.sealed ? 1 : 0, s.createdAt, now, s.embedding]),
+      );
+      this.insertRows('INSERT INTO shard_souls (shard_id, soul_id)', '(?, ?)', attributions.flatMap((souls, i) => souls.map((soulId) => [shardIds[i], soulId])));
+      this.insertRows('INSERT OR IGNORE INTO shard_tags (shard_id, tag)', '(?, ?)', shards.flatMap((s, i) => s.tags.map((tag) => [shardIds[i], tag])));
+      const evidence = shards.flatMap((s, i) =>
+        // As SQLite stores it: binding replaces a lone surrogate, and the rebuilt counts must use the same key.
+        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, source: s.source.toWellFormed(), createdAt: s.createdAt, latest: s.createdAt })),
+      );
+      const after = this.addEvidence(before, evidence, cutoff);
+      return { shardIds, gate: this.writeGate(before, after, cutoff, (id) => id >= first, withIds) };
     });
+  }
+
+  /** `head` VALUES `row`, … `tail` for every row, in as few statements as ROW_CHUNKS allows. */
+  private insertRows(head: string, row: string, rows: readonly SQLInputValue[][], tail = ''): void {
+    let at = 0;
+    for (const size of ROW_CHUNKS) {
+      for (; rows.length - at >= size; at += size) {
+        this.executed++;
+        this.stmt(`${head} VALUES ${Array(size).fill(row).join(', ')} ${tail}`).run(...rows.slice(at, at + size).flat());
+      }
+    }
+  }
+
+  /**
+   * The souls' gate rows (existing souls, ascending id) at `cutoff`, and the largest shard id. A row holds
+   * the considered shards created after its floor, so it is exact for any cutoff from its floor up to its
+   * oldest shard; one missing, with a higher floor, or holding a shard the cutoff expired is rebuilt.
+   */
+  private currentGate(soulIds: readonly number[], cutoff: number): { states: GateState[]; lastShardId: number } {
+    const rows = this.all(
+      `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, g.floor, g.count, g.oldest, g.newest, g.latest, g.sources,
+         (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id
+       FROM souls so LEFT JOIN soul_gate g ON g.soul_id = so.id WHERE so.id IN ${inList('soulIds')} ORDER BY so.id`,
+      { soulIds: json(soulIds) },
+    );
+    const stale = rows
+      .filter((r) => r.floor === null || cutoff < Number(r.floor) || (r.oldest !== null && Number(r.oldest) <= cutoff))
+      .map((r) => Number(r.soul_id));
+    const rebuilt = stale.length === 0 ? new Map<number, Map<string, Aggregates>>() : this.rebuildGate(stale, cutoff);
+    const states = rows.map((r) => {
+      const soulId = Number(r.soul_id);
+      const subject = { soulId, dormant: r.deleted_at !== null, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at) };
+      const fresh = rebuilt.get(soulId);
+      if (fresh) return { ...subject, ...withSources(fresh) };
+      const sources = new Map(JSON.parse(String(r.sources)) as Array<[string, number]>);
+      return { ...subject, sources, agg: { ...toAggregate(r, ''), distinctSources: sources.size } };
+    });
+    return { states, lastShardId: rows.length === 0 ? 0 : Number(rows[0].last_shard_id) };
+  }
+
+  /** What a write would read as the souls' cheap gate at `cutoff` (from their rows, or rebuilt): for tests to hold it against gateStats. */
+  storedGate(soulIds: readonly number[], cutoff: number): Map<number, ShardAggregate> {
+    return this.read(() => new Map(this.currentGate(soulIds, cutoff).states.map((g) => [g.soulId, g.agg])));
+  }
+
+  /** The souls' considered shards per source, recounted from the shards. */
+  private rebuildGate(soulIds: readonly number[], cutoff: number): Map<number, Map<string, Aggregates>> {
+    const bySoul = new Map(soulIds.map((id) => [id, new Map<string, Aggregates>()]));
+    for (const r of this.all(gateSourcesSql, { soulIds: json(soulIds), cutoff })) {
+      bySoul.get(Number(r.soul_id))!.set(String(r.source), { count: Number(r.count), oldest: Number(r.oldest), newest: Number(r.newest), latest: Number(r.latest) });
+    }
+    return bySoul;
+  }
+
+  /**
+   * Adds the shards a write made considered to their souls' aggregates and source counts, and saves
+   * every soul's row with `cutoff` as its floor; returns the aggregates after the write.
+   */
+  private addEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, ShardAggregate> {
+    const after = new Map(before.map((g) => [g.soulId, { agg: { ...g.agg }, sources: new Map(g.sources) }]));
+    for (const e of evidence) {
+      if (e.createdAt <= cutoff) continue;
+      const { agg, sources } = after.get(e.soulId)!;
+      agg.count++;
+      agg.oldest = minTime(agg.oldest, e.createdAt);
+      agg.newest = maxTime(agg.newest, e.createdAt);
+      agg.latest = maxTime(agg.latest, e.latest);
+      sources.set(e.source, (sources.get(e.source) ?? 0) + 1);
+      agg.distinctSources = sources.size;
+    }
+    this.insertRows(
+      'INSERT INTO soul_gate (soul_id, floor, count, oldest, newest, latest, sources)',
+      '(?, ?, ?, ?, ?, ?, ?)',
+      [...after].map(([soulId, { agg, sources }]) => [soulId, cutoff, agg.count, agg.oldest, agg.newest, agg.latest, JSON.stringify([...sources])]),
+      `ON CONFLICT (soul_id) DO UPDATE SET floor = excluded.floor, count = excluded.count, oldest = excluded.oldest, newest = excluded.newest,
+         latest = excluded.latest, sources = excluded.sources`,
+    );
+    return new Map([...after].map(([soulId, { agg }]) => [soulId, agg]));
+  }
+
+  /** A write's GateStats; the considered shard ids are read only for the souls `withIds` picks. */
+  private writeGate(
+    before: readonly GateState[],
+    after: ReadonlyMap<number, ShardAggregate>,
+    cutoff: number,
+    isNew: (id: number) => boolean,
+    withIds: (stats: GateStats) => boolean,
+  ): GateStats[] {
+    const stats: GateStats[] = before.map((g) => ({
+      soulId: g.soulId,
+      dormant: g.dormant,
+      lastAttunedAt: g.lastAttunedAt,
+      shardIds: [],
+      beforeShardIds: [],
+      after: after.get(g.soulId)!,
+      before: g.agg,
+    }));
+    const wanted = new Map(stats.filter(withIds).map((g) => [g.soulId, g]));
+    if (wanted.size === 0) return stats;
+    // Each soul's attributions come in index order, by shard id.
+    const rows = this.all(
+      `SELECT ss.soul_id, ss.shard_id FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id WHERE ss.soul_id IN ${inList('soulIds')} AND ${considered('s')}`,
+      { soulIds: json([...wanted.keys()]), cutoff },
+    );
+    for (const r of rows) {
+      const g = wanted.get(Number(r.soul_id))!;
+      const id = Number(r.shard_id);
+      g.shardIds.push(id);
+      if (!isNew(id)) g.beforeShardIds.push(id);
+    }
+    for (const g of wanted.values()) {
+      g.shardIds.sort((a, b) => a - b);
+      g.beforeShardIds.sort((a, b) => a - b);
+    }
+    return stats;
+  }
+
+  /** Fading and un-fading remove evidence, which no count can subtract from a minimum: the souls' rows are rebuilt when next needed. */
+  private forgetGate(soulIds: readonly number[]): void {
+    this.run(`DELETE FROM soul_gate WHERE soul_id IN ${inList('soulIds')}`, { soulIds: json(soulIds) });
   }
 
   storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): number[] {
@@ -754,17 +921,23 @@ export class SqliteStore implements SoulsStore {
     return new Map(rows.map((r) => [Number(r.id), r.embedding as Uint8Array]));
   }
 
-  revealShards(ids: readonly number[], now: number, cutoff: number): ShardWrite {
+  revealShards(ids: readonly number[], now: number, cutoff: number, withIds: (stats: GateStats) => boolean = everySoul): ShardWrite {
     return this.transaction(() => {
       const unique = [...new Set(ids)];
       this.assertShardsExist(unique);
       const revealed = this.all(`SELECT id FROM soul_shards WHERE id IN ${inList('ids')} AND sealed = 1 ORDER BY id`, { ids: json(unique) }).map((r) =>
         Number(r.id),
       );
+      const before = this.currentGate(this.soulsOfShards(revealed), cutoff).states;
       this.run(`UPDATE soul_shards SET sealed = 0, revealed_at = :now, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(revealed) });
-      const soulIds = this.soulsOfShards(revealed);
-      const gate = this.gate(soulIds, cutoff, `s.id IN ${inList('revealed')}`, { revealed: json(revealed) });
-      return { shardIds: revealed, gate };
+      const evidence = this.all(
+        `SELECT ss.soul_id, s.source, s.created_at, ${evidenceTime('s')} AS latest FROM soul_shards s CROSS JOIN shard_souls ss ON ss.shard_id = s.id
+         WHERE s.id IN ${inList('ids')} AND ${considered('s')}`,
+        { ids: json(revealed), cutoff },
+      ).map((r) => ({ soulId: Number(r.soul_id), source: String(r.source), createdAt: Number(r.created_at), latest: Number(r.latest) }));
+      const after = this.addEvidence(before, evidence, cutoff);
+      const isNew = new Set(revealed);
+      return { shardIds: revealed, gate: this.writeGate(before, after, cutoff, (id) => isNew.has(id), withIds) };
     });
   }
 
@@ -780,6 +953,7 @@ export class SqliteStore implements SoulsStore {
       const soulIds = this.soulsOfShards(exhausted);
       const before = new Map(this.gate(soulIds, cutoff, '0', {}).map((g) => [g.soulId, g]));
       const { changes } = this.run(`UPDATE soul_shards SET status = 'faded', updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(exhausted) });
+      this.forgetGate(soulIds);
       const gate = this.gate(soulIds, cutoff, '0', {}).map((g) => {
         const was = before.get(g.soulId)!;
         return { ...g, before: was.after, beforeShardIds: was.shardIds };

@@ -45,11 +45,12 @@ export interface SoulsStore {
   /**
    * Inserts the shards and evaluates the cheap crystallization gate for every soul they touch. The first
    * embedding ever stored fixes the database's dimension; one of another length is refused (ValidationError
-   * `embedding`), nothing written.
+   * `embedding`), nothing written. `withIds` picks the souls whose GateStats carry their shard ids (every
+   * soul when omitted); the others' lists may be left empty.
    */
-  insertShards(shards: readonly NewShard[], now: number, cutoff: number): ShardWrite;
-  /** Unseals the shards (still pending) and evaluates the cheap gate for their souls. */
-  revealShards(ids: readonly number[], now: number, cutoff: number): ShardWrite;
+  insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): ShardWrite;
+  /** Unseals the shards (still pending) and evaluates the cheap gate for their souls; `withIds` as for insertShards. */
+  revealShards(ids: readonly number[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): ShardWrite;
   /** Fades every pending shard cited by at least `threshold` distinct traits; returns how many, and the cheap gate before and after for their souls. */
   fadeExhaustedShards(threshold: number, now: number, cutoff: number): { fadedCount: number; gate: GateStats[] };
   getShards(ids: readonly number[]): Map<number, Shard>;
@@ -132,9 +133,9 @@ export type GateStats = {
   soulId: number;
   dormant: boolean;
   lastAttunedAt: number | null;
-  /** The considered shards' ids now, ascending. */
+  /** The considered shards' ids now, ascending (empty when a write's `withIds` left the soul out). */
   shardIds: number[];
-  /** The considered shards' ids before the write, ascending. */
+  /** The considered shards' ids before the write, ascending (empty when a write's `withIds` left the soul out). */
   beforeShardIds: number[];
   /** Considered shards now. */
   after: ShardAggregate;

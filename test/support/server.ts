@@ -1,5 +1,6 @@
 import { buildApp, type App, type AppOptions } from '../../src/server/app.ts';
 import { manualClock, openSoulsDb, type Settings } from '../../src/engine/index.ts';
+import { testDatabase } from './replica.ts';
 
 export type LiveServer = {
   app: App;
@@ -11,11 +12,12 @@ export type LiveServer = {
   stop(): Promise<void>;
 };
 
-/** A real server on a free loopback port over an in-memory database with a hand-moved clock. */
+/** A real server on a free loopback port over an in-memory database (see testDatabase) with a hand-moved clock. */
 export async function startServer(options: { settings?: Partial<Settings>; start?: number; app?: Omit<AppOptions, 'db'> } = {}): Promise<LiveServer> {
   const clock = manualClock(options.start ?? Date.UTC(2026, 0, 1));
-  const db = openSoulsDb({ clock, settings: options.settings });
-  const app = buildApp({ ...options.app, db });
+  const database = await testDatabase();
+  const db = openSoulsDb({ clock, settings: options.settings, path: database.path });
+  const app = buildApp({ redis: database.redis, ...options.app, db });
   const { url } = await app.start(0, '127.0.0.1');
   return {
     app,
@@ -31,7 +33,10 @@ export async function startServer(options: { settings?: Partial<Settings>; start
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : null };
     },
-    stop: async () => void (await app.stop()),
+    stop: async () => {
+      await app.stop();
+      await database.drop();
+    },
   };
 }
 

@@ -434,6 +434,8 @@ describe('the new controls under a token’s scopes', { timeout: 45_000 }, () =>
       await guest.getByLabel('Show', { exact: true }).selectOption('pending');
       await disabledWithReason('Cite as evidence', 'refine');
     } finally {
+      // Off the page first: a page left on a stopped server retries its WebSocket, and those errors are the test's own.
+      await page.goto('about:blank');
       await guarded.stop();
     }
     expect(chrome.errors.filter((e) => !e.includes('401'))).toEqual([]);

@@ -10,6 +10,7 @@ import { buildApp, type App } from '../../src/server/app.ts';
 import type { TokenEntry } from '../../src/server/auth.ts';
 import { manualClock, openSoulsDb } from '../../src/engine/index.ts';
 import { requireBrowser } from '../../scripts/browser.ts';
+import { testDatabase } from '../support/replica.ts';
 import { seedDemo, type DemoSummary } from '../../scripts/demo.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,9 +39,10 @@ export type SeededServer = {
 export async function startSeededServer(options: { tokens?: TokenEntry[] } = {}): Promise<SeededServer> {
   const now = Date.now();
   const clock = manualClock(now);
-  const db = openSoulsDb({ clock });
+  const database = await testDatabase();
+  const db = openSoulsDb({ clock, path: database.path });
   const demo = await seedDemo(db, clock, { now });
-  const app = buildApp({ db, tokens: options.tokens ?? null });
+  const app = buildApp({ db, tokens: options.tokens ?? null, redis: database.redis });
   // Count the topics the subscriptions open, so a test can wait until the page listens before it writes.
   const opened = new Map<string, number>();
   const subscribe = app.pubsub.subscribe.bind(app.pubsub);
@@ -64,7 +66,10 @@ export async function startSeededServer(options: { tokens?: TokenEntry[] } = {})
       return body.data;
     },
     subscriptions: (topic) => opened.get(topic) ?? 0,
-    stop: async () => void (await app.stop()),
+    stop: async () => {
+      await app.stop();
+      await database.drop();
+    },
   };
 }
 

@@ -117,6 +117,8 @@ describe.each([
   }, 30_000);
 
   afterAll(async () => {
+    // Off the page first: a page left on a stopped server retries its WebSocket, and the next size's tests count page errors.
+    await page.goto('about:blank');
     await server?.stop();
   });
 
@@ -262,6 +264,10 @@ describe.each([
 
   it('stamps attunement once per cycle: disabled after stamping until new evidence arrives', async () => {
     // Stamping closes the cycle: the button waits for new evidence, and a new shard opens it again, live.
+    // The page says "just now" against the browser's clock: the server's, set at the start of the file, catches up first
+    // (earlier tests may have taken minutes on a loaded machine).
+    const clock = server.app.db.clock as ReturnType<typeof manualClock>;
+    clock.set(Math.max(clock.now(), Date.now()));
     await open(server, `#/soul/${id('Mira')}/refine`);
     const stamp = page.getByRole('button', { name: 'Done: stamp attunement' });
     await expect(stamp.isEnabled()).resolves.toBe(true);
@@ -270,7 +276,7 @@ describe.each([
     await until(() => stamp.isDisabled(), 'the stamp is disabled after stamping');
     await page.getByText(/Last attuned just now: waiting for new evidence/).waitFor(WAIT);
     // The server's clock is the test's: a minute passes, then a shard arrives.
-    (server.app.db.clock as ReturnType<typeof manualClock>).advance(60_000);
+    clock.advance(60_000);
     await server.gql(gql.drop, { input: { content: 'Weighed the salt barrels before the thaw.', source: 'dialogue', soulIds: [id('Mira')] } });
     await until(() => stamp.isEnabled(), 'a new shard enables the stamp again');
     expect(chrome.errors).toEqual([]);

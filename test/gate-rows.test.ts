@@ -1,0 +1,269 @@
+// Issue 15: writes read each soul's cheap gate from one stored row. Whatever happens to the shards,
+// the row must answer exactly as the query over all of a soul's shards (gateStats) does.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  DAY_MS,
+  addTrait,
+  awakenSoul,
+  citeShard,
+  closeSoulsDb,
+  createSoul,
+  dropShard,
+  dropShards,
+  fadeExhaustedShards,
+  getCrystallization,
+  levelUp,
+  listTraits,
+  manualClock,
+  openSoulsDb,
+  retireSoul,
+  revealShards,
+  revertLevelUp,
+  stampAttuned,
+  type ShardInput,
+  type SoulsDb,
+} from '../src/engine/index.ts';
+import { expiryCutoff } from '../src/engine/souls-db.ts';
+import { migrations } from '../src/store/schema.ts';
+import type { SqliteStore } from '../src/store/sqlite.ts';
+import type { GateStats } from '../src/store/store.ts';
+import { freshDb } from './support/engine.ts';
+import { createRng, type Rng } from './support/fuzz.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+// Each level-up revert gives back the two traits it merged: room for them all.
+const SETTINGS = { shardExpiryDays: 6, crystallizationThreshold: 4, shardFadeCitations: 2, traitLimit: 1000 };
+const TOPICS = ['ran the tests before merging the branch', 'asked the reviewer about the schema change', 'wrote the release notes for the api', 'fixed the flaky deploy script'];
+
+const cutoffOf = (db: SoulsDb) => expiryCutoff(db, db.clock.now());
+const sqlite = (db: SoulsDb) => db.store as SqliteStore;
+
+/** A note on one of a few topics, so souls form a handful of clusters. */
+function note(rng: Rng, n: number): string {
+  return `${rng.pick(TOPICS)} ${rng.pick(['today', 'again', 'quickly', 'carefully'])} number ${n}`;
+}
+
+/** Every soul's gate as a write would read it equals the query over all its shards. */
+function expectRowsMatch(db: SoulsDb, souls: readonly number[], context: string): void {
+  const reference = db.store.gateStats(souls, cutoffOf(db));
+  const stored = sqlite(db).storedGate(souls, cutoffOf(db));
+  for (const id of souls) expect(stored.get(id), `${context}: soul ${id}`).toEqual(reference.get(id)!.after);
+}
+
+/** A write's GateStats against the reference read just before and just after it. */
+function expectWriteGate(written: readonly GateStats[], before: Map<number, GateStats>, after: Map<number, GateStats>, context: string): void {
+  expect(written.map((g) => g.soulId), context).toEqual([...after.keys()].sort((a, b) => a - b));
+  for (const g of written) {
+    const was = before.get(g.soulId)!;
+    const now = after.get(g.soulId)!;
+    expect(g, `${context}: soul ${g.soulId}`).toEqual({ ...now, before: was.after, beforeShardIds: was.shardIds });
+  }
+}
+
+const isAwake = (db: SoulsDb, soul: number) => db.store.getSouls([soul]).get(soul)!.deletedAt === null;
+
+async function readiness(db: SoulsDb, souls: readonly number[]): Promise<Map<number, boolean>> {
+  return new Map([...(await getCrystallization(db, souls))].map(([id, c]) => [id, c.ready]));
+}
+
+/** The souls a write made ready, as the verdicts before and after it say (touched souls only). */
+async function expectEdges(db: SoulsDb, touched: readonly number[], write: () => Promise<number[]>, context: string): Promise<void> {
+  const was = await readiness(db, touched);
+  const edges = await write();
+  const is = await readiness(db, touched);
+  const expected = touched.filter((id) => is.get(id) && !was.get(id)).sort((a, b) => a - b);
+  expect([...edges].sort((a, b) => a - b), context).toEqual(expected);
+}
+
+async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnType<typeof manualClock>, souls: number[]): Promise<Record<string, number>> {
+  const rng = createRng(seed);
+  const sealed = new Set<number>();
+  const shards: number[] = [];
+  const done: Record<string, number> = {};
+  const count = (op: string) => (done[op] = (done[op] ?? 0) + 1);
+  const input = (n: number): ShardInput => ({
+    content: note(rng, n),
+    source: `source-${rng.int(3)}`,
+    soulIds: rng.chance(0.2) ? [rng.pick(souls), rng.pick(souls)] : [rng.pick(souls)],
+    sealed: rng.chance(0.15),
+    createdAt: clock.now() - rng.int(8 * DAY_MS),
+  });
+  const remember = (ids: readonly number[], inputs: readonly ShardInput[]) => {
+    shards.push(...ids);
+    ids.forEach((id, i) => inputs[i].sealed && sealed.add(id));
+  };
+  for (let step = 0; step < steps; step++) {
+    const context = `seed ${seed}, step ${step}`;
+    clock.advance(rng.int(Math.floor(1.5 * DAY_MS)));
+    const op = rng.next();
+    if (op < 0.3) {
+      // Now and then a batch large enough to be written in several multi-row chunks (256 + 32 + …).
+      const size = rng.chance(0.05) ? rng.between(257, 300) : rng.chance(0.5) ? 1 : rng.between(2, 9);
+      const inputs = Array.from({ length: size }, (_, i) => input(step * 1000 + i));
+      const touched = [...new Set(inputs.flatMap((s) => s.soulIds))];
+      await expectEdges(db, touched, async () => {
+        if (inputs.length > 1) {
+          const written = await dropShards(db, inputs);
+          remember(written.shardIds, inputs);
+          return written.readySoulIds;
+        }
+        const [one] = inputs;
+        const written = await dropShard(db, one.content, one.source, one.soulIds, one);
+        remember([written.shardId], inputs);
+        return written.readySoulIds;
+      }, context);
+      count('drop');
+    } else if (op < 0.5) {
+      // The store itself, asked for every soul's ids: before, after and both id lists checked.
+      const inputs = Array.from({ length: rng.between(1, 6) }, (_, i) => input(step * 1000 + i));
+      const news = inputs.map((s) => ({ content: s.content, source: s.source, soulIds: s.soulIds, tags: [], sealed: s.sealed === true, createdAt: s.createdAt!, embedding: null }));
+      const touched = [...new Set(inputs.flatMap((s) => s.soulIds))];
+      const before = db.store.gateStats(touched, cutoffOf(db));
+      const written = db.store.insertShards(news, clock.now(), cutoffOf(db));
+      expectWriteGate(written.gate, before, db.store.gateStats(touched, cutoffOf(db)), context);
+      remember(written.shardIds, inputs);
+      count('insert');
+    } else if (op < 0.6 && sealed.size > 0) {
+      const ids = [...sealed].filter(() => rng.chance(0.5)).concat(shards.length > 0 ? [rng.pick(shards)] : []);
+      const unsealing = ids.filter((id) => sealed.has(id));
+      const touched = [...new Set([...db.store.getShards(unsealing).values()].flatMap((s) => s.soulIds))];
+      if (rng.chance(0.5)) {
+        await expectEdges(db, touched, async () => (await revealShards(db, ids)).readySoulIds, context);
+      } else {
+        const before = db.store.gateStats(touched, cutoffOf(db));
+        const written = db.store.revealShards(ids, clock.now(), cutoffOf(db));
+        expect(written.shardIds, context).toEqual([...new Set(unsealing)].sort((a, b) => a - b));
+        expectWriteGate(written.gate, before, db.store.gateStats(touched, cutoffOf(db)), context);
+      }
+      for (const id of ids) sealed.delete(id);
+      count('reveal');
+    } else if (op < 0.7 && shards.length > 0) {
+      const soul = rng.pick(souls);
+      const traits = (await listTraits(db, soul)).filter((t) => t.status === 'active');
+      const owned = [...db.store.getShards(shards).values()].filter((s) => s.soulIds.includes(soul)).map((s) => s.id);
+      if (isAwake(db, soul) && traits.length >= 2 && owned.length > 0) {
+        const shard = rng.pick(owned);
+        await citeShard(db, shard, traits[0].id);
+        await citeShard(db, shard, traits[1].id);
+        await fadeExhaustedShards(db);
+        count('fade');
+      }
+    } else if (op < 0.78) {
+      const soul = rng.pick(souls);
+      if (!isAwake(db, soul)) await awakenSoul(db, soul);
+      else await retireSoul(db, soul);
+      count('dormancy');
+    } else if (op < 0.86) {
+      const soul = rng.pick(souls);
+      if (isAwake(db, soul)) {
+        await stampAttuned(db, soul);
+        count('attune');
+      }
+    } else if (op < 0.94 && shards.length > 0) {
+      // A level-up whose merged trait cites shards until they fade; the revert takes the citations back and un-fades them.
+      const soul = rng.pick(souls);
+      if (isAwake(db, soul)) {
+        const a = await addTrait(db, soul, { principle: `first of step ${step}`, provenance: 'p' });
+        const b = await addTrait(db, soul, { principle: `second of step ${step}`, provenance: 'p' });
+        const carried = (await listTraits(db, soul)).filter((t) => t.status === 'active' && t.id !== a.id && t.id !== b.id).map((t) => t.id);
+        const { event } = await levelUp(db, soul, {
+          newEssence: `Level at step ${step}.`,
+          consolidations: [{ sourceTraitIds: [a.id, b.id], mergedPrinciple: `merged at step ${step}`, mergedProvenance: 'p' }],
+          promotedTraitIds: [],
+          carriedTraitIds: carried,
+        });
+        const other = carried[0];
+        const owned = [...db.store.getShards(shards).values()].filter((s) => s.soulIds.includes(soul) && s.status === 'pending').map((s) => s.id);
+        for (const shard of owned.filter(() => rng.chance(0.4))) {
+          await citeShard(db, shard, event.merged[0]);
+          if (other !== undefined) await citeShard(db, shard, other);
+        }
+        await fadeExhaustedShards(db);
+        clock.advance(rng.int(DAY_MS));
+        await revertLevelUp(db, soul);
+        count('revert');
+      }
+    }
+    expectRowsMatch(db, souls, context);
+  }
+  return done;
+}
+
+describe('the stored gate rows', () => {
+  it('answer as the query over every shard does, through long random histories of drops, batches, reveals, expiry, fading, dormancy, attunement and level-up reverts', async () => {
+    for (let seed = 1; seed <= 8; seed++) {
+      const { db, clock } = freshDb(T0, SETTINGS);
+      const souls: number[] = [];
+      for (let i = 0; i < 4; i++) souls.push((await createSoul(db, { name: `Soul ${i}`, essence: 'e' })).id);
+      for (const soul of souls) for (const n of [1, 2]) await addTrait(db, soul, { principle: `standing ${n}`, provenance: 'p' });
+      const done = await history(seed, 160, db, clock, souls);
+      // Every kind of step happened, so each was compared.
+      expect(Object.keys(done).sort(), `seed ${seed}`).toEqual(['attune', 'dormancy', 'drop', 'fade', 'insert', 'reveal', 'revert']);
+      closeSoulsDb(db);
+    }
+  });
+});
+
+describe('upgrading a version 3 database', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('builds each soul\'s gate row from its shards when a write first touches it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'souls-gate-'));
+    dirs.push(dir);
+    const path = join(dir, 'v3.db');
+    const v3 = new DatabaseSync(path);
+    v3.exec(migrations[0] as string);
+    (migrations[1] as (db: DatabaseSync) => void)(v3);
+    v3.exec(migrations[2] as string);
+    v3.exec('PRAGMA user_version = 3');
+    const rng = createRng(5);
+    for (const id of [1, 2, 3]) {
+      v3.prepare(`INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at, ordered_at) VALUES (?, ?, ?, ?, 'e', 0, 0, 0)`).run(id, `S${id}`, `s${id}`, `s${id}`);
+    }
+    const now = T0 + 30 * DAY_MS;
+    for (let i = 1; i <= 60; i++) {
+      const createdAt = now - rng.int(10 * DAY_MS);
+      v3.prepare(`INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
+        i,
+        note(rng, i),
+        `source-${rng.int(3)}`,
+        rng.chance(0.1) ? 'faded' : 'pending',
+        rng.chance(0.1) ? 1 : 0,
+        createdAt,
+        createdAt,
+      );
+      v3.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)').run(i, 1 + rng.int(3));
+    }
+    v3.close();
+
+    const db = openSoulsDb({ path, clock: manualClock(now), settings: SETTINGS });
+    try {
+      const raw = new DatabaseSync(path, { readOnly: true });
+      expect(Number((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version)).toBe(migrations.length);
+      expect(raw.prepare('SELECT COUNT(*) AS n FROM soul_gate').get()).toEqual({ n: 0 });
+      expectRowsMatch(db, [1, 2, 3], 'after the upgrade');
+      const before = db.store.gateStats([1, 2], cutoffOf(db));
+      const written = db.store.insertShards(
+        [{ content: 'a new note', source: 'source-9', soulIds: [1, 2], tags: [], sealed: false, createdAt: now, embedding: null }],
+        now,
+        cutoffOf(db),
+      );
+      expect(written.shardIds).toEqual([61]);
+      expectWriteGate(written.gate, before, db.store.gateStats([1, 2], cutoffOf(db)), 'first write');
+      expect(raw.prepare('SELECT soul_id, count FROM soul_gate ORDER BY soul_id').all().map((r) => ({ ...r }))).toEqual(
+        [...db.store.gateStats([1, 2], cutoffOf(db)).values()].map((g) => ({ soul_id: g.soulId, count: g.after.count })),
+      );
+      raw.close();
+      expectRowsMatch(db, [1, 2, 3], 'after the first write');
+    } finally {
+      closeSoulsDb(db);
+    }
+  });
+});
