@@ -9,7 +9,24 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { listsBy, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Row } from './rows.ts';
+import {
+  considered,
+  evidenceTime as sharedEvidenceTime,
+  gateQuery,
+  listsBy,
+  readinessQuery,
+  SHARD_COLUMNS,
+  shardListQuery,
+  shardPage,
+  toGateStats,
+  toLevelEvent,
+  toReadiness,
+  toShard,
+  toSoul,
+  toTrait,
+  type Dialect,
+  type Row,
+} from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -45,40 +62,17 @@ export function positional(sql: string, params: Params): { text: string; values:
   return { text, values: order.map((name) => params[name]) };
 }
 
-const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.sealed = 0 AND ${alias}.created_at > :cutoff`;
-const SHARD_COLUMNS = (alias: string) =>
-  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
-const evidenceTime = (alias: string) => `GREATEST(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
+const POSTGRES: Dialect = { idList: (expr) => `string_agg((${expr})::text, ',')`, greatest: 'GREATEST', join: 'JOIN' };
+const evidenceTime = (alias: string) => sharedEvidenceTime(POSTGRES, alias);
 
-/** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out the `newIds` (a hashed set). */
-const gateSql = (() => {
-  const old = 's.id IS NOT NULL AND fresh.id IS NULL';
-  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
-      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
-      MAX(${evidenceTime('s')}) AS latest,
-      string_agg(CASE WHEN ${old} THEN s.id::text END, ',') AS ids_before,
-      COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
-      COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
-      MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
-      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before,
-      MAX(CASE WHEN ${old} THEN ${evidenceTime('s')} END) AS latest_before
-    FROM souls so
-    LEFT JOIN shard_souls ss ON ss.soul_id = so.id
-    LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
-    LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id
-    WHERE so.id = ANY(:soulIds::bigint[])
-    GROUP BY so.id
-    ORDER BY so.id`;
-})();
+/** The cheap gate for each soul, once over every considered shard and once leaving out the `newIds` (a hashed set). */
+const gateSql = gateQuery(POSTGRES, {
+  old: 's.id IS NOT NULL AND fresh.id IS NULL',
+  soulFilter: 'so.id = ANY(:soulIds::bigint[])',
+  extraJoin: 'LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id',
+});
 
-const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, string_agg(s.id::text, ',') AS ids,
-    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime('s')}) AS latest
-  FROM soul_shards s
-  JOIN shard_souls ss ON ss.shard_id = s.id
-  JOIN souls so ON so.id = ss.soul_id AND so.deleted_at IS NULL
-  WHERE ${considered('s')}
-  GROUP BY so.id
-  ORDER BY so.id`;
+const readinessSql = readinessQuery(POSTGRES);
 
 function consideredSql(extraClauses: readonly string[], columns = SHARD_COLUMNS('s')): string {
   const where = [`ss.soul_id = ANY(:soulIds::bigint[])`, considered('s'), ...extraClauses].join(' AND ');

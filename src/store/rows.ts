@@ -185,3 +185,58 @@ export function shardPage(items: Shard[], totalCount: number, hasNextPage: boole
   const cursors = items.map((s) => encodeCursor(s.createdAt, s.id));
   return { items, cursors, totalCount, hasNextPage, endCursor: cursors.at(-1) ?? null };
 }
+
+/** Pending, unsealed and newer than the expiry cutoff: the shards crystallization and reports consider. */
+export const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.sealed = 0 AND ${alias}.created_at > :cutoff`;
+
+/** A shard row's columns but its embedding, which only similarity reads. */
+export const SHARD_COLUMNS = (alias: string) =>
+  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
+
+/** How a store's SQL spells what the statements both stores build from one text need. */
+export type Dialect = {
+  /** Ids aggregated into one comma-separated text (NULLs skipped). */
+  idList(expr: string): string;
+  /** The larger of two values: MAX in SQLite, GREATEST in PostgreSQL. */
+  greatest: string;
+  /** The join keyword: SQLite's CROSS JOIN fixes the join order; PostgreSQL plans its own. */
+  join: string;
+};
+
+/** When a shard became evidence the soul could see: its creation, or its reveal if it was sealed (SPEC §4 condition 5). */
+export const evidenceTime = (dialect: Dialect, alias: string) => `${dialect.greatest}(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
+
+/**
+ * The cheap gate for each soul (`soulFilter` picks them) in one indexed query, once over every considered shard
+ * and once over those `old` keeps (the shards before the write); `extraJoin` is joined after the shards.
+ */
+export function gateQuery(dialect: Dialect, { old, soulFilter, extraJoin = '' }: { old: string; soulFilter: string; extraJoin?: string }): string {
+  const latest = evidenceTime(dialect, 's');
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, ${dialect.idList('s.id')} AS ids,
+      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
+      MAX(${latest}) AS latest,
+      ${dialect.idList(`CASE WHEN ${old} THEN s.id END`)} AS ids_before,
+      COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
+      COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
+      MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
+      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before,
+      MAX(CASE WHEN ${old} THEN ${latest} END) AS latest_before
+    FROM souls so
+    LEFT JOIN shard_souls ss ON ss.soul_id = so.id
+    LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}${extraJoin === '' ? '' : `\n    ${extraJoin}`}
+    WHERE ${soulFilter}
+    GROUP BY so.id
+    ORDER BY so.id`;
+}
+
+/** Every non-dormant soul with considered shards, with the gate's aggregates over them. */
+export function readinessQuery(dialect: Dialect): string {
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, ${dialect.idList('s.id')} AS ids,
+    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime(dialect, 's')}) AS latest
+  FROM soul_shards s
+  ${dialect.join} shard_souls ss ON ss.shard_id = s.id
+  ${dialect.join} souls so ON so.id = ss.soul_id AND so.deleted_at IS NULL
+  WHERE ${considered('s')}
+  GROUP BY so.id
+  ORDER BY so.id`;
+}

@@ -4,7 +4,24 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { listsBy, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait } from './rows.ts';
+import {
+  considered,
+  evidenceTime as sharedEvidenceTime,
+  gateQuery,
+  listsBy,
+  readinessQuery,
+  SHARD_COLUMNS,
+  shardListQuery,
+  shardPage,
+  toAggregate,
+  toGateStats,
+  toLevelEvent,
+  toReadiness,
+  toShard,
+  toSoul,
+  toTrait,
+  type Dialect,
+} from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -27,15 +44,8 @@ type Params = Record<string, SQLInputValue>;
 const json = (ids: readonly (number | string)[]): string => JSON.stringify(ids);
 const inList = (param: string): string => `(SELECT value FROM json_each(:${param}))`;
 
-/** Pending, unsealed and newer than the expiry cutoff: the shards crystallization and reports consider. */
-const considered = (alias: string) => `${alias}.status = 'pending' AND ${alias}.sealed = 0 AND ${alias}.created_at > :cutoff`;
-
-/** A shard row's columns but its embedding, which only similarity reads. */
-const SHARD_COLUMNS = (alias: string) =>
-  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
-
-/** When a shard became evidence the soul could see: its creation, or its reveal if it was sealed (SPEC §4 condition 5). */
-const evidenceTime = (alias: string) => `MAX(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
+const SQLITE: Dialect = { idList: (expr) => `group_concat(${expr})`, greatest: 'MAX', join: 'CROSS JOIN' };
+const evidenceTime = (alias: string) => sharedEvidenceTime(SQLITE, alias);
 
 /*
  * The hot statements. Join order is fixed with CROSS JOIN so the plan does not
@@ -43,25 +53,8 @@ const evidenceTime = (alias: string) => `MAX(${alias}.created_at, COALESCE(${ali
  * global pending index, many times slower on a large file.
  */
 
-/** The cheap gate for each soul in one indexed query, once over every considered shard and once leaving out those `isNew` picks. */
-function gateSql(isNew: string): string {
-  const old = `NOT (${isNew})`;
-  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
-      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
-      MAX(${evidenceTime('s')}) AS latest,
-      group_concat(CASE WHEN ${old} THEN s.id END) AS ids_before,
-      COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
-      COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
-      MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
-      MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before,
-      MAX(CASE WHEN ${old} THEN ${evidenceTime('s')} END) AS latest_before
-    FROM souls so
-    LEFT JOIN shard_souls ss ON ss.soul_id = so.id
-    LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}
-    WHERE so.id IN ${inList('soulIds')}
-    GROUP BY so.id
-    ORDER BY so.id`;
-}
+/** The cheap gate for each soul, once over every considered shard and once leaving out those `isNew` picks. */
+const gateSql = (isNew: string): string => gateQuery(SQLITE, { old: `NOT (${isNew})`, soulFilter: `so.id IN ${inList('soulIds')}` });
 
 /** Per soul and source, its considered shards' count and times: what a soul's gate row is rebuilt from. */
 const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
@@ -71,14 +64,7 @@ const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.cr
   GROUP BY ss.soul_id, s.source`;
 
 /** Every awake soul's aggregates, driven by the partial pending index. */
-const readinessSql = `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, group_concat(s.id) AS ids,
-    COUNT(*) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest, MAX(${evidenceTime('s')}) AS latest
-  FROM soul_shards s
-  CROSS JOIN shard_souls ss ON ss.shard_id = s.id
-  CROSS JOIN souls so ON so.id = ss.soul_id AND so.deleted_at IS NULL
-  WHERE ${considered('s')}
-  GROUP BY so.id
-  ORDER BY so.id`;
+const readinessSql = readinessQuery(SQLITE);
 
 /** The considered shards of some souls, driven by their attributions. */
 function consideredSql(extraClauses: readonly string[], columns = SHARD_COLUMNS('s')): string {
