@@ -9,24 +9,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import {
-  considered,
-  evidenceTime as sharedEvidenceTime,
-  gateQuery,
-  listsBy,
-  readinessQuery,
-  SHARD_COLUMNS,
-  shardListQuery,
-  shardPage,
-  toGateStats,
-  toLevelEvent,
-  toReadiness,
-  toShard,
-  toSoul,
-  toTrait,
-  type Dialect,
-  type Row,
-} from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */

@@ -4,24 +4,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import {
-  considered,
-  evidenceTime as sharedEvidenceTime,
-  gateQuery,
-  listsBy,
-  readinessQuery,
-  SHARD_COLUMNS,
-  shardListQuery,
-  shardPage,
-  toAggregate,
-  toGateStats,
-  toLevelEvent,
-  toReadiness,
-  toShard,
-  toSoul,
-  toTrait,
-  type Dialect,
-} from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
