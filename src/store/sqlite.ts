@@ -37,7 +37,7 @@ const evidenceTime = (alias: string) => sharedEvidenceTime(SQLITE, alias);
  */
 
 /** The cheap gate for each soul, once over every considered shard and once leaving out those `isNew` picks. */
-const gateSql = (isNew: string): string => gateQuery(SQLITE, { old: `NOT (${isNew})`, soulFilter: `so.id IN ${inList('soulIds')}` });
+const gateSql = (isNew: string): string => gateQuery(SQLITE, { old: `s.id IS NOT NULL AND NOT (${isNew})`, soulFilter: `so.id IN ${inList('soulIds')}` });
 
 /** Per soul and source, its considered shards' count and times: what a soul's gate row is rebuilt from. */
 const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,

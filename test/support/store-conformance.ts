@@ -257,6 +257,9 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(store.gateStats([y.id], NOW - 30 * DAY).get(y.id)!.after.count).toBe(2);
       expect(store.pendingCounts('awake', NOW - 30 * DAY)).toEqual(new Map([[x.id, 2], [y.id, 2]]));
       expect(counts(store, [x.id, y.id])).toEqual([2, 3]);
+      const empty = store.insertSoul({ name: 'Empty', slug: null, essence: 'e', description: '' }, NOW);
+      const none = { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null };
+      expect(store.gateStats([empty.id], NOW - 30 * DAY).get(empty.id)).toEqual(expect.objectContaining({ shardIds: [], beforeShardIds: [], before: none, after: none }));
     }));
 
     it('refuses a write naming a missing soul or a vector of another dimension, writing nothing', withStore((store) => {
