@@ -44,6 +44,52 @@ describe('ClusterMemo', () => {
     }
   });
 
+  it('answers "still two clusters or more" only when it is so, through random additions and removals with no count between', () => {
+    for (const threshold of [0.2, 0.4, 0.7]) {
+      const rng = makeRng(11);
+      // Mostly short strings over two letters: sets often fall back to one cluster, and bridges are common.
+      const pool = texts(120, Math.round(threshold * 100) + 1).map((t, i) => (i % 4 === 0 ? t : Array.from({ length: 3 + Math.floor(rng() * 5) }, () => 'ab'[Math.floor(rng() * 2)]).join('')));
+      const contents = (missing: number[]) => new Map(missing.map((id) => [id, pool[id - 1]]));
+      const memo = new ClusterMemo(threshold);
+      let current = new Set<number>();
+      const answered = { separated: 0, unknown: 0 };
+      for (let step = 0; step < 300; step++) {
+        const next = new Set(current);
+        for (let i = Math.floor(rng() * 3); i > 0; i--) next.add(1 + Math.floor(rng() * pool.length));
+        // Small sets, so that the count often falls back to one cluster.
+        for (let i = Math.floor(rng() * (next.size > 5 ? 4 : 2)); i > 0 && next.size > 0; i--) next.delete([...next][Math.floor(rng() * next.size)]);
+        const ids = [...next].sort((a, b) => a - b);
+        const clusters = clusterTexts(ids.map((id) => pool[id - 1]), threshold).length;
+        if (memo.stillSeparated(1, ids, contents)) {
+          answered.separated++;
+          expect(clusters, `threshold ${threshold}, step ${step}`).toBeGreaterThanOrEqual(2);
+        } else {
+          answered.unknown++;
+          // Only a count renews what it knows, as the write path does when it cannot tell.
+          expect(memo.clusterCount(1, ids, contents)).toBe(clusters);
+        }
+        current = next;
+      }
+      // Both ways were taken, most often the cheap one.
+      expect(answered.unknown, `threshold ${threshold}`).toBeGreaterThan(0);
+      expect(answered.separated, `threshold ${threshold}`).toBeGreaterThan(answered.unknown);
+    }
+  });
+
+  it('does not vouch for a separation a new shard bridges, nor one whose side was removed', () => {
+    const pool = ['alpha beta gamma', 'zulu yankee xray', 'alpha beta gamma zulu yankee xray'];
+    const contents = (missing: number[]) => new Map(missing.map((id) => [id, pool[id - 1]]));
+    const memo = new ClusterMemo(0.3);
+    expect(memo.clusterCount(1, [1, 2], contents)).toBe(2);
+    expect(memo.stillSeparated(1, [1, 2], contents)).toBe(true);
+    // Shard 3 is similar to both: one cluster.
+    expect(memo.stillSeparated(1, [1, 2, 3], contents)).toBe(false);
+    expect(memo.clusterCount(1, [1, 2, 3], contents)).toBe(1);
+    expect(memo.clusterCount(1, [1, 2], contents)).toBe(2);
+    expect(memo.stillSeparated(1, [1], contents)).toBe(false);
+    expect(memo.stillSeparated(1, [2], contents)).toBe(false);
+  });
+
   it('stays exact past its byte budget: the least recently clustered souls are forgotten and rebuilt, their texts loaded again', () => {
     const pool = texts(240, 9);
     // About thirty shards' worth of gram ids and texts, for six souls of up to forty shards each.

@@ -267,3 +267,82 @@ describe('upgrading a version 3 database', () => {
     }
   });
 });
+
+describe('a write reusing what the last shard write read', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const fileDb = (name: string, clock: ReturnType<typeof manualClock>) => {
+    const dir = mkdtempSync(join(tmpdir(), 'souls-memo-'));
+    dirs.push(dir);
+    const path = join(dir, name);
+    return { path, db: openSoulsDb({ path, clock, settings: SETTINGS }) };
+  };
+  const shard = (content: string, soulIds: number[], createdAt: number, source = 'source-1') => ({ content, source, soulIds, tags: [], sealed: false, createdAt, embedding: null });
+
+  it('reports the edges a fresh handle sees, through writes alone with no read between them', async () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const clock = manualClock(T0);
+      const { path, db } = fileDb(`alone-${seed}.db`, clock);
+      const souls: number[] = [];
+      for (let i = 0; i < 3; i++) souls.push((await createSoul(db, { name: `Soul ${i}`, essence: 'e' })).id);
+      const rng = createRng(seed);
+      const verdicts = async () => {
+        const fresh = openSoulsDb({ path, clock, mode: 'read-only', settings: SETTINGS });
+        try {
+          return await readiness(fresh, souls);
+        } finally {
+          closeSoulsDb(fresh);
+        }
+      };
+      let edges = 0;
+      for (let step = 0; step < 120; step++) {
+        clock.advance(rng.int(DAY_MS / 2));
+        const inputs = Array.from({ length: rng.chance(0.7) ? 1 : rng.between(2, 5) }, (_, i) => ({
+          content: note(rng, step * 10 + i),
+          source: `source-${rng.int(3)}`,
+          soulIds: [rng.pick(souls)],
+          createdAt: clock.now() - rng.int(8 * DAY_MS),
+        }));
+        const was = await verdicts();
+        const ready = inputs.length === 1 ? (await dropShard(db, inputs[0].content, inputs[0].source, inputs[0].soulIds, inputs[0])).readySoulIds : (await dropShards(db, inputs)).readySoulIds;
+        const is = await verdicts();
+        const expected = souls.filter((id) => is.get(id) && !was.get(id));
+        expect([...ready].sort((a, b) => a - b), `seed ${seed}, step ${step}`).toEqual(expected);
+        edges += expected.length;
+      }
+      expect(edges, `seed ${seed}`).toBeGreaterThan(0);
+      closeSoulsDb(db);
+    }
+  });
+
+  it('reads the gate again after another connection wrote, or this one wrote past the engine', async () => {
+    const clock = manualClock(T0 + 10 * DAY_MS);
+    const { path, db } = fileDb('two.db', clock);
+    const soul = (await createSoul(db, { name: 'Shared', essence: 'e' })).id;
+    const cutoff = () => cutoffOf(db);
+    const now = clock.now();
+    const write = (store: SoulsDb['store'], content: string, createdAt: number, source?: string) => store.insertShards([shard(content, [soul], createdAt, source)], now, cutoff()).gate[0];
+    write(db.store, 'first note', now - DAY_MS);
+    expect(write(db.store, 'second note', now).after.count).toBe(2);
+
+    // Another process writes two shards of another source and retires the soul.
+    const other = openSoulsDb({ path, clock, settings: SETTINGS });
+    write(other.store, 'third note', now - 2 * DAY_MS, 'source-2');
+    write(other.store, 'fourth note', now, 'source-2');
+    await retireSoul(other, soul);
+    closeSoulsDb(other);
+    const reference = db.store.gateStats([soul], cutoff()).get(soul)!.after;
+    const afterOther = write(db.store, 'fifth note', now);
+    expect(afterOther.before).toEqual(reference);
+    expect(afterOther).toMatchObject({ dormant: true, after: { count: 5, distinctSources: 2 } });
+
+    // This connection, through its raw handle: the soul awake again and one shard faded.
+    sqlite(db).db.exec(`UPDATE souls SET deleted_at = NULL WHERE id = ${soul}; UPDATE soul_shards SET status = 'faded' WHERE content = 'first note'; DELETE FROM soul_gate`);
+    const afterRaw = write(db.store, 'sixth note', now);
+    expect(afterRaw).toMatchObject({ dormant: false, before: { count: 4 }, after: { count: 5, distinctSources: 2 } });
+    expect(afterRaw.shardIds).toEqual(db.store.gateStats([soul], cutoff()).get(soul)!.shardIds);
+    closeSoulsDb(db);
+  });
+});

@@ -58,6 +58,8 @@ export class ClusterMemo {
   private readonly grams = new Map<number, Int32Array>();
   private readonly texts = new Map<number, string>();
   private readonly souls = new Map<number, Partition>();
+  /** Trigram: per soul, the last set it was asked about and a side of it no other of its shards is similar to. */
+  private readonly separations = new Map<number, Separation>();
   private readonly vectors = new Map<number, Float32Array | null>();
   private readonly loadVectors: EmbeddingLoader;
   private readonly lexicalDictionary = new Map<string, number>();
@@ -79,7 +81,37 @@ export class ClusterMemo {
    * partition for this soul. `contents` supplies texts of shards not cached yet.
    */
   clusterCount(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number {
-    return this.sync(soulId, shardIds, contents).clusterCount();
+    const partition = this.sync(soulId, shardIds, contents);
+    if (this.mode === 'trigram' && partition.clusterCount() >= 2) this.separations.set(soulId, { members: shardIds, side: new Set(partition.smallestCluster()) });
+    else this.separations.delete(soulId);
+    return partition.clusterCount();
+  }
+
+  /**
+   * Whether `shardIds` (ascending) still form two clusters or more by what the last count of this soul left: a
+   * side (its smallest cluster then) no other shard is similar to. Single linkage only: a shard added that is
+   * similar to no member of the side joins the other clusters, and one removed cannot join anything, so the
+   * side stays apart as long as it and the rest keep a member. false means not known, never "fewer": count then.
+   * Saves comparing each new shard with every member (the partition catches up when a count is asked for).
+   */
+  stillSeparated(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): boolean {
+    const separation = this.separations.get(soulId);
+    const partition = this.souls.get(soulId);
+    if (separation === undefined || partition === undefined) return false;
+    const { added, removed } = sortedDifference(separation.members, shardIds);
+    const side = new Set(separation.side);
+    for (const id of removed) side.delete(id);
+    if (side.size === 0 || side.size === shardIds.length) return false;
+    const missing = [...added, ...side].filter((id) => !this.grams.has(id));
+    if (missing.length > 0) this.cacheGrams(contents(missing));
+    const sideGrams = [...side].map((id) => this.grams.get(id)!);
+    for (const id of added) {
+      const grams = this.grams.get(id)!;
+      if (sideGrams.some((member) => this.similar(grams, member))) return false;
+    }
+    this.separations.set(soulId, { members: shardIds, side });
+    this.keep(soulId, partition);
+    return true;
   }
 
   /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */
@@ -231,12 +263,13 @@ export class ClusterMemo {
     const changed = new Set(shardIds);
     for (const id of shardIds) this.cacheVector(id, undefined);
     for (const pairs of this.pairs.values()) pairs.release(shardIds);
-    for (const [soulId, partition] of this.souls) if (partition.memberIds().some((id) => changed.has(id))) this.souls.delete(soulId);
+    for (const [soulId, partition] of this.souls) if (partition.memberIds().some((id) => changed.has(id))) this.forget(soulId);
   }
 
   /** Drops what is remembered for a soul (its partition and vector cosines), e.g. when it is no longer of interest. */
   forget(soulId: number): void {
     this.souls.delete(soulId);
+    this.separations.delete(soulId);
     this.pairs.delete(soulId);
   }
 
@@ -369,6 +402,26 @@ export class ClusterMemo {
   }
 }
 
+/** A soul's last asked-about shards (ascending) and a side of them no other of them is similar to. */
+type Separation = { members: readonly number[]; side: ReadonlySet<number> };
+
+/** What `to` adds to and removes from `from`, both ascending. */
+function sortedDifference(from: readonly number[], to: readonly number[]): { added: number[]; removed: number[] } {
+  const added: number[] = [];
+  const removed: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < from.length || j < to.length) {
+    if (j === to.length || (i < from.length && from[i] < to[j])) removed.push(from[i++]);
+    else if (i === from.length || to[j] < from[i]) added.push(to[j++]);
+    else {
+      i++;
+      j++;
+    }
+  }
+  return { added, removed };
+}
+
 /** Members grouped into clusters; each member keeps its gram set. */
 class Partition {
   private readonly clusterOf = new Map<number, number>();
@@ -390,6 +443,13 @@ class Partition {
 
   clusterCount(): number {
     return this.clusters.size;
+  }
+
+  /** The members of a smallest cluster (the first such). */
+  smallestCluster(): number[] {
+    let smallest: Map<number, Int32Array> | undefined;
+    for (const members of this.clusters.values()) if (smallest === undefined || members.size < smallest.size) smallest = members;
+    return smallest === undefined ? [] : [...smallest.keys()];
   }
 
   clusterIds(): number[][] {

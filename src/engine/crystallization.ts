@@ -128,18 +128,22 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
   const passing = passingCheapGate(db, gate, newTexts);
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
   for (const g of passing) {
-    const wasReady = passesCheapGate(g, 'before', db.settings) && (await slicedClusterCount(db, g.soulId, g.beforeShardIds)) >= MIN_CLUSTERS;
-    const crossed = !wasReady && (await slicedClusterCount(db, g.soulId, g.shardIds)) >= MIN_CLUSTERS;
+    const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, g.beforeShardIds));
+    const crossed = !wasReady && (await reachesMinClusters(db, g.soulId, g.shardIds));
     if (crossed) edges.push(g.soulId);
     db.observer.gateChecked?.(wasReady ? 'already_ready' : crossed ? 'crossed' : 'not_ready');
   }
   return edges;
 }
 
-/** clusterCount, with a bulk build (a cold soul, a large batch) done first in slices that hand the event loop back. */
-async function slicedClusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<number> {
+/**
+ * Whether the shards form MIN_CLUSTERS clusters: from the memo's remembered separation when it still holds,
+ * else counted, with a bulk build (a cold soul, a large batch) done first in slices that hand the event loop back.
+ */
+async function reachesMinClusters(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<boolean> {
+  if (db.clusters.stillSeparated(soulId, clusteredShards(shardIds, db.settings.maxClusteredShards), (ids) => db.store.shardContents(ids))) return true;
   await prepareBulk(db, soulId, shardIds);
-  return clusterCount(db, soulId, shardIds);
+  return clusterCount(db, soulId, shardIds) >= MIN_CLUSTERS;
 }
 
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */

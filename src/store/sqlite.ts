@@ -206,8 +206,24 @@ function withSources(bySource: ReadonlyMap<string, Aggregates>): { agg: ShardAgg
 /** A soul's gate row as a write sees it: its subject, and its considered shards' aggregates and counts by source at the write's cutoff. */
 type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; agg: ShardAggregate; sources: Map<string, number> };
 
+/** A gate row as the last shard write saved it: `floor` is the cutoff it was saved at. */
+type SavedGate = GateState & { floor: number };
+
+/**
+ * What the last shard write left behind: its souls' gate rows and, where it read them, their considered shard ids
+ * (ascending). The next shard write reuses them instead of reading the rows back, as long as nothing else has
+ * written since: `changes` (this connection's total_changes) and `version` (PRAGMA data_version, which moves
+ * when another connection commits) must be what they were.
+ */
+type WriteMemo = { version: number; changes: number; lastShardId: number; gates: Map<number, SavedGate>; ids: Map<number, number[]>; idCount: number };
+
+/** Shard ids a write memo may hold, at 8 bytes each; past it the id lists are read again. */
+const MEMO_IDS = 1 << 20;
+
+const staleGate = (floor: number | null, oldest: number | null, cutoff: number): boolean => floor === null || cutoff < floor || (oldest !== null && oldest <= cutoff);
+
 /** A shard a write made considered, for one of its souls; `latest` is its evidence time. */
-type Evidence = { soulId: number; source: string; createdAt: number; latest: number };
+type Evidence = { soulId: number; shardId: number; source: string; createdAt: number; latest: number };
 
 const everySoul = (): boolean => true;
 
@@ -225,6 +241,7 @@ export class SqliteStore implements SoulsStore {
   private readonly statements = new Map<string, StatementSync>();
   private inTransaction = false;
   private executed = 0;
+  private writeMemo: WriteMemo | null = null;
 
   /** The file (or ':memory:'), for messages about it. */
   readonly path: string;
@@ -277,6 +294,7 @@ export class SqliteStore implements SoulsStore {
       this.db.exec('COMMIT');
       return result;
     } catch (error) {
+      this.writeMemo = null;
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
       throw asStorageFull(this.busyCounted(error), this.path);
     } finally {
@@ -699,11 +717,13 @@ export class SqliteStore implements SoulsStore {
    */
   insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds: (stats: GateStats) => boolean = everySoul): ShardWrite {
     if (shards.length === 0) return { shardIds: [], gate: [] };
-    return this.transaction(() => {
+    const write = this.transaction(() => {
+      const { memo, version } = this.currentWriteMemo();
+      this.writeMemo = null;
       const attributions = shards.map((s) => [...new Set(s.soulIds)]);
-      const soulIds = [...new Set(attributions.flat())];
+      const soulIds = [...new Set(attributions.flat())].sort((a, b) => a - b);
       this.fixEmbeddingDimension(shards);
-      const { states: before, lastShardId } = this.currentGate(soulIds, cutoff);
+      const { states: before, lastShardId, remembered } = this.currentGate(soulIds, cutoff, memo);
       if (before.length < soulIds.length) this.assertSoulsExist(soulIds);
       const first = lastShardId + 1;
       const shardIds = shards.map((_, i) => first + i);
@@ -716,11 +736,66 @@ export class SqliteStore implements SoulsStore {
       this.insertRows('INSERT OR IGNORE INTO shard_tags (shard_id, tag)', '(?, ?)', shards.flatMap((s, i) => s.tags.map((tag) => [shardIds[i], tag])));
       const evidence = shards.flatMap((s, i) =>
         // As SQLite stores it: binding replaces a lone surrogate, and the rebuilt counts must use the same key.
-        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, source: s.source.toWellFormed(), createdAt: s.createdAt, latest: s.createdAt })),
+        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, shardId: shardIds[i], source: s.source.toWellFormed(), createdAt: s.createdAt, latest: s.createdAt })),
       );
       const after = this.addEvidence(before, evidence, cutoff);
-      return { shardIds, gate: this.writeGate(before, after, cutoff, (id) => id >= first, withIds) };
+      const known = remembered ? this.rememberedIds(memo!, before, evidence, cutoff) : new Map<number, { before: number[]; after: number[] }>();
+      const { stats, read } = this.writeGate(before, after, cutoff, (id) => id >= first, withIds, known);
+      this.writeMemo = this.nextWriteMemo(memo, version, after, stats, read, cutoff, shardIds.at(-1)!);
+      return { shardIds, gate: stats };
     });
+    // FTS5 writes its segment at COMMIT, and those rows count too.
+    if (this.writeMemo !== null) this.writeMemo.changes = this.totalChanges();
+    return write;
+  }
+
+  /** The last shard write's memo, if nothing has written since; read inside the write's transaction. */
+  private currentWriteMemo(): { memo: WriteMemo | null; version: number } {
+    const version = this.dataVersion();
+    const memo = this.writeMemo;
+    return { memo: memo !== null && memo.version === version && memo.changes === this.totalChanges() ? memo : null, version };
+  }
+
+  /** Moves when another connection commits (not with this one's own writes). */
+  private dataVersion(): number {
+    return Number((this.stmt('PRAGMA data_version').get() as Row).data_version);
+  }
+
+  /** Rows this connection has changed since it opened, by any statement or trigger. */
+  private totalChanges(): number {
+    return Number((this.stmt('SELECT total_changes() AS n').get() as Row).n);
+  }
+
+  /** Per soul whose row the memo held, its considered shard ids before and after the write (for those it remembers). */
+  private rememberedIds(memo: WriteMemo, before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, { before: number[]; after: number[] }> {
+    const known = new Map<number, { before: number[]; after: number[] }>();
+    for (const g of before) {
+      const ids = memo.ids.get(g.soulId);
+      if (ids !== undefined) known.set(g.soulId, { before: ids, after: [...ids] });
+    }
+    for (const e of evidence) if (e.createdAt > cutoff) known.get(e.soulId)?.after.push(e.shardId);
+    return known;
+  }
+
+  /** What this write leaves for the next: its gate rows and id lists over what the memo already held. */
+  private nextWriteMemo(memo: WriteMemo | null, version: number, after: ReadonlyMap<number, GateState>, stats: readonly GateStats[], read: ReadonlySet<number>, cutoff: number, lastShardId: number): WriteMemo {
+    const next: WriteMemo = memo ?? { version: 0, changes: 0, lastShardId: 0, gates: new Map(), ids: new Map(), idCount: 0 };
+    next.version = version;
+    next.lastShardId = lastShardId;
+    for (const g of stats) {
+      next.gates.set(g.soulId, { ...after.get(g.soulId)!, floor: cutoff });
+      next.idCount -= next.ids.get(g.soulId)?.length ?? 0;
+      next.ids.delete(g.soulId);
+      if (read.has(g.soulId)) {
+        next.ids.set(g.soulId, g.shardIds);
+        next.idCount += g.shardIds.length;
+      }
+    }
+    if (next.idCount > MEMO_IDS) {
+      next.ids.clear();
+      next.idCount = 0;
+    }
+    return next;
   }
 
   /** `head` VALUES `row`, … `tail` for every row, in as few statements as ROW_CHUNKS allows. */
@@ -738,17 +813,20 @@ export class SqliteStore implements SoulsStore {
    * The souls' gate rows (existing souls, ascending id) at `cutoff`, and the largest shard id. A row holds
    * the considered shards created after its floor, so it is exact for any cutoff from its floor up to its
    * oldest shard; one missing, with a higher floor, or holding a shard the cutoff expired is rebuilt.
+   * `remembered`: every row came from the write memo, none read.
    */
-  private currentGate(soulIds: readonly number[], cutoff: number): { states: GateState[]; lastShardId: number } {
+  private currentGate(soulIds: readonly number[], cutoff: number, memo: WriteMemo | null = null): { states: GateState[]; lastShardId: number; remembered: boolean } {
+    const saved = memo === null ? [] : soulIds.map((id) => memo.gates.get(id));
+    if (memo !== null && saved.every((g) => g !== undefined && !staleGate(g.floor, g.agg.oldest, cutoff))) {
+      return { states: [...(saved as SavedGate[])].sort((a, b) => a.soulId - b.soulId), lastShardId: memo.lastShardId, remembered: true };
+    }
     const rows = this.all(
       `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, g.floor, g.count, g.oldest, g.newest, g.latest, g.sources,
          (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id
        FROM souls so LEFT JOIN soul_gate g ON g.soul_id = so.id WHERE so.id IN ${inList('soulIds')} ORDER BY so.id`,
       { soulIds: json(soulIds) },
     );
-    const stale = rows
-      .filter((r) => r.floor === null || cutoff < Number(r.floor) || (r.oldest !== null && Number(r.oldest) <= cutoff))
-      .map((r) => Number(r.soul_id));
+    const stale = rows.filter((r) => staleGate(r.floor === null ? null : Number(r.floor), r.oldest === null ? null : Number(r.oldest), cutoff)).map((r) => Number(r.soul_id));
     const rebuilt = stale.length === 0 ? new Map<number, Map<string, Aggregates>>() : this.rebuildGate(stale, cutoff);
     const states = rows.map((r) => {
       const soulId = Number(r.soul_id);
@@ -758,7 +836,7 @@ export class SqliteStore implements SoulsStore {
       const sources = new Map(JSON.parse(String(r.sources)) as Array<[string, number]>);
       return { ...subject, sources, agg: { ...toAggregate(r, ''), distinctSources: sources.size } };
     });
-    return { states, lastShardId: rows.length === 0 ? 0 : Number(rows[0].last_shard_id) };
+    return { states, lastShardId: rows.length === 0 ? 0 : Number(rows[0].last_shard_id), remembered: false };
   }
 
   /** What a write would read as the souls' cheap gate at `cutoff` (from their rows, or rebuilt): for tests to hold it against gateStats. */
@@ -777,10 +855,10 @@ export class SqliteStore implements SoulsStore {
 
   /**
    * Adds the shards a write made considered to their souls' aggregates and source counts, and saves
-   * every soul's row with `cutoff` as its floor; returns the aggregates after the write.
+   * every soul's row with `cutoff` as its floor; returns the states after the write.
    */
-  private addEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, ShardAggregate> {
-    const after = new Map(before.map((g) => [g.soulId, { agg: { ...g.agg }, sources: new Map(g.sources) }]));
+  private addEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, GateState> {
+    const after = new Map(before.map((g) => [g.soulId, { ...g, agg: { ...g.agg }, sources: new Map(g.sources) }]));
     for (const e of evidence) {
       if (e.createdAt <= cutoff) continue;
       const { agg, sources } = after.get(e.soulId)!;
@@ -798,28 +876,42 @@ export class SqliteStore implements SoulsStore {
       `ON CONFLICT (soul_id) DO UPDATE SET floor = excluded.floor, count = excluded.count, oldest = excluded.oldest, newest = excluded.newest,
          latest = excluded.latest, sources = excluded.sources`,
     );
-    return new Map([...after].map(([soulId, { agg }]) => [soulId, agg]));
+    return after;
   }
 
-  /** A write's GateStats; the considered shard ids are read only for the souls `withIds` picks. */
+  /**
+   * A write's GateStats; the considered shard ids are read only for the souls `withIds` picks, and not at all
+   * for those in `known` (before and after, from the write memo). `read`: the souls whose ids the stats carry.
+   */
   private writeGate(
     before: readonly GateState[],
-    after: ReadonlyMap<number, ShardAggregate>,
+    after: ReadonlyMap<number, GateState>,
     cutoff: number,
     isNew: (id: number) => boolean,
     withIds: (stats: GateStats) => boolean,
-  ): GateStats[] {
+    known: ReadonlyMap<number, { before: number[]; after: number[] }> = new Map(),
+  ): { stats: GateStats[]; read: Set<number> } {
     const stats: GateStats[] = before.map((g) => ({
       soulId: g.soulId,
       dormant: g.dormant,
       lastAttunedAt: g.lastAttunedAt,
       shardIds: [],
       beforeShardIds: [],
-      after: after.get(g.soulId)!,
+      after: after.get(g.soulId)!.agg,
       before: g.agg,
     }));
-    const wanted = new Map(stats.filter(withIds).map((g) => [g.soulId, g]));
-    if (wanted.size === 0) return stats;
+    const read = new Set<number>();
+    const wanted = new Map<number, GateStats>();
+    for (const g of stats.filter(withIds)) {
+      read.add(g.soulId);
+      const ids = known.get(g.soulId);
+      if (ids === undefined) wanted.set(g.soulId, g);
+      else {
+        g.beforeShardIds = ids.before;
+        g.shardIds = ids.after;
+      }
+    }
+    if (wanted.size === 0) return { stats, read };
     // Each soul's attributions come in index order, by shard id.
     const rows = this.all(
       `SELECT ss.soul_id, ss.shard_id FROM shard_souls ss CROSS JOIN soul_shards s ON s.id = ss.shard_id WHERE ss.soul_id IN ${inList('soulIds')} AND ${considered('s')}`,
@@ -835,7 +927,7 @@ export class SqliteStore implements SoulsStore {
       g.shardIds.sort((a, b) => a - b);
       g.beforeShardIds.sort((a, b) => a - b);
     }
-    return stats;
+    return { stats, read };
   }
 
   /** Fading and un-fading remove evidence, which no count can subtract from a minimum: the souls' rows are rebuilt when next needed. */
@@ -900,13 +992,13 @@ export class SqliteStore implements SoulsStore {
       const before = this.currentGate(this.soulsOfShards(revealed), cutoff).states;
       this.run(`UPDATE soul_shards SET sealed = 0, revealed_at = :now, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(revealed) });
       const evidence = this.all(
-        `SELECT ss.soul_id, s.source, s.created_at, ${evidenceTime('s')} AS latest FROM soul_shards s CROSS JOIN shard_souls ss ON ss.shard_id = s.id
+        `SELECT ss.soul_id, s.id, s.source, s.created_at, ${evidenceTime('s')} AS latest FROM soul_shards s CROSS JOIN shard_souls ss ON ss.shard_id = s.id
          WHERE s.id IN ${inList('ids')} AND ${considered('s')}`,
         { ids: json(revealed), cutoff },
-      ).map((r) => ({ soulId: Number(r.soul_id), source: String(r.source), createdAt: Number(r.created_at), latest: Number(r.latest) }));
+      ).map((r) => ({ soulId: Number(r.soul_id), shardId: Number(r.id), source: String(r.source), createdAt: Number(r.created_at), latest: Number(r.latest) }));
       const after = this.addEvidence(before, evidence, cutoff);
       const isNew = new Set(revealed);
-      return { shardIds: revealed, gate: this.writeGate(before, after, cutoff, (id) => isNew.has(id), withIds) };
+      return { shardIds: revealed, gate: this.writeGate(before, after, cutoff, (id) => isNew.has(id), withIds).stats };
     });
   }
 
