@@ -288,22 +288,18 @@ describe('a write reusing what the last shard write read', () => {
       const souls: number[] = [];
       for (let i = 0; i < 3; i++) souls.push((await createSoul(db, { name: `Soul ${i}`, essence: 'e' })).id);
       const rng = createRng(seed);
-      const verdicts = async () => {
-        const fresh = openSoulsDb({ path, clock, mode: 'read-only', settings: SETTINGS });
-        try {
-          return await readiness(fresh, souls);
-        } finally {
-          closeSoulsDb(fresh);
-        }
-      };
+      // Another connection's verdicts, each counted (opening and closing one per step would write: see close()).
+      const reference = openSoulsDb({ path, clock, mode: 'read-only', settings: SETTINGS });
+      const verdicts = () => readiness(reference, souls);
       let edges = 0;
-      for (let step = 0; step < 120; step++) {
-        clock.advance(rng.int(DAY_MS / 2));
+      for (let step = 0; step < 160; step++) {
+        clock.advance(rng.int(DAY_MS / 4));
         const inputs = Array.from({ length: rng.chance(0.7) ? 1 : rng.between(2, 5) }, (_, i) => ({
           content: note(rng, step * 10 + i),
           source: `source-${rng.int(3)}`,
           soulIds: [rng.pick(souls)],
-          createdAt: clock.now() - rng.int(8 * DAY_MS),
+          // Mostly recent, so that rows stay fresh long enough for the writes to keep them in memory.
+          createdAt: clock.now() - rng.int(rng.chance(0.9) ? DAY_MS : 8 * DAY_MS),
         }));
         const was = await verdicts();
         const ready = inputs.length === 1 ? (await dropShard(db, inputs[0].content, inputs[0].source, inputs[0].soulIds, inputs[0])).readySoulIds : (await dropShards(db, inputs)).readySoulIds;
@@ -311,10 +307,36 @@ describe('a write reusing what the last shard write read', () => {
         const expected = souls.filter((id) => is.get(id) && !was.get(id));
         expect([...ready].sort((a, b) => a - b), `seed ${seed}, step ${step}`).toEqual(expected);
         edges += expected.length;
+        // Rows the writes kept in memory are saved now and then; a reader adds up what came after.
+        expectRowsMatch(db, souls, `seed ${seed}, step ${step}`);
       }
       expect(edges, `seed ${seed}`).toBeGreaterThan(0);
+      const saved = sqlite(db).db.prepare('SELECT MIN(through) AS oldest FROM soul_gate').get() as { oldest: number };
+      expect(saved.oldest, `seed ${seed}: rows saved after the first writes`).toBeGreaterThan(64);
+      closeSoulsDb(reference);
       closeSoulsDb(db);
     }
+  });
+
+  it('upgrades version 4 rows to cover every shard there is', async () => {
+    const clock = manualClock(T0 + 10 * DAY_MS);
+    const { path, db } = fileDb('v4.db', clock);
+    const soul = (await createSoul(db, { name: 'Old', essence: 'e' })).id;
+    for (let i = 0; i < 5; i++) await dropShard(db, `note ${i}`, `source-${i % 2}`, [soul], { createdAt: clock.now() - i * DAY_MS });
+    const { after } = db.store.gateStats([soul], cutoffOf(db)).get(soul)!;
+    const floor = cutoffOf(db);
+    closeSoulsDb(db);
+    // Version 4 saved every soul's row with every write.
+    const v4 = new DatabaseSync(path);
+    v4.exec('DELETE FROM soul_gate; ALTER TABLE soul_gate DROP COLUMN through; PRAGMA user_version = 4');
+    v4.prepare('INSERT INTO soul_gate (soul_id, floor, count, oldest, newest, latest, sources) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      soul, floor, after.count, after.oldest, after.newest, after.latest, JSON.stringify([['source-0', 3], ['source-1', 2]]),
+    );
+    v4.close();
+    const upgraded = openSoulsDb({ path, clock, settings: SETTINGS });
+    expect(sqlite(upgraded).db.prepare('SELECT through FROM soul_gate').all().map((r) => ({ ...r }))).toEqual([{ through: 5 }]);
+    expectRowsMatch(upgraded, [soul], 'after the upgrade');
+    closeSoulsDb(upgraded);
   });
 
   it('reads the gate again after another connection wrote, or this one wrote past the engine', async () => {

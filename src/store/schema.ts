@@ -169,4 +169,11 @@ export const migrations: readonly Migration[] = [
     sources TEXT NOT NULL
   );
   `,
+  // Version 5: a gate row covers the soul's shards up to `through` (every shard when this version was applied). A
+  // write that keeps the row in memory saves it now and then rather than every time; a reader adds the considered
+  // shards past `through` to it.
+  `
+  ALTER TABLE soul_gate ADD COLUMN through INTEGER NOT NULL DEFAULT 0;
+  UPDATE soul_gate SET through = (SELECT COALESCE(MAX(id), 0) FROM soul_shards);
+  `,
 ];

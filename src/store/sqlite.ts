@@ -46,6 +46,11 @@ const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.cr
   WHERE ss.soul_id IN ${inList('soulIds')} AND ${considered('s')}
   GROUP BY ss.soul_id, s.source`;
 
+/** The considered shards past each gate row's `through`, which the row does not count yet. */
+const gateCatchUpSql = `SELECT g.soul_id, s.id AS shard_id, s.source, s.created_at, ${evidenceTime('s')} AS latest
+  FROM soul_gate g CROSS JOIN shard_souls ss ON ss.soul_id = g.soul_id AND ss.shard_id > g.through CROSS JOIN soul_shards s ON s.id = ss.shard_id
+  WHERE g.soul_id IN ${inList('soulIds')} AND ${considered('s')}`;
+
 /** Every awake soul's aggregates, driven by the partial pending index. */
 const readinessSql = readinessQuery(SQLITE);
 
@@ -206,7 +211,23 @@ function withSources(bySource: ReadonlyMap<string, Aggregates>): { agg: ShardAgg
 /** A soul's gate row as a write sees it: its subject, and its considered shards' aggregates and counts by source at the write's cutoff. */
 type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; agg: ShardAggregate; sources: Map<string, number> };
 
-/** A gate row as the last shard write saved it: `floor` is the cutoff it was saved at. */
+/** The souls' states with the shards a write made considered (those created after `cutoff`) added. */
+function withEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, GateState> {
+  const after = new Map(before.map((g) => [g.soulId, { ...g, agg: { ...g.agg }, sources: new Map(g.sources) }]));
+  for (const e of evidence) {
+    if (e.createdAt <= cutoff) continue;
+    const { agg, sources } = after.get(e.soulId)!;
+    agg.count++;
+    agg.oldest = minTime(agg.oldest, e.createdAt);
+    agg.newest = maxTime(agg.newest, e.createdAt);
+    agg.latest = maxTime(agg.latest, e.latest);
+    sources.set(e.source, (sources.get(e.source) ?? 0) + 1);
+    agg.distinctSources = sources.size;
+  }
+  return after;
+}
+
+/** A gate row as the last shard write left it: `floor` is the cutoff it was computed at. */
 type SavedGate = GateState & { floor: number };
 
 /**
@@ -215,7 +236,20 @@ type SavedGate = GateState & { floor: number };
  * written since: `changes` (this connection's total_changes) and `version` (PRAGMA data_version, which moves
  * when another connection commits) must be what they were.
  */
-type WriteMemo = { version: number; changes: number; lastShardId: number; gates: Map<number, SavedGate>; ids: Map<number, number[]>; idCount: number };
+type WriteMemo = {
+  version: number;
+  changes: number;
+  lastShardId: number;
+  gates: Map<number, SavedGate>;
+  ids: Map<number, number[]>;
+  idCount: number;
+  /** Souls whose row here is newer than the stored one (which a reader brings up to date from its `through`). */
+  unsaved: Set<number>;
+  writesUnsaved: number;
+};
+
+/** Unsaved gate rows are saved with every this-many-th write that leaves them in memory: what a reader must add up stays small. */
+const SAVE_GATE_ROWS = 64;
 
 /** Shard ids a write memo may hold, at 8 bytes each; past it the id lists are read again. */
 const MEMO_IDS = 1 << 20;
@@ -738,10 +772,15 @@ export class SqliteStore implements SoulsStore {
         // As SQLite stores it: binding replaces a lone surrogate, and the rebuilt counts must use the same key.
         s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, shardId: shardIds[i], source: s.source.toWellFormed(), createdAt: s.createdAt, latest: s.createdAt })),
       );
-      const after = this.addEvidence(before, evidence, cutoff);
+      const after = withEvidence(before, evidence, cutoff);
+      const through = shardIds.at(-1)!;
+      // Rows read from the store are saved at once; rows the memo carried wait for the next save of them all.
+      if (!remembered) this.saveGateRows([...after.values()].map((g) => ({ ...g, floor: cutoff })), through);
       const known = remembered ? this.rememberedIds(memo!, before, evidence, cutoff) : new Map<number, { before: number[]; after: number[] }>();
       const { stats, read } = this.writeGate(before, after, cutoff, (id) => id >= first, withIds, known);
-      this.writeMemo = this.nextWriteMemo(memo, version, after, stats, read, cutoff, shardIds.at(-1)!);
+      const next = this.nextWriteMemo(memo, version, after, stats, read, cutoff, through);
+      if (remembered) this.keepUnsaved(next, soulIds);
+      this.writeMemo = next;
       return { shardIds, gate: stats };
     });
     // FTS5 writes its segment at COMMIT, and those rows count too.
@@ -777,9 +816,19 @@ export class SqliteStore implements SoulsStore {
     return known;
   }
 
+  /** Marks the souls' rows unsaved, and every SAVE_GATE_ROWS-th time saves all unsaved rows (within the write's transaction). */
+  private keepUnsaved(memo: WriteMemo, soulIds: readonly number[]): void {
+    for (const id of soulIds) memo.unsaved.add(id);
+    if (++memo.writesUnsaved < SAVE_GATE_ROWS) return;
+    // Each row is exact as of the memo's last shard: no other write has touched its soul since.
+    this.saveGateRows([...memo.unsaved].map((id) => memo.gates.get(id)!), memo.lastShardId);
+    memo.unsaved.clear();
+    memo.writesUnsaved = 0;
+  }
+
   /** What this write leaves for the next: its gate rows and id lists over what the memo already held. */
   private nextWriteMemo(memo: WriteMemo | null, version: number, after: ReadonlyMap<number, GateState>, stats: readonly GateStats[], read: ReadonlySet<number>, cutoff: number, lastShardId: number): WriteMemo {
-    const next: WriteMemo = memo ?? { version: 0, changes: 0, lastShardId: 0, gates: new Map(), ids: new Map(), idCount: 0 };
+    const next: WriteMemo = memo ?? { version: 0, changes: 0, lastShardId: 0, gates: new Map(), ids: new Map(), idCount: 0, unsaved: new Set(), writesUnsaved: 0 };
     next.version = version;
     next.lastShardId = lastShardId;
     for (const g of stats) {
@@ -821,11 +870,12 @@ export class SqliteStore implements SoulsStore {
       return { states: [...(saved as SavedGate[])].sort((a, b) => a.soulId - b.soulId), lastShardId: memo.lastShardId, remembered: true };
     }
     const rows = this.all(
-      `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, g.floor, g.count, g.oldest, g.newest, g.latest, g.sources,
+      `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, g.floor, g.count, g.oldest, g.newest, g.latest, g.sources, g.through,
          (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id
        FROM souls so LEFT JOIN soul_gate g ON g.soul_id = so.id WHERE so.id IN ${inList('soulIds')} ORDER BY so.id`,
       { soulIds: json(soulIds) },
     );
+    const lastShardId = rows.length === 0 ? 0 : Number(rows[0].last_shard_id);
     const stale = rows.filter((r) => staleGate(r.floor === null ? null : Number(r.floor), r.oldest === null ? null : Number(r.oldest), cutoff)).map((r) => Number(r.soul_id));
     const rebuilt = stale.length === 0 ? new Map<number, Map<string, Aggregates>>() : this.rebuildGate(stale, cutoff);
     const states = rows.map((r) => {
@@ -836,7 +886,16 @@ export class SqliteStore implements SoulsStore {
       const sources = new Map(JSON.parse(String(r.sources)) as Array<[string, number]>);
       return { ...subject, sources, agg: { ...toAggregate(r, ''), distinctSources: sources.size } };
     });
-    return { states, lastShardId: rows.length === 0 ? 0 : Number(rows[0].last_shard_id), remembered: false };
+    const behind = rows.filter((r) => !rebuilt.has(Number(r.soul_id)) && Number(r.through) < lastShardId).map((r) => Number(r.soul_id));
+    if (behind.length === 0) return { states, lastShardId, remembered: false };
+    const evidence = this.all(gateCatchUpSql, { soulIds: json(behind), cutoff }).map((r) => ({
+      soulId: Number(r.soul_id),
+      shardId: Number(r.shard_id),
+      source: String(r.source),
+      createdAt: Number(r.created_at),
+      latest: Number(r.latest),
+    }));
+    return { states: [...withEvidence(states, evidence, cutoff).values()], lastShardId, remembered: false };
   }
 
   /** What a write would read as the souls' cheap gate at `cutoff` (from their rows, or rebuilt): for tests to hold it against gateStats. */
@@ -853,30 +912,15 @@ export class SqliteStore implements SoulsStore {
     return bySoul;
   }
 
-  /**
-   * Adds the shards a write made considered to their souls' aggregates and source counts, and saves
-   * every soul's row with `cutoff` as its floor; returns the states after the write.
-   */
-  private addEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, GateState> {
-    const after = new Map(before.map((g) => [g.soulId, { ...g, agg: { ...g.agg }, sources: new Map(g.sources) }]));
-    for (const e of evidence) {
-      if (e.createdAt <= cutoff) continue;
-      const { agg, sources } = after.get(e.soulId)!;
-      agg.count++;
-      agg.oldest = minTime(agg.oldest, e.createdAt);
-      agg.newest = maxTime(agg.newest, e.createdAt);
-      agg.latest = maxTime(agg.latest, e.latest);
-      sources.set(e.source, (sources.get(e.source) ?? 0) + 1);
-      agg.distinctSources = sources.size;
-    }
+  /** Saves the souls' gate rows, each exact from its floor on for every shard up to `through`. */
+  private saveGateRows(rows: Iterable<SavedGate>, through: number): void {
     this.insertRows(
-      'INSERT INTO soul_gate (soul_id, floor, count, oldest, newest, latest, sources)',
-      '(?, ?, ?, ?, ?, ?, ?)',
-      [...after].map(([soulId, { agg, sources }]) => [soulId, cutoff, agg.count, agg.oldest, agg.newest, agg.latest, JSON.stringify([...sources])]),
+      'INSERT INTO soul_gate (soul_id, floor, count, oldest, newest, latest, sources, through)',
+      '(?, ?, ?, ?, ?, ?, ?, ?)',
+      [...rows].map(({ soulId, floor, agg, sources }) => [soulId, floor, agg.count, agg.oldest, agg.newest, agg.latest, JSON.stringify([...sources]), through]),
       `ON CONFLICT (soul_id) DO UPDATE SET floor = excluded.floor, count = excluded.count, oldest = excluded.oldest, newest = excluded.newest,
-         latest = excluded.latest, sources = excluded.sources`,
+         latest = excluded.latest, sources = excluded.sources, through = excluded.through`,
     );
-    return after;
   }
 
   /**
@@ -989,14 +1033,15 @@ export class SqliteStore implements SoulsStore {
       const revealed = this.all(`SELECT id FROM soul_shards WHERE id IN ${inList('ids')} AND sealed = 1 ORDER BY id`, { ids: json(unique) }).map((r) =>
         Number(r.id),
       );
-      const before = this.currentGate(this.soulsOfShards(revealed), cutoff).states;
+      const { states: before, lastShardId } = this.currentGate(this.soulsOfShards(revealed), cutoff);
       this.run(`UPDATE soul_shards SET sealed = 0, revealed_at = :now, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(revealed) });
       const evidence = this.all(
         `SELECT ss.soul_id, s.id, s.source, s.created_at, ${evidenceTime('s')} AS latest FROM soul_shards s CROSS JOIN shard_souls ss ON ss.shard_id = s.id
          WHERE s.id IN ${inList('ids')} AND ${considered('s')}`,
         { ids: json(revealed), cutoff },
       ).map((r) => ({ soulId: Number(r.soul_id), shardId: Number(r.id), source: String(r.source), createdAt: Number(r.created_at), latest: Number(r.latest) }));
-      const after = this.addEvidence(before, evidence, cutoff);
+      const after = withEvidence(before, evidence, cutoff);
+      this.saveGateRows([...after.values()].map((g) => ({ ...g, floor: cutoff })), lastShardId);
       const isNew = new Set(revealed);
       return { shardIds: revealed, gate: this.writeGate(before, after, cutoff, (id) => isNew.has(id), withIds).stats };
     });
