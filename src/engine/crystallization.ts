@@ -105,15 +105,21 @@ function clusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]):
 }
 
 /**
- * The souls passing the cheap gate, with the texts they will cluster made
- * ready: from `known` (a write's own shards) or one statement for the rest.
+ * The souls passing the cheap gate, with the texts they will cluster made ready: for a write, its own
+ * new shards' texts (`known`; the memo loads any other it turns out to need), else one statement for
+ * every text not cached.
  */
-function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known: ReadonlyMap<number, string> = new Map()): GateStats[] {
+function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): GateStats[] {
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
+  if (known !== undefined) {
+    const texts = new Map<number, string>();
+    // A write's shards have the largest ids, so they end each soul's list.
+    for (const g of passing) for (let i = g.shardIds.length - 1; i >= 0 && known.has(g.shardIds[i]); i--) texts.set(g.shardIds[i], known.get(g.shardIds[i])!);
+    if (texts.size > 0) db.clusters.remember(texts);
+    return passing;
+  }
   const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
-  const toLoad = missing.filter((id) => !known.has(id));
-  db.clusters.remember(new Map(missing.filter((id) => known.has(id)).map((id) => [id, known.get(id)!])));
-  if (toLoad.length > 0) db.clusters.remember(db.store.shardContents(toLoad));
+  if (missing.length > 0) db.clusters.remember(db.store.shardContents(missing));
   return passing;
 }
 
