@@ -254,6 +254,9 @@ const SAVE_GATE_ROWS = 64;
 /** Shard ids a write memo may hold, at 8 bytes each; past it the id lists are read again. */
 const MEMO_IDS = 1 << 20;
 
+/** Souls whose gate rows a write memo may hold (a few hundred bytes each); past it the memo starts afresh. */
+const MEMO_SOULS = 1 << 16;
+
 const staleGate = (floor: number | null, oldest: number | null, cutoff: number): boolean => floor === null || cutoff < floor || (oldest !== null && oldest <= cutoff);
 
 /** A shard a write made considered, for one of its souls; `latest` is its evidence time. */
@@ -780,7 +783,8 @@ export class SqliteStore implements SoulsStore {
       const { stats, read } = this.writeGate(before, after, cutoff, (id) => id >= first, withIds, known);
       const next = this.nextWriteMemo(memo, version, after, stats, read, cutoff, through);
       if (remembered) this.keepUnsaved(next, soulIds);
-      this.writeMemo = next;
+      if (next.gates.size <= MEMO_SOULS) this.writeMemo = next;
+      else this.saveUnsaved(next);
       return { shardIds, gate: stats };
     });
     // FTS5 writes its segment at COMMIT, and those rows count too.
@@ -816,14 +820,17 @@ export class SqliteStore implements SoulsStore {
     return known;
   }
 
-  /** Marks the souls' rows unsaved, and every SAVE_GATE_ROWS-th time saves all unsaved rows (within the write's transaction). */
-  private keepUnsaved(memo: WriteMemo, soulIds: readonly number[]): void {
-    for (const id of soulIds) memo.unsaved.add(id);
-    if (++memo.writesUnsaved < SAVE_GATE_ROWS) return;
-    // Each row is exact as of the memo's last shard: no other write has touched its soul since.
+  /** Saves the memo's unsaved rows (within the write's transaction): each is exact up to the memo's last shard, as no other write has touched its soul since. */
+  private saveUnsaved(memo: WriteMemo): void {
     this.saveGateRows([...memo.unsaved].map((id) => memo.gates.get(id)!), memo.lastShardId);
     memo.unsaved.clear();
     memo.writesUnsaved = 0;
+  }
+
+  /** Marks the souls' rows unsaved, and every SAVE_GATE_ROWS-th time saves all unsaved rows (within the write's transaction). */
+  private keepUnsaved(memo: WriteMemo, soulIds: readonly number[]): void {
+    for (const id of soulIds) memo.unsaved.add(id);
+    if (++memo.writesUnsaved >= SAVE_GATE_ROWS) this.saveUnsaved(memo);
   }
 
   /** What this write leaves for the next: its gate rows and id lists over what the memo already held. */
