@@ -316,14 +316,20 @@ describe('/metrics and SQLite locks', () => {
       expect(longWaits(waited)).toBe(1);
       expect(sample(waited, 'souls_sqlite_busy_timeouts_total')).toBe(0);
 
-      // Held past the busy timeout: the write fails, nothing is written, and the timeout is counted.
+      // Held past the busy timeout: the write fails with a retryable code, nothing is written, and the timeout is counted.
       const stuck = await holdWriteLock(file, 3500);
       const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
       const refused = await create('Refused');
       await stuck.released;
       expect(refused.body.data).toBeNull();
-      expect(logged.mock.calls.flat().map(String).join('\n')).toContain('database is locked');
+      expect(refused.body.errors).toEqual([
+        expect.objectContaining({ message: 'the database is busy: another writer held it past the busy timeout; nothing was written, retry', extensions: { code: 'STORAGE_BUSY' } }),
+      ]);
+      // The operator's log names the file, in one line; clients are not told it.
+      expect(logged.mock.calls.map((call) => call.map(String).join(' '))).toEqual([`STORAGE_BUSY: database ${file}: the database is busy: another writer held it past the busy timeout; nothing was written, retry`]);
       logged.mockRestore();
+      const query = (q: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: q }) }).then((r) => r.json());
+      expect((await query('{ souls { name } }')).data.souls.map((s: { name: string }) => s.name).sort()).toEqual(['Free', 'Patient']);
       const timedOut = await scrape(url);
       expect(sample(timedOut, 'souls_sqlite_busy_timeouts_total')).toBe(1);
       expect(sample(timedOut, 'souls_sqlite_write_lock_wait_seconds_count')).toBe(sample(waited, 'souls_sqlite_write_lock_wait_seconds_count'));

@@ -85,14 +85,16 @@ export class LevelUpPlanError extends SoulsError {
 
 /**
  * The database file cannot be opened or written: it is missing, damaged, a
- * directory, in a read-only location, or its disk is full. The message names
- * the file and the reason; nothing was written.
+ * directory, in a read-only location, its disk is full, or another writer
+ * held it past the busy timeout. The message says why; nothing was written.
  */
+export type StorageErrorCode = 'STORAGE_FULL' | 'STORAGE_UNAVAILABLE' | 'STORAGE_BUSY';
+
 export class StorageError extends SoulsError {
   override name = 'StorageError';
-  readonly code: 'STORAGE_FULL' | 'STORAGE_UNAVAILABLE';
+  readonly code: StorageErrorCode;
   readonly path: string;
-  constructor(code: 'STORAGE_FULL' | 'STORAGE_UNAVAILABLE', path: string, message: string) {
+  constructor(code: StorageErrorCode, path: string, message: string) {
     super(message);
     this.code = code;
     this.path = path;

@@ -339,9 +339,11 @@ export class SqliteStore implements SoulsStore {
     }
   }
 
+  /** A write that waited past the busy timeout, counted and answered as STORAGE_BUSY (retryable); anything else unchanged. */
   private busyCounted(error: unknown): unknown {
-    if (isBusy(error)) this.observer.busyTimedOut?.();
-    return error;
+    if (!isBusy(error)) return error;
+    this.observer.busyTimedOut?.();
+    return new StorageError('STORAGE_BUSY', this.path, 'the database is busy: another writer held it past the busy timeout; nothing was written, retry');
   }
 
   private read<T>(work: () => T): T {
