@@ -273,23 +273,25 @@ describe('a write reusing what the last shard write read', () => {
   afterEach(() => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
-  const fileDb = (name: string, clock: ReturnType<typeof manualClock>) => {
+  const fileDb = (name: string, clock: ReturnType<typeof manualClock>, settings: Record<string, unknown> = SETTINGS) => {
     const dir = mkdtempSync(join(tmpdir(), 'souls-memo-'));
     dirs.push(dir);
     const path = join(dir, name);
-    return { path, db: openSoulsDb({ path, clock, settings: SETTINGS }) };
+    return { path, db: openSoulsDb({ path, clock, settings }) };
   };
   const shard = (content: string, soulIds: number[], createdAt: number, source = 'source-1') => ({ content, source, soulIds, tags: [], sealed: false, createdAt, embedding: null });
 
   it('reports the edges a fresh handle sees, through writes alone with no read between them', async () => {
-    for (let seed = 1; seed <= 4; seed++) {
+    for (let seed = 1; seed <= 6; seed++) {
       const clock = manualClock(T0);
-      const { path, db } = fileDb(`alone-${seed}.db`, clock);
+      // Seeds 5 and 6 cluster only each soul's 5 newest shards: every write moves the window.
+      const settings = seed > 4 ? { ...SETTINGS, maxClusteredShards: 5 } : SETTINGS;
+      const { path, db } = fileDb(`alone-${seed}.db`, clock, settings);
       const souls: number[] = [];
       for (let i = 0; i < 3; i++) souls.push((await createSoul(db, { name: `Soul ${i}`, essence: 'e' })).id);
       const rng = createRng(seed);
       // Another connection's verdicts, each counted (opening and closing one per step would write: see close()).
-      const reference = openSoulsDb({ path, clock, mode: 'read-only', settings: SETTINGS });
+      const reference = openSoulsDb({ path, clock, mode: 'read-only', settings });
       const verdicts = () => readiness(reference, souls);
       let edges = 0;
       for (let step = 0; step < 160; step++) {
