@@ -7,7 +7,7 @@ import { Refinement } from './refine.tsx';
 import { Roster } from './roster.tsx';
 import { SessionContext, type Session } from './session.ts';
 import { Sheet } from './sheet.tsx';
-import { ErrorNote, Loading } from './ui.tsx';
+import { ErrorNote, Loading, ProblemNote } from './ui.tsx';
 import { Workshop } from './workshop.tsx';
 
 type Toast = { id: number; message: string; tone: 'info' | 'error' | 'success' };
@@ -115,11 +115,7 @@ function TokenPrompt({ rejected, onSubmit }: { rejected: boolean; onSubmit: (tok
         </header>
         <div class="panel__body">
           <p>This Souls server requires an access token. Ask whoever runs it for one; its scopes decide what this sheet lets you do.</p>
-          {rejected ? (
-            <p class="error-note" role="alert">
-              The server did not accept that token. Check it and try again.
-            </p>
-          ) : null}
+          <ProblemNote problem={rejected ? 'The server did not accept that token. Check it and try again.' : null} />
           <div class="field">
             <label for="token-input">Access token</label>
             <input id="token-input" type="password" autocomplete="current-password" value={value} onInput={(e) => setValue(e.currentTarget.value)} required aria-describedby="token-hint" />

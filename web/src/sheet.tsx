@@ -25,7 +25,7 @@ import { ShardsPanel } from './shard-list.tsx';
 import { SoulEditor } from './soul-edit.tsx';
 import { ExportSoulMd } from './soulmd.tsx';
 import { useCan, useSession } from './session.ts';
-import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
+import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, ProblemNote, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
 
 type SheetSoul = NonNullable<SheetQuery['soul']>;
 
@@ -308,11 +308,7 @@ function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => 
             </datalist>
             <Field label="Tags" value={tags} onInput={setTags} disabled={!can} hint={`Comma-separated; up to ${bounds.tagsPerShard} tags of ${bounds.tagLength} characters`} maxLength={tagListLength} />
           </div>
-          {problem ? (
-            <p class="error-note" role="alert">
-              {problem}
-            </p>
-          ) : null}
+          <ProblemNote problem={problem} />
           <button type="submit" class="btn btn--primary" disabled={!can || !content.trim() || !source.trim()}>
             Drop shard
           </button>

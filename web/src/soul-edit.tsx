@@ -4,7 +4,7 @@ import { UpdateSoulDocument, type UpdateSoulInput } from './gql/graphql.ts';
 import { resultProblem } from './fields.ts';
 import { bounds } from './limits.ts';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, Field } from './ui.tsx';
+import { Area, Button, Field, ProblemNote } from './ui.tsx';
 
 type Editable = { id: string; name: string; description: string; essence: string };
 
@@ -25,11 +25,7 @@ export function SoulFields(props: {
       <Field label="Name" value={props.name} onInput={props.onName} required disabled={props.disabled} maxLength={bounds.nameLength} />
       <Field label="Description" hint="A short line for cards and listings" value={props.description} onInput={props.onDescription} disabled={props.disabled} maxBytes={bounds.descriptionBytes} />
       <Area label="Essence" hint="The narrative core of the identity, as prose" value={props.essence} onInput={props.onEssence} required rows={props.essenceRows} disabled={props.disabled} maxBytes={bounds.essenceBytes} />
-      {props.problem ? (
-        <p class="error-note" role="alert">
-          {props.problem}
-        </p>
-      ) : null}
+      <ProblemNote problem={props.problem} />
     </>
   );
 }

@@ -4,7 +4,7 @@ import { apiErrorText, resultProblem } from './fields.ts';
 import { date, plural } from './format.ts';
 import { ImportSoulMdDocument, SoulMdExportDocument, type ImportSoulMdMutation, type SoulMdFormat } from './gql/graphql.ts';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, Field } from './ui.tsx';
+import { Area, Button, Field, ProblemNote } from './ui.tsx';
 
 const formats: { value: SoulMdFormat; label: string }[] = [
   { value: 'SOULMD', label: 'soul.md (Who I Am, Worldview)' },
@@ -146,11 +146,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
           <FormatSelect value={format} onChange={(v) => (setFormat(v), setPlan(null))} auto />
           <Field label="Name (when the text gives none)" value={name} onInput={(v) => (setName(v), setPlan(null))} disabled={!can} />
         </div>
-        {problem ? (
-          <p class="error-note" role="alert">
-            {problem}
-          </p>
-        ) : null}
+        <ProblemNote problem={problem} />
         <div class="form-actions">
           <button type="submit" class="btn btn--plain" disabled={!can || busy || !text.trim()}>
             Show the plan

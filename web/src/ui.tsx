@@ -235,6 +235,15 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
+/** A form's problem, announced to screen readers as it appears; nothing while there is none. */
+export function ProblemNote({ problem }: { problem: string | null | undefined }) {
+  return problem ? (
+    <p class="error-note" role="alert">
+      {problem}
+    </p>
+  ) : null;
+}
+
 export function ErrorNote({ error, retry }: { error: Error; retry?: () => void }) {
   return (
     <div class="error-note" role="alert">
