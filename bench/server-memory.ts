@@ -28,7 +28,7 @@ import { LoadClient, httpRun, mib, post, sleep } from './api.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';
 
-/** `npm start` as package.json gives it (`node --max-semi-space-size=8 src/cli/souls.js serve`): Node's flags and the program. */
+/** `npm start` as package.json gives it (`node --max-semi-space-size=2 src/cli/souls.js serve`): Node's flags and the program. */
 const START_WORDS = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string).split(' ');
 const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'));
 const CLI = fileURLToPath(new URL(`../${START_WORDS.find((word) => /\.[jt]s$/.test(word))}`, import.meta.url));
