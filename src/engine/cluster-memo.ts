@@ -56,7 +56,6 @@ export class ClusterMemo {
   private readonly mode: SimilarityMode;
   private readonly dictionary = new Map<number | string, number>();
   private readonly grams = new Map<number, Int32Array>();
-  /** Lexical and vector modes only (their terms may need the text again); trigram's gram ids are all it compares. */
   private readonly texts = new Map<number, string>();
   private readonly souls = new Map<number, Partition>();
   /** Trigram: per soul, the last set it was asked about and a side of it no other of its shards is similar to. */
@@ -155,21 +154,13 @@ export class ClusterMemo {
    */
   async prepare(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Promise<void> {
     if (!this.rebuilds(this.souls.get(soulId), shardIds)) return;
-    const loaded = new Map<number, string>();
     const missing = this.uncached(shardIds);
     for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
-      const chunk = contents(missing.slice(start, start + LOAD_CHUNK));
-      this.cacheGrams(chunk);
-      for (const [id, text] of chunk) loaded.set(id, text);
-      await yieldToEventLoop();
-    }
-    const unread = shardIds.filter((id) => !this.texts.has(id) && !loaded.has(id));
-    for (let start = 0; start < unread.length; start += LOAD_CHUNK) {
-      for (const [id, text] of contents(unread.slice(start, start + LOAD_CHUNK))) loaded.set(id, text);
+      this.cacheGrams(contents(missing.slice(start, start + LOAD_CHUNK)));
       await yieldToEventLoop();
     }
     // Held here: eviction during the slices below must not take them.
-    const texts = shardIds.map((id) => this.texts.get(id) ?? loaded.get(id)!);
+    const texts = shardIds.map((id) => this.texts.get(id) ?? contents([id]).get(id)!);
     const grams = shardIds.map((id, i) => this.grams.get(id) ?? this.gramsOf(texts[i]));
     const vectors = this.vectorsOf(shardIds);
     const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
@@ -211,12 +202,9 @@ export class ClusterMemo {
   /** A cold start: the fast all-at-once clustering, then the partition remembered for incremental updates. */
   private buildAll(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
     const missing = this.uncached(shardIds);
-    const loaded = missing.length > 0 ? contents(missing) : new Map<number, string>();
-    if (missing.length > 0) this.cacheGrams(loaded);
+    if (missing.length > 0) this.cacheGrams(contents(missing));
     const partition = new Partition();
-    const unread = shardIds.filter((id) => !this.texts.has(id) && !loaded.has(id));
-    const read = unread.length > 0 ? contents(unread) : new Map<number, string>();
-    const texts = shardIds.map((id) => this.texts.get(id) ?? loaded.get(id) ?? read.get(id)!);
+    const texts = shardIds.map((id) => this.texts.get(id)!);
     const steps = timedSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)), (ms) => this.clustered(ms, shardIds.length));
     for (const cluster of runSteps(steps)) {
       partition.place(new Map(cluster.map((i) => [shardIds[i], this.grams.get(shardIds[i])!])));
@@ -321,11 +309,8 @@ export class ClusterMemo {
   private cache(id: number, grams: Int32Array, text: string): void {
     this.uncache(id);
     this.grams.set(id, grams);
-    this.cachedBytes += grams.byteLength + ENTRY_BYTES;
-    if (this.mode !== 'trigram') {
-      this.texts.set(id, text);
-      this.cachedBytes += 2 * text.length;
-    }
+    this.texts.set(id, text);
+    this.cachedBytes += grams.byteLength + 2 * text.length + ENTRY_BYTES;
   }
 
   /** Sets (or with undefined, forgets) the shard's cached vector, counting its bytes. */
@@ -340,7 +325,7 @@ export class ClusterMemo {
 
   private uncache(id: number): void {
     const grams = this.grams.get(id);
-    if (grams !== undefined) this.cachedBytes -= grams.byteLength + 2 * (this.texts.get(id)?.length ?? 0) + ENTRY_BYTES;
+    if (grams !== undefined) this.cachedBytes -= grams.byteLength + 2 * this.texts.get(id)!.length + ENTRY_BYTES;
     this.grams.delete(id);
     this.texts.delete(id);
     this.terms.delete(id);
