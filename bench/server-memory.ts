@@ -28,9 +28,10 @@ import { LoadClient, httpRun, mib, post, sleep } from './api.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { BenchRow } from './engine.ts';
 
-const CLI = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
-/** Node's flags as `npm start` gives them (`node --max-semi-space-size=8 src/cli/index.ts serve`). */
-const START_FLAGS = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string).split(' ').filter((word) => word.startsWith('--'));
+/** `npm start` as package.json gives it (`node --max-semi-space-size=2 src/cli/souls.js serve`): Node's flags and the program. */
+const START_WORDS = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string).split(' ');
+const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'));
+const CLI = fileURLToPath(new URL(`../${START_WORDS.find((word) => /\.[jt]s$/.test(word))}`, import.meta.url));
 const SOURCES = ['delegation', 'distillation', 'quest_turnin', 'manual_review', 'reader_feedback', 'session_observation'];
 const DAY_MS = 86_400_000;
 const SOULS = 200;

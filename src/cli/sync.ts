@@ -1,8 +1,7 @@
 // souls sync <soul> <file>: keeps a SOUL.md current as the soul changes, from the database or from a running server.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
 import { closeSoulsDb, getSoul, SoulsError, type SoulsDb } from '../engine/index.ts';
 import type { SoulMdFormat, SoulState } from '../interop/document.ts';
 import { soulState, stateOfDocument } from '../interop/export.ts';
@@ -110,6 +109,8 @@ const soulFields = 'id name soulMd(format: $format)';
 
 /** From a running server: the soul read once, then every soulChanged event, each carrying the server's export. */
 async function followUrl(url: string, token: string | null, target: string, format: SoulMdFormat): Promise<Follow> {
+  // Imported here: every command is loaded by every run of `souls` (the server's among them), and only this one needs them.
+  const [{ createClient }, { default: WebSocket }] = await Promise.all([import('graphql-ws'), import('ws')]);
   const client = createClient({
     url: url.replace(/^http/, 'ws'),
     webSocketImpl: WebSocket,

@@ -4,11 +4,17 @@
  * (essence) and a `## Traits` list; every other key and section is kept byte for byte: the frontmatter is never
  * re-serialized, only the owned values are replaced in place.
  */
-import { isMap, isScalar, parseDocument, stringify, type Document } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document } from 'yaml';
 import { cleanText, ValidationError } from '../engine/index.ts';
 import type { Convention, Edit } from './document.ts';
 import { lines, plainText } from './markdown.ts';
 import { mainFileOf } from './openclaw.ts';
+
+const require = createRequire(import.meta.url);
+let yamlModule: typeof import('yaml') | undefined;
+/** yaml (about 13 MiB resident) is loaded by the first frontmatter read or written, not by every program importing this file (the server does). */
+const yaml = () => (yamlModule ??= require('yaml') as typeof import('yaml'));
 
 type Frontmatter = { source: string; start: number; end: number; closeEnd: number };
 
@@ -24,9 +30,9 @@ export function frontmatterOf(text: string): Frontmatter | null {
 function parsed(text: string, file: string): { fm: Frontmatter; doc: Document } | null {
   const fm = frontmatterOf(text);
   if (!fm) return null;
-  const doc = parseDocument(fm.source, { keepSourceTokens: false });
+  const doc = yaml().parseDocument(fm.source, { keepSourceTokens: false });
   if (doc.errors.length > 0) throw new ValidationError(`${file} frontmatter`, doc.errors[0].message.split('\n')[0]);
-  if (doc.contents !== null && !isMap(doc.contents)) throw new ValidationError(`${file} frontmatter`, 'must be a mapping of keys to values');
+  if (doc.contents !== null && !yaml().isMap(doc.contents)) throw new ValidationError(`${file} frontmatter`, 'must be a mapping of keys to values');
   return { fm, doc };
 }
 
@@ -40,7 +46,7 @@ function stringValue(doc: Document, key: string): string | null {
 /** The key that holds the description: `description`, else `role` when only that is there. */
 const descriptionKey = (doc: Document) => (doc.has('description') || !doc.has('role') ? 'description' : 'role');
 
-const scalar = (value: string) => stringify(value, { lineWidth: 0 }).trimEnd();
+const scalar = (value: string) => yaml().stringify(value, { lineWidth: 0 }).trimEnd();
 
 export const frontmatter: Convention = {
   format: 'frontmatter',
@@ -52,7 +58,7 @@ export const frontmatter: Convention = {
   identity(files, main) {
     const p = parsed(files.get(main) ?? '', main);
     if (!p) return { name: null, description: '', notes: [`${main}: no YAML frontmatter`] };
-    const kept = isMap(p.doc.contents) ? p.doc.contents.items.map((pair) => String(isScalar(pair.key) ? pair.key.value : pair.key)).filter((k) => !owned.includes(k)) : [];
+    const kept = yaml().isMap(p.doc.contents) ? p.doc.contents.items.map((pair) => String(yaml().isScalar(pair.key) ? pair.key.value : pair.key)).filter((k) => !owned.includes(k)) : [];
     return {
       name: stringValue(p.doc, 'name'),
       description: stringValue(p.doc, descriptionKey(p.doc)) ?? '',
@@ -61,7 +67,7 @@ export const frontmatter: Convention = {
   },
   identityEdits(text, state) {
     const p = parsed(text, 'frontmatter');
-    if (!p || !isMap(p.doc.contents)) return [];
+    if (!p || !yaml().isMap(p.doc.contents)) return [];
     const edits: Edit[] = [];
     const map = p.doc.contents;
     const want = [
@@ -70,7 +76,7 @@ export const frontmatter: Convention = {
     ] as const;
     for (const [key, value] of want) {
       if ((stringValue(p.doc, key) ?? '') === value) continue;
-      const pair = map.items.find((item) => isScalar(item.key) && item.key.value === key);
+      const pair = map.items.find((item) => yaml().isScalar(item.key) && item.key.value === key);
       const range = pair && (pair.value as { range?: [number, number, number] } | null)?.range;
       if (range) edits.push({ span: { start: p.fm.start + range[0], end: p.fm.start + range[1] }, text: scalar(value) });
       else if (!pair && value !== '') {

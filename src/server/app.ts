@@ -5,8 +5,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { getOperationAST, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import { schema } from '../../schema/index.ts';
 import { authenticate, bearerChallenge, localCaller, tokenTable, type Caller, type TokenEntry } from './auth.ts';
 import { createContext, type Context } from './context.ts';
@@ -406,116 +405,134 @@ export function buildApp(options: AppOptions): App {
       },
     );
   });
-  const wsServer = new WebSocketServer({
-    server,
-    path: GRAPHQL_PATH,
-    // One message is at most one request body; ws closes a socket that sends more with 1009.
-    maxPayload: limits.maxBodyBytes,
-    verifyClient: ({ req }, done) => {
-      const refusal = refusalOf(req);
-      if (refusal) done(false, refusal.status, refusal.message);
-      else done(true);
-    },
-  });
-  // Until connection_ack nobody is known: a socket that sends more than a connection_init needs is closed (1009)
-  // before its bytes pile up, counted on the TCP stream because ws buffers a whole message before handing it over.
-  const preAckLimits = new WeakMap<object, () => void>();
-  wsServer.on('headers', (headers, request) => {
-    headers.push(`x-request-id: ${newRecord(request).id}`);
-  });
-  wsServer.on('connection', (socket, request) => {
-    metrics.webSockets.inc();
-    socket.once('close', (code) => {
-      metrics.webSockets.dec();
-      const record = records.get(request);
-      if (!record) return;
-      const caller = wsCallers.get(socket);
-      logger.info({ requestId: record.id, method: 'GET', path: request.url?.split('?')[0], protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
+  /**
+   * graphql-ws on the same port and path. ws and graphql-ws (about 12 MiB resident) are loaded by the first
+   * WebSocket upgrade rather than at start: a server no socket ever reaches never holds them.
+   */
+  const openWebSockets = async (): Promise<{ wsServer: WebSocketServer; dispose: () => Promise<void> | void }> => {
+    const [{ WebSocketServer }, { useServer }] = await Promise.all([import('ws'), import('graphql-ws/use/ws')]);
+    const wsServer = new WebSocketServer({
+      noServer: true,
+      path: GRAPHQL_PATH,
+      // One message is at most one request body; ws closes a socket that sends more with 1009.
+      maxPayload: limits.maxBodyBytes,
+      verifyClient: ({ req }, done) => {
+        const refusal = refusalOf(req);
+        if (refusal) done(false, refusal.status, refusal.message);
+        else done(true);
+      },
     });
-    const stream = request.socket;
-    let received = 0;
-    const count = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received <= PRE_ACK_MAX_BYTES) return;
-      stream.off('data', count);
-      // The close frame goes out, then the connection ends: nothing more of the message is read or kept.
-      socket.close(1009, `more than ${PRE_ACK_MAX_BYTES} bytes before connection_ack`);
-      stream.pause();
-      stream.end(() => socket.terminate());
+    // Until connection_ack nobody is known: a socket that sends more than a connection_init needs is closed (1009)
+    // before its bytes pile up, counted on the TCP stream because ws buffers a whole message before handing it over.
+    const preAckLimits = new WeakMap<object, () => void>();
+    wsServer.on('headers', (headers, request) => {
+      headers.push(`x-request-id: ${newRecord(request).id}`);
+    });
+    wsServer.on('connection', (socket, request) => {
+      metrics.webSockets.inc();
+      socket.once('close', (code) => {
+        metrics.webSockets.dec();
+        const record = records.get(request);
+        if (!record) return;
+        const caller = wsCallers.get(socket);
+        logger.info({ requestId: record.id, method: 'GET', path: request.url?.split('?')[0], protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
+      });
+      const stream = request.socket;
+      let received = 0;
+      const count = (chunk: Buffer) => {
+        received += chunk.length;
+        if (received <= PRE_ACK_MAX_BYTES) return;
+        stream.off('data', count);
+        // The close frame goes out, then the connection ends: nothing more of the message is read or kept.
+        socket.close(1009, `more than ${PRE_ACK_MAX_BYTES} bytes before connection_ack`);
+        stream.pause();
+        stream.end(() => socket.terminate());
+      };
+      stream.on('data', count);
+      preAckLimits.set(socket, () => stream.off('data', count));
+    });
+    const wsCallers = new WeakMap<object, Caller>();
+    /** Each socket's operations in flight, by their id, until they complete or fail: one operation metric each. */
+    const wsOperations = new WeakMap<object, Map<string, WsOperation>>();
+    const wsOperation = (socket: object, id: string) => wsOperations.get(socket)?.get(id);
+    const wsOperationEnded = (socket: object, id: string) => {
+      const record = wsOperation(socket, id);
+      if (!record) return;
+      wsOperations.get(socket)!.delete(id);
+      metrics.operation({ ...record, transport: 'websocket', durationMs: performance.now() - record.started });
     };
-    stream.on('data', count);
-    preAckLimits.set(socket, () => stream.off('data', count));
-  });
-  const wsCallers = new WeakMap<object, Caller>();
-  /** Each socket's operations in flight, by their id, until they complete or fail: one operation metric each. */
-  const wsOperations = new WeakMap<object, Map<string, WsOperation>>();
-  const wsOperation = (socket: object, id: string) => wsOperations.get(socket)?.get(id);
-  const wsOperationEnded = (socket: object, id: string) => {
-    const record = wsOperation(socket, id);
-    if (!record) return;
-    wsOperations.get(socket)!.delete(id);
-    metrics.operation({ ...record, transport: 'websocket', durationMs: performance.now() - record.started });
+    const graphqlWs = useServer(
+      {
+        connectionInitWaitTimeout: options.wsInitTimeoutMs ?? 3000,
+        execute: (args: any) => args.rootValue.execute(args),
+        subscribe: (args: any) => args.rootValue.subscribe(args),
+        // Refused here, the socket closes with 4403 Forbidden.
+        onConnect: (ctx) => {
+          const caller = callerOf(ctx.connectionParams?.authorization);
+          if (!caller) return false;
+          preAckLimits.get(ctx.extra.socket)?.();
+          wsCallers.set(ctx.extra.socket, caller);
+          return true;
+        },
+        onSubscribe: async (ctx, id, payload) => {
+          const caller = wsCallers.get(ctx.extra.socket)!;
+          const record: WsOperation = { started: performance.now(), operation: payload.operationName ?? null, type: null, errorCodes: new Set() };
+          if (!wsOperations.has(ctx.extra.socket)) wsOperations.set(ctx.extra.socket, new Map());
+          wsOperations.get(ctx.extra.socket)!.set(id, record);
+          const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
+          let document: DocumentNode;
+          try {
+            document = enveloped.parse(payload.query);
+            const operation = getOperationAST(document, payload.operationName);
+            record.operation = operation?.name?.value ?? record.operation;
+            record.type = operation?.operation ?? null;
+            const errors = enveloped.validate(enveloped.schema, document);
+            if (errors.length > 0) {
+              record.errorCodes.add('GRAPHQL_VALIDATION_FAILED');
+              return errors;
+            }
+          } catch (error) {
+            // Syntax errors and the limits (depth, tokens…) are thrown: an error message for this operation, not a 4500 closing the socket.
+            if (error instanceof GraphQLError) {
+              record.errorCodes.add(errorCodeOf(error) ?? 'GRAPHQL_PARSE_FAILED');
+              return [error];
+            }
+            throw error;
+          }
+          return {
+            schema: enveloped.schema,
+            operationName: payload.operationName,
+            document,
+            variableValues: payload.variables,
+            contextValue: await enveloped.contextFactory(),
+            rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
+          };
+        },
+        onNext: (ctx, id, _payload, _args, result) => {
+          const record = wsOperation(ctx.extra.socket, id);
+          for (const error of result.errors ?? []) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
+        },
+        onError: (ctx, id, _payload, errors) => {
+          const record = wsOperation(ctx.extra.socket, id);
+          for (const error of errors) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
+          wsOperationEnded(ctx.extra.socket, id);
+        },
+        onComplete: (ctx, id) => wsOperationEnded(ctx.extra.socket, id),
+      },
+      wsServer,
+    );
+    return { wsServer, dispose: () => graphqlWs.dispose() };
   };
-  const wsDisposable = useServer(
-    {
-      connectionInitWaitTimeout: options.wsInitTimeoutMs ?? 3000,
-      execute: (args: any) => args.rootValue.execute(args),
-      subscribe: (args: any) => args.rootValue.subscribe(args),
-      // Refused here, the socket closes with 4403 Forbidden.
-      onConnect: (ctx) => {
-        const caller = callerOf(ctx.connectionParams?.authorization);
-        if (!caller) return false;
-        preAckLimits.get(ctx.extra.socket)?.();
-        wsCallers.set(ctx.extra.socket, caller);
-        return true;
+  let webSockets: ReturnType<typeof openWebSockets> | null = null;
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    (webSockets ??= openWebSockets()).then(
+      ({ wsServer }) => wsServer.handleUpgrade(req, socket, head, (client) => wsServer.emit('connection', client, req)),
+      (error: unknown) => {
+        console.error(`souls: WebSockets could not start: ${error instanceof Error ? error.message : String(error)}`);
+        socket.destroy();
       },
-      onSubscribe: async (ctx, id, payload) => {
-        const caller = wsCallers.get(ctx.extra.socket)!;
-        const record: WsOperation = { started: performance.now(), operation: payload.operationName ?? null, type: null, errorCodes: new Set() };
-        if (!wsOperations.has(ctx.extra.socket)) wsOperations.set(ctx.extra.socket, new Map());
-        wsOperations.get(ctx.extra.socket)!.set(id, record);
-        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
-        let document: DocumentNode;
-        try {
-          document = enveloped.parse(payload.query);
-          const operation = getOperationAST(document, payload.operationName);
-          record.operation = operation?.name?.value ?? record.operation;
-          record.type = operation?.operation ?? null;
-          const errors = enveloped.validate(enveloped.schema, document);
-          if (errors.length > 0) {
-            record.errorCodes.add('GRAPHQL_VALIDATION_FAILED');
-            return errors;
-          }
-        } catch (error) {
-          // Syntax errors and the limits (depth, tokens…) are thrown: an error message for this operation, not a 4500 closing the socket.
-          if (error instanceof GraphQLError) {
-            record.errorCodes.add(errorCodeOf(error) ?? 'GRAPHQL_PARSE_FAILED');
-            return [error];
-          }
-          throw error;
-        }
-        return {
-          schema: enveloped.schema,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue: await enveloped.contextFactory(),
-          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
-        };
-      },
-      onNext: (ctx, id, _payload, _args, result) => {
-        const record = wsOperation(ctx.extra.socket, id);
-        for (const error of result.errors ?? []) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
-      },
-      onError: (ctx, id, _payload, errors) => {
-        const record = wsOperation(ctx.extra.socket, id);
-        for (const error of errors) record?.errorCodes.add(errorCodeOf(error) ?? 'UNKNOWN');
-        wsOperationEnded(ctx.extra.socket, id);
-      },
-      onComplete: (ctx, id) => wsOperationEnded(ctx.extra.socket, id),
-    },
-    wsServer,
-  );
+    );
+  });
 
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
@@ -555,9 +572,12 @@ export function buildApp(options: AppOptions): App {
     stop: () =>
       (stopped ??= (async () => {
         await mcp.close();
-        await wsDisposable.dispose();
-        for (const client of wsServer.clients) client.terminate();
-        await new Promise<void>((resolve) => wsServer.close(() => resolve()));
+        const ws = await webSockets?.catch(() => null);
+        if (ws) {
+          await ws.dispose();
+          for (const client of ws.wsServer.clients) client.terminate();
+          await new Promise<void>((resolve) => ws.wsServer.close(() => resolve()));
+        }
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await settleSlicedWork();

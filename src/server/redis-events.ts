@@ -1,9 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Logger } from './log.ts';
+
+const require = createRequire(import.meta.url);
 
 /** How long `/ready` waits for Redis to answer a PING. */
 const PING_TIMEOUT_MS = 1000;
@@ -55,6 +57,9 @@ type Listener = EventListenerOrEventListenerObject;
  */
 export function createRedisEvents(options: RedisEventsOptions): RedisEvents {
   const { logger, counters = {} } = options;
+  // Required here, not imported: ioredis costs about 20 MiB resident, which a server without Redis never pays.
+  const { Redis } = require('ioredis') as typeof import('ioredis');
+  const { createRedisEventTarget } = require('@graphql-yoga/redis-event-target') as typeof import('@graphql-yoga/redis-event-target');
   const common = { lazyConnect: false, connectTimeout: 5000 } as const;
   // No offline queue for publishing: an event queued during an outage would arrive long after the write, out of order.
   const publisher = new Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
