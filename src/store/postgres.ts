@@ -9,7 +9,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect, type Row } from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -521,26 +521,7 @@ export class PostgresWorkerStore {
         level,
         now,
       });
-      const consolidated = plan.consolidations.flatMap((g) => g.sourceTraitIds);
-      const row = await this.get(
-        `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried, traits_merged, created_at,
-           ordered_at_before, traits_updated_before)
-         VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now, :orderedAtBefore, :updatedBefore) RETURNING *`,
-        {
-          orderedAtBefore: soul.orderedAt,
-          updatedBefore: JSON.stringify(updatedBefore),
-          soulId,
-          level,
-          before: soul.essence,
-          after: plan.newEssence,
-          consolidated: JSON.stringify(consolidated),
-          promoted: JSON.stringify(plan.promotedTraitIds),
-          carried: JSON.stringify(carried),
-          merged: JSON.stringify(merged),
-          now,
-        },
-      );
-      return toLevelEvent(row!);
+      return toLevelEvent((await this.get(insertLevelEventSql, levelEventParams(soul, plan, carried, merged, updatedBefore, now)))!);
     });
   }
 

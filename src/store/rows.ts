@@ -1,7 +1,7 @@
 // Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
 import { ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, Trait, TraitStatus } from '../engine/model.ts';
-import type { GateStats, ShardAggregate, ShardFilter } from './store.ts';
+import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter } from './store.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -48,6 +48,34 @@ export function toLevelEvent(r: Row): LevelEvent {
     merged: JSON.parse(String(r.traits_merged)) as number[],
     createdAt: Number(r.created_at),
     revertedAt: r.reverted_at === null ? null : Number(r.reverted_at),
+  };
+}
+
+/** The row a level-up records, with what an exact revert restores (SPEC §6–7): the same statement in both stores. */
+export const insertLevelEventSql = `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried,
+    traits_merged, created_at, ordered_at_before, traits_updated_before)
+  VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now, :orderedAtBefore, :updatedBefore) RETURNING *`;
+
+export function levelEventParams(
+  soul: Soul,
+  plan: LevelUpWrite,
+  carried: readonly CarriedTrait[],
+  merged: readonly number[],
+  updatedBefore: ReadonlyArray<{ id: number; updatedAt: number }>,
+  now: number,
+): Record<string, string | number> {
+  return {
+    soulId: soul.id,
+    level: soul.level + 1,
+    before: soul.essence,
+    after: plan.newEssence,
+    consolidated: JSON.stringify(plan.consolidations.flatMap((g) => g.sourceTraitIds)),
+    promoted: JSON.stringify(plan.promotedTraitIds),
+    carried: JSON.stringify(carried),
+    merged: JSON.stringify(merged),
+    now,
+    orderedAtBefore: soul.orderedAt,
+    updatedBefore: JSON.stringify(updatedBefore),
   };
 }
 

@@ -4,7 +4,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect } from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -644,26 +644,7 @@ export class SqliteStore implements SoulsStore {
         level,
         now,
       });
-      const consolidated = plan.consolidations.flatMap((g) => g.sourceTraitIds);
-      const { lastInsertRowid: eventId } = this.run(
-        `INSERT INTO soul_levels (soul_id, level, essence_before, essence_after, traits_consolidated, traits_promoted, traits_carried, traits_merged, created_at,
-           ordered_at_before, traits_updated_before)
-         VALUES (:soulId, :level, :before, :after, :consolidated, :promoted, :carried, :merged, :now, :orderedAtBefore, :updatedBefore)`,
-        {
-          orderedAtBefore: soul.orderedAt,
-          updatedBefore: JSON.stringify(updatedBefore),
-          soulId,
-          level,
-          before: soul.essence,
-          after: plan.newEssence,
-          consolidated: json(consolidated),
-          promoted: json(plan.promotedTraitIds),
-          carried: JSON.stringify(carried),
-          merged: json(merged),
-          now,
-        },
-      );
-      return toLevelEvent(this.get('SELECT * FROM soul_levels WHERE id = :eventId', { eventId })!);
+      return toLevelEvent(this.get(insertLevelEventSql, levelEventParams(soul, plan, carried, merged, updatedBefore, now))!);
     });
   }
 
