@@ -278,6 +278,7 @@ export class SqliteStore implements SoulsStore {
   private readonly statements = new Map<string, StatementSync>();
   private inTransaction = false;
   private executed = 0;
+  private readonly rowStatements = new Map<string, Map<number, StatementSync>>();
   private writeMemo: WriteMemo | null = null;
 
   /** The file (or ':memory:'), for messages about it. */
@@ -837,13 +838,20 @@ export class SqliteStore implements SoulsStore {
     return next;
   }
 
-  /** `head` VALUES `row`, … `tail` for every row, in as few statements as ROW_CHUNKS allows. */
+  /**
+   * `head` VALUES `row`, … `tail` for every row, in as few statements as ROW_CHUNKS allows. Each head is
+   * written with one row shape and tail, so its statements are found by head and size without building SQL.
+   */
   private insertRows(head: string, row: string, rows: readonly SQLInputValue[][], tail = ''): void {
+    let bySize = this.rowStatements.get(head);
+    if (bySize === undefined) this.rowStatements.set(head, (bySize = new Map()));
     let at = 0;
     for (const size of ROW_CHUNKS) {
       for (; rows.length - at >= size; at += size) {
+        let statement = bySize.get(size);
+        if (statement === undefined) bySize.set(size, (statement = this.stmt(`${head} VALUES ${Array(size).fill(row).join(', ')} ${tail}`)));
         this.executed++;
-        this.stmt(`${head} VALUES ${Array(size).fill(row).join(', ')} ${tail}`).run(...rows.slice(at, at + size).flat());
+        statement.run(...(size === 1 ? rows[at] : rows.slice(at, at + size).flat()));
       }
     }
   }
