@@ -450,6 +450,28 @@ describe('read-only commands create nothing', { timeout: 240_000 }, () => {
     expect(fingerprint(db)).toBe(before.hash);
     expect(statSync(db).mtimeMs).toBe(before.mtime);
   });
+
+  it('beside a running writer, list, show and history leave its commits in the WAL: no checkpoint into the main file', async () => {
+    const path = join(dir, 'busy.db');
+    await seedWorld(path);
+    const writer = openSoulsDb({ path });
+    try {
+      const bram = (await listSouls(writer)).find((s) => s.name === 'Bram')!;
+      const shown = async () => JSON.parse((await run(['show', 'Bram', '--json', '--db', path])).stdout).pendingShardCount as number;
+      const pending = await shown();
+      await dropShard(writer, 'Paired with the new hire on the release checklist', 'standup', [bram.id]);
+      const before = { main: fingerprint(path), wal: fingerprint(`${path}-wal`) };
+      for (const args of [['list'], ['show', 'Bram'], ['history', 'Ada']]) {
+        const result = await run([...args, '--db', path]);
+        expect(result.code, result.stderr).toBe(0);
+        expect({ main: fingerprint(path), wal: fingerprint(`${path}-wal`) }, args.join(' ')).toEqual(before);
+      }
+      // The readers saw the commit from the WAL.
+      expect(await shown()).toBe(pending + 1);
+    } finally {
+      closeSoulsDb(writer);
+    }
+  });
 });
 
 describe('the souls program as installed', { timeout: 240_000 }, () => {

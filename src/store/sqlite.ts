@@ -181,7 +181,7 @@ export function openSqliteStore(options: SqliteOptions = {}): SqliteStore {
     }
     db.exec('PRAGMA foreign_keys = ON');
     if (mode === 'create') initSoulsTables(db);
-    return new SqliteStore(db, path, options.observer);
+    return new SqliteStore(db, path, options.observer, mode === 'read-only');
   });
 }
 
@@ -285,10 +285,14 @@ export class SqliteStore implements SoulsStore {
   readonly path: string;
   private readonly observer: StoreObserver;
 
-  constructor(db: DatabaseSync, path = ':memory:', observer: StoreObserver = {}) {
+  /** Opened with query_only: close() then leaves the files to the writers (no checkpoint, no statistics). */
+  private readonly readOnly: boolean;
+
+  constructor(db: DatabaseSync, path = ':memory:', observer: StoreObserver = {}, readOnly = false) {
     this.db = db;
     this.path = path;
     this.observer = observer;
+    this.readOnly = readOnly;
   }
 
   private stmt(sql: string): StatementSync {
@@ -1225,7 +1229,12 @@ export class SqliteStore implements SoulsStore {
 
   close(): { checkpointDeferred: string | null } {
     if (!this.db.isOpen) return { checkpointDeferred: null };
-    // On a full disk or a read-only store these writes fail; the WAL then keeps every commit and is applied on the next open.
+    if (this.readOnly) {
+      // A checkpoint would copy a running server's commits into the main file: a reader writes nothing.
+      this.db.close();
+      return { checkpointDeferred: null };
+    }
+    // On a full disk these writes fail; the WAL then keeps every commit and is applied on the next open.
     let checkpointDeferred: string | null = null;
     try {
       this.db.exec('PRAGMA optimize');
