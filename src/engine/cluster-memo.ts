@@ -67,6 +67,7 @@ export class ClusterMemo {
   /** Per soul, its shards' vector cosines, in least recently used order, bounded by the same budget. */
   private readonly pairs = new Map<number, VectorPairs>();
   private readonly clustered: ClusteringReport;
+  private scratch = new Int32Array(1024);
 
   constructor(threshold: number, budgetBytes = 64 * 2 ** 20, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}) {
     this.threshold = threshold;
@@ -133,8 +134,11 @@ export class ClusterMemo {
     const missing = added.filter((id) => !this.grams.has(id));
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const start = performance.now();
-    for (const id of removed) partition.remove(id, (a, b) => this.similar(a, b));
-    for (const id of added) partition.add(id, this.grams.get(id)!, (a, b) => this.similar(a, b));
+    for (const id of removed) partition.remove(id, (a, b) => this.similar(this.grams.get(a)!, this.grams.get(b)!));
+    for (const id of added) {
+      const grams = this.grams.get(id)!;
+      partition.add(id, (other) => this.similar(grams, this.grams.get(other)!));
+    }
     if (removed.length + added.length > 0) this.clustered(performance.now() - start, shardIds.length);
     this.keep(soulId, partition);
     return partition;
@@ -166,7 +170,7 @@ export class ClusterMemo {
     const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
     const partition = new Partition();
-    for (const cluster of clusters) partition.place(new Map(cluster.map((i) => [shardIds[i], grams[i]])));
+    for (const cluster of clusters) partition.place(cluster.map((i) => shardIds[i]));
     for (const [i, id] of shardIds.entries()) {
       this.cache(id, grams[i], texts[i]);
       if (usesVectors(this.mode)) this.cacheVector(id, vectors[i]);
@@ -206,9 +210,7 @@ export class ClusterMemo {
     const partition = new Partition();
     const texts = shardIds.map((id) => this.texts.get(id)!);
     const steps = timedSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)), (ms) => this.clustered(ms, shardIds.length));
-    for (const cluster of runSteps(steps)) {
-      partition.place(new Map(cluster.map((i) => [shardIds[i], this.grams.get(shardIds[i])!])));
-    }
+    for (const cluster of runSteps(steps)) partition.place(cluster.map((i) => shardIds[i]));
     return partition;
   }
 
@@ -350,7 +352,9 @@ export class ClusterMemo {
     const codes = /[\uD800-\uDFFF]/.test(normalized) ? Array.from(normalized, (c) => c.codePointAt(0)!) : null;
     const length = codes ? codes.length : normalized.length;
     if (length < 3) return Int32Array.of(this.idOf(`short:${normalized}`));
-    const ids = new Int32Array(length - 2);
+    // Built in a reused buffer and copied once at its final size: one allocation of native memory per shard.
+    if (this.scratch.length < length - 2) this.scratch = new Int32Array(Math.max(length - 2, 2 * this.scratch.length));
+    const ids = this.scratch.subarray(0, length - 2);
     let a = codes ? codes[0] : normalized.charCodeAt(0);
     let b = codes ? codes[1] : normalized.charCodeAt(1);
     for (let i = 0; i < ids.length; i++) {
@@ -422,10 +426,13 @@ function sortedDifference(from: readonly number[], to: readonly number[]): { add
   return { added, removed };
 }
 
-/** Members grouped into clusters; each member keeps its gram set. */
+/**
+ * Members grouped into clusters, by id: the memo holds every member's gram set, so a cluster is a plain list
+ * (at the usual thresholds most clusters are single shards, and a Map each weighed ten times as much).
+ */
 class Partition {
   private readonly clusterOf = new Map<number, number>();
-  private readonly clusters = new Map<number, Map<number, Int32Array>>();
+  private readonly clusters = new Map<number, number[]>();
   private nextCluster = 0;
 
   has(id: number): boolean {
@@ -447,58 +454,51 @@ class Partition {
 
   /** The members of a smallest cluster (the first such). */
   smallestCluster(): number[] {
-    let smallest: Map<number, Int32Array> | undefined;
-    for (const members of this.clusters.values()) if (smallest === undefined || members.size < smallest.size) smallest = members;
-    return smallest === undefined ? [] : [...smallest.keys()];
+    let smallest: number[] | undefined;
+    for (const members of this.clusters.values()) if (smallest === undefined || members.length < smallest.length) smallest = members;
+    return smallest === undefined ? [] : [...smallest];
   }
 
   clusterIds(): number[][] {
-    return [...this.clusters.values()].map((members) => [...members.keys()].sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
+    return [...this.clusters.values()].map((members) => [...members].sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
   }
 
   /** Joins the new member with every cluster holding a member similar to it. */
-  add(id: number, grams: Int32Array, similar: (a: Int32Array, b: Int32Array) => boolean): void {
-    const joined = new Map<number, Int32Array>([[id, grams]]);
+  add(id: number, similarTo: (other: number) => boolean): void {
+    const joined = [id];
     for (const [clusterId, members] of this.clusters) {
-      for (const memberGrams of members.values()) {
-        if (!similar(grams, memberGrams)) continue;
-        for (const [memberId, g] of members) joined.set(memberId, g);
-        this.clusters.delete(clusterId);
-        break;
-      }
+      if (!members.some(similarTo)) continue;
+      for (const member of members) joined.push(member);
+      this.clusters.delete(clusterId);
     }
     this.place(joined);
   }
 
   /** Removes a member; its cluster's remaining members are regrouped by connectivity. */
-  remove(id: number, similar: (a: Int32Array, b: Int32Array) => boolean): void {
+  remove(id: number, similar: (a: number, b: number) => boolean): void {
     const clusterId = this.clusterOf.get(id)!;
-    const members = this.clusters.get(clusterId)!;
+    const pending = new Set(this.clusters.get(clusterId)!);
     this.clusters.delete(clusterId);
     this.clusterOf.delete(id);
-    members.delete(id);
-    const pending = new Map(members);
-    while (pending.size > 0) {
-      const [seedId, seedGrams] = pending.entries().next().value!;
-      pending.delete(seedId);
-      const component = new Map([[seedId, seedGrams]]);
-      const frontier = [seedGrams];
-      while (frontier.length > 0) {
-        const current = frontier.pop()!;
-        for (const [otherId, otherGrams] of pending) {
-          if (!similar(current, otherGrams)) continue;
-          pending.delete(otherId);
-          component.set(otherId, otherGrams);
-          frontier.push(otherGrams);
+    pending.delete(id);
+    for (const seed of pending) {
+      pending.delete(seed);
+      const component = [seed];
+      for (let next = 0; next < component.length; next++) {
+        const current = component[next];
+        for (const other of pending) {
+          if (!similar(current, other)) continue;
+          pending.delete(other);
+          component.push(other);
         }
       }
       this.place(component);
     }
   }
 
-  place(members: Map<number, Int32Array>): void {
+  place(members: number[]): void {
     const clusterId = this.nextCluster++;
     this.clusters.set(clusterId, members);
-    for (const memberId of members.keys()) this.clusterOf.set(memberId, clusterId);
+    for (const memberId of members) this.clusterOf.set(memberId, clusterId);
   }
 }
