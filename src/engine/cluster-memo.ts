@@ -18,7 +18,10 @@ export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
 export type ClusteringReport = (ms: number, shards: number) => void;
 
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
-const NO_GRAMS = new Int32Array(0);
+const NO_GRAMS: GramSet = new Uint16Array(0);
+
+/** A shard's trigram ids, ascending: 16 bits each while the memo's dictionary has no more ids than that. */
+type GramSet = Uint16Array | Int32Array;
 
 /** What a cached shard costs beside its gram ids, text and vector: the Map entries and object headers that hold them. */
 const ENTRY_BYTES = 200;
@@ -55,7 +58,7 @@ export class ClusterMemo {
   private cachedBytes = 0;
   private readonly mode: SimilarityMode;
   private readonly dictionary = new Map<number | string, number>();
-  private readonly grams = new Map<number, Int32Array>();
+  private readonly grams = new Map<number, GramSet>();
   private readonly texts = new Map<number, string>();
   private readonly souls = new Map<number, Partition>();
   /** Trigram: per soul, the last set it was asked about and a side of it no other of its shards is similar to. */
@@ -275,7 +278,7 @@ export class ClusterMemo {
     this.pairs.delete(soulId);
   }
 
-  private similar(a: Int32Array, b: Int32Array): boolean {
+  private similar(a: GramSet, b: GramSet): boolean {
     const [small, large] = a.length <= b.length ? [a, b] : [b, a];
     // Jaccard ≥ t needs |small| ≥ t·|large|, and an overlap of at least t/(1+t)·(|a|+|b|).
     if (small.length < this.threshold * large.length * (1 - 1e-9)) return false;
@@ -308,7 +311,7 @@ export class ClusterMemo {
     }
   }
 
-  private cache(id: number, grams: Int32Array, text: string): void {
+  private cache(id: number, grams: GramSet, text: string): void {
     this.uncache(id);
     this.grams.set(id, grams);
     this.texts.set(id, text);
@@ -342,12 +345,12 @@ export class ClusterMemo {
     return shardIds.map((id) => this.vectors.get(id)!);
   }
 
-  private gramsOf(text: string): Int32Array {
+  private gramsOf(text: string): GramSet {
     return this.mode === 'trigram' ? this.gramIds(text) : NO_GRAMS;
   }
 
   /** The text's trigram set (as trigramSet defines it) as sorted ids of this memo's dictionary. */
-  private gramIds(text: string): Int32Array {
+  private gramIds(text: string): GramSet {
     const normalized = normalizeForSimilarity(text);
     const codes = /[\uD800-\uDFFF]/.test(normalized) ? Array.from(normalized, (c) => c.codePointAt(0)!) : null;
     const length = codes ? codes.length : normalized.length;
@@ -367,7 +370,8 @@ export class ClusterMemo {
     ids.sort();
     let unique = 0;
     for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[unique++] = ids[i];
-    return ids.slice(0, unique);
+    // Every id is below the dictionary's size: ids of a set built while it was small stay valid as it grows.
+    return this.dictionary.size <= 65_536 ? Uint16Array.from(ids.subarray(0, unique)) : ids.slice(0, unique);
   }
 
   private idOf(key: number | string): number {
