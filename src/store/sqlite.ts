@@ -285,7 +285,7 @@ export class SqliteStore implements SoulsStore {
   readonly path: string;
   private readonly observer: StoreObserver;
 
-  /** Opened with query_only: close() then leaves the files to the writers (no checkpoint, no statistics). */
+  /** Opened with query_only: close() then leaves the files to the writers (no checkpoint, no statistics); backup lifts it for its copy alone. */
   private readonly readOnly: boolean;
 
   constructor(db: DatabaseSync, path = ':memory:', observer: StoreObserver = {}, readOnly = false) {
@@ -1194,14 +1194,13 @@ export class SqliteStore implements SoulsStore {
 
   backup(path: string): void {
     // VACUUM INTO writes only the copy; a read-only store lifts query_only for it alone.
-    const queryOnly = Number((this.db.prepare('PRAGMA query_only').get() as Row).query_only) === 1;
-    if (queryOnly) this.db.exec('PRAGMA query_only = OFF');
+    if (this.readOnly) this.db.exec('PRAGMA query_only = OFF');
     try {
       this.run('VACUUM INTO :path', { path });
     } catch (error) {
       throw asStorageFull(error, path);
     } finally {
-      if (queryOnly) this.db.exec('PRAGMA query_only = ON');
+      if (this.readOnly) this.db.exec('PRAGMA query_only = ON');
     }
   }
 
