@@ -10,7 +10,8 @@
  *    with the number of shards ever written;
  * 3. after 2,000 `soul { rendered crystallization traits }` queries;
  * 4. after 20 evidence reports;
- * 5. with 1,000 graphql-ws subscribers connected (the cost per socket).
+ * 5. with 1,000 graphql-ws subscribers connected (the cost per socket);
+ * 6. the same, once the server has been quiet long enough to give memory back (`--release-memory-after`, 10 s).
  *
  * The server runs with Node's flags from `npm start`; SOULS_BENCH_NODE_FLAGS adds more (e.g. to compare
  * `--max-semi-space-size` values), and the environment is passed on (NODE_COMPILE_CACHE, MALLOC_ARENA_MAX).
@@ -40,6 +41,8 @@ const BATCH = 1000;
 const QUERIES = 2000;
 const REPORTS = 20;
 const SUBSCRIBERS = 1000;
+/** The server's default `--release-memory-after` (10 s), and time for the collection. */
+const QUIET_MS = 13_000;
 
 const CREATE = 'mutation Create($input: CreateSoulInput!) { createSoul(input: $input) { __typename ... on SoulPayload { soul { id } } ... on Error { message } } }';
 const ADD_TRAIT = 'mutation Add($soulId: ID!, $input: AddTraitInput!) { addTrait(soulId: $soulId, input: $input) { __typename ... on Error { message } } }';
@@ -160,8 +163,10 @@ export async function benchServerMemory(): Promise<BenchRow[]> {
     try {
       const ready = await client.next<{ connected: number; firstError?: string }>(60_000, 'subscribers to connect');
       if (ready.connected === 0) throw new Error(`no subscriber connected: ${ready.firstError}`);
-      const subscribed = await stage(url, `with ${ready.connected} graphql-ws subscribers (target ≤ 200 MiB)`);
+      const subscribed = await stage(url, `with ${ready.connected} graphql-ws subscribers`);
       rows.push({ name: 'per graphql-ws subscriber: RSS / JS heap', value: `${((subscribed.rss - reported.rss) / ready.connected / 1024).toFixed(1)} KiB / ${((subscribed.heapUsed - reported.heapUsed) / ready.connected / 1024).toFixed(1)} KiB` });
+      await sleep(QUIET_MS);
+      await stage(url, 'the same after 10 s without requests: memory given back (target ≤ 200 MiB)');
       await client.command({ cmd: 'close' }, 20_000);
     } finally {
       await client.finish(3000);

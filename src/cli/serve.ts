@@ -45,6 +45,7 @@ export const serveCommand: Command = {
       introspection: config.introspection,
       corsOrigins: config.corsOrigins,
       redis,
+      memoryRelease: config.releaseMemoryAfterMs > 0 ? { quietMs: config.releaseMemoryAfterMs } : null,
       allowedHosts: config.insecure && !isLoopback(config.host) ? [...config.allowedHosts, normalizeHost('--host', config.host)] : config.allowedHosts,
     });
     const { url } = await app.start(config.port, config.host).catch((error: NodeJS.ErrnoException) => {

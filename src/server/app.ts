@@ -20,11 +20,19 @@ import { serveWebApp } from './web.ts';
 import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
 import { createLogger, requestIdOf, type Logger } from './log.ts';
 import { createMetrics, METRICS_PATH } from './metrics.ts';
+import { startMemoryRelease } from './memory-release.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createRedisEvents, type RedisEvents } from './redis-events.ts';
 import { mcpEndpoint } from '../mcp/endpoint.ts';
 
 export const GRAPHQL_PATH = '/graphql';
+
+/** Load balancers' and scrapers' requests: they come every few seconds whatever the load, so they are not activity. */
+const isProbe = (url: string | undefined) => {
+  const path = (url ?? '/').split('?')[0];
+  return path === HEALTH_PATH || path === READY_PATH || path === METRICS_PATH;
+};
+const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
 
 const rosterQuery = `# The roster: every awake soul, most ready for refinement first.
 query Roster {
@@ -63,6 +71,8 @@ export type AppOptions = {
   omit?: ReadonlySet<RequestLayer>;
   /** Events through Redis (`channelPrefix` from eventChannelPrefix), so that subscribers on every replica hear every write; in memory without. */
   redis?: { url: string; channelPrefix: string } | null;
+  /** Give memory back to the operating system after this long without requests or connections (src/server/memory-release.ts); off by default, `souls serve` turns it on. */
+  memoryRelease?: { quietMs: number; minGrowthBytes?: number } | null;
 };
 
 /**
@@ -381,8 +391,18 @@ export function buildApp(options: AppOptions): App {
   };
 
   const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
+  const release = options.memoryRelease
+    ? startMemoryRelease({
+        ...options.memoryRelease,
+        onRelease: (released) => {
+          metrics.memoryReleased(released);
+          logger.info({ durationMs: Math.round(released.durationMs), rssBeforeMiB: mib(released.rssBefore), rssAfterMiB: mib(released.rssAfter) }, 'memory released');
+        },
+      })
+    : null;
   const server = createServer((req, res) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
+    if (release && !isProbe(req.url)) release.activity();
     if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`), redis?.ready)) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
@@ -525,6 +545,7 @@ export function buildApp(options: AppOptions): App {
   };
   let webSockets: ReturnType<typeof openWebSockets> | null = null;
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    release?.activity();
     (webSockets ??= openWebSockets()).then(
       ({ wsServer }) => wsServer.handleUpgrade(req, socket, head, (client) => wsServer.emit('connection', client, req)),
       (error: unknown) => {
@@ -571,6 +592,7 @@ export function buildApp(options: AppOptions): App {
       }),
     stop: () =>
       (stopped ??= (async () => {
+        release?.stop();
         await mcp.close();
         const ws = await webSockets?.catch(() => null);
         if (ws) {

@@ -29,6 +29,8 @@ export type ServerConfig = {
   logFormat: LogFormat;
   /** Events through Redis (every replica's subscribers hear every replica's writes); null: in memory, this process only. */
   redis: { url: string; prefix: string } | null;
+  /** Give memory back to the operating system after this many ms without requests; 0: never. */
+  releaseMemoryAfterMs: number;
   /** Things the operator should fix that do not stop the server (a tokens file others can read). */
   warnings: string[];
 };
@@ -38,7 +40,7 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormats = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof logFormats)[number];
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:' };
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:', releaseMemoryAfterSeconds: 10 };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -101,7 +103,7 @@ export const optionGroups = {
   database: valuedOptions(['db', 'db-timeout', 'config']),
   settings: valuedOptions(settingNames.map(kebab)),
   server: {
-    ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', ...limitNames.map(kebab)]),
+    ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', 'release-memory-after', ...limitNames.map(kebab)]),
     insecure: { type: 'boolean' },
     introspection: { type: 'boolean' },
     'cors-origin': { type: 'string', multiple: true },
@@ -146,7 +148,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -218,7 +220,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     limits,
   };
   if (!server) {
-    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat, redis: null };
+    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat, redis: null, releaseMemoryAfterMs: 0 };
   }
   /** One of `choices`, as given (case aside). */
   const choice = <T extends string>(name: string, flag: string, variable: string, choices: readonly T[], fallback: T): T => {
@@ -234,6 +236,9 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
   const redisPick = pick('redis', 'redis', 'SOULS_REDIS_URL');
   const redisPrefixPick = pick('redisPrefix', 'redis-prefix', 'SOULS_REDIS_PREFIX');
   const prefix = redisPrefixPick ? redisPrefix(redisPrefixPick.where, redisPrefixPick.raw) : defaults.redisPrefix;
+  const releasePick = pick('releaseMemoryAfter', 'release-memory-after', 'SOULS_RELEASE_MEMORY_AFTER');
+  const releaseSeconds = releasePick ? number(releasePick.where, releasePick.raw) : defaults.releaseMemoryAfterSeconds;
+  if (releaseSeconds < 0 || releaseSeconds > 86_400) throw new ValidationError(releasePick!.where, `must be a number of seconds from 0 (never) to 86400, got ${JSON.stringify(releasePick!.raw)}`);
   return {
     ...database,
     host: hostPick ? String(hostPick.raw) : defaults.host,
@@ -247,6 +252,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     logLevel: choice('logLevel', 'log-level', 'SOULS_LOG_LEVEL', logLevels, defaults.logLevel),
     logFormat: choice('logFormat', 'log-format', 'SOULS_LOG_FORMAT', logFormats, defaults.logFormat),
     redis: redisPick ? { url: redisUrl(redisPick.where, redisPick.raw), prefix } : null,
+    releaseMemoryAfterMs: Math.round(releaseSeconds * 1000),
   };
 }
 
@@ -281,6 +287,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--log-level LEVEL', 'SOULS_LOG_LEVEL', `(${logLevels.join(', ')}; default ${defaults.logLevel})`),
       line('--redis URL', 'SOULS_REDIS_URL', '(redis://host:6379: events through Redis, so subscribers on every replica hear every write)'),
       line('--redis-prefix PREFIX', 'SOULS_REDIS_PREFIX', `(start of the Redis channel names, before the database's; default ${defaults.redisPrefix})`),
+      line('--release-memory-after S', 'SOULS_RELEASE_MEMORY_AFTER', `(seconds without requests before the server gives its spare memory back to the system; 0: never; default ${defaults.releaseMemoryAfterSeconds})`),
       line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line; pretty: one human line; auto, the default: pretty on a terminal, else json; on standard output)`),
       ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
     ],

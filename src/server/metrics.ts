@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { EngineObserver, GateOutcome } from '../engine/souls-db.ts';
+import type { MemoryReleased } from './memory-release.ts';
 
 export const METRICS_PATH = '/metrics';
 
@@ -106,6 +107,13 @@ export function createMetrics() {
     help: 'Events Redis did not take (it was down): they reached this replica\'s subscribers only.',
     registers: [registry],
   });
+  const memoryReleases = new Histogram({
+    name: 'souls_memory_release_duration_seconds',
+    help: 'Collections that gave memory back to the operating system after a quiet spell (--release-memory-after), by how long each held the server.',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const memoryReleasedBytes = new Counter({ name: 'souls_memory_released_bytes_total', help: 'Resident memory those collections gave back.', registers: [registry] });
   for (const transport of ['websocket', 'sse']) subscriptions.set({ transport }, 0);
   for (const outcome of gateOutcomes) gateChecks.inc({ outcome }, 0);
 
@@ -141,6 +149,10 @@ export function createMetrics() {
     observer,
     operation,
     redis: { reconnects: redisReconnects, publishFailures: redisPublishFailures },
+    memoryReleased(released: MemoryReleased): void {
+      memoryReleases.observe(released.durationMs / 1000);
+      memoryReleasedBytes.inc(Math.max(0, released.rssBefore - released.rssAfter));
+    },
     request(line: { method?: string; path: string; status: number; durationMs: number; operation: string | null; operationType: string | null; errorCodes: readonly string[] }): void {
       const route = routeOf(line.path);
       httpRequests.inc({ route, method: line.method ?? 'OTHER', status: String(line.status) });
