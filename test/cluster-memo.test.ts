@@ -3,6 +3,7 @@ import { makeObservationCorpus, makeRng } from '../bench/corpus.ts';
 import { ClusterMemo } from '../src/engine/cluster-memo.ts';
 import { decodeEmbedding, encodeEmbedding, vectorCosine, VectorPairs } from '../src/engine/provided.ts';
 import { clusterBy, defaultClusteringThresholds, DAY_MS, createSoul, dropShard, fadeExhaustedShards, addTrait, citeShard, getCrystallization, manualClock, openSoulsDb, revealShards } from '../src/engine/index.ts';
+import { trigramSet } from '../src/engine/similarity.ts';
 import { clusterTextsNaive as clusterTexts } from './support/naive-clustering.ts';
 
 function texts(count: number, seed: number): string[] {
@@ -113,6 +114,35 @@ describe('ClusterMemo', () => {
       if (step % 7 === 0) expect(memo.partition(soul, ids, load)).toEqual(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).map((cluster) => cluster.map((i) => ids[i])));
     }
     expect(loads).toBeGreaterThan(2 * seen.size); // what was forgotten was loaded again
+  });
+
+  it('stays exact when its trigram dictionary outgrows 16 bits and the gram ids it holds are widened', () => {
+    const rng = makeRng(21);
+    // Greek and Cyrillic small letters: 57^3 possible trigrams, so random texts keep adding new ones.
+    const letters = [...Array.from({ length: 25 }, (_, i) => 0x3b1 + i), ...Array.from({ length: 32 }, (_, i) => 0x430 + i)].map((code) => String.fromCodePoint(code));
+    const random = () => Array.from({ length: 80 }, () => letters[Math.floor(rng() * letters.length)]).join('');
+    const pool: string[] = [];
+    while (pool.length < 2800) {
+      const text = random();
+      // Every other text has a near twin, so that clusters form across the widening.
+      const twin = [...text].map((c) => (rng() < 0.04 ? letters[Math.floor(rng() * letters.length)] : c)).join('');
+      pool.push(text, twin);
+    }
+    expect(new Set(pool.flatMap((text) => [...trigramSet(text)])).size).toBeGreaterThan(70_000);
+    const memo = new ClusterMemo(0.4);
+    const load = (missing: number[]) => new Map(missing.map((id) => [id, pool[id - 1]]));
+    const sets = Array.from({ length: 4 }, () => [] as number[]);
+    for (let next = 1; next <= pool.length; ) {
+      const soul = Math.floor(rng() * sets.length);
+      // Mostly new shards (the twins often land in other souls), and some of the soul's old ones dropped.
+      const kept = sets[soul].filter(() => rng() < 0.85).slice(-120);
+      for (let i = 0; i < 20 && next <= pool.length; i++) kept.push(next++);
+      const ids = kept.sort((a, b) => a - b);
+      sets[soul] = ids;
+      const expected = clusterTexts(ids.map((id) => pool[id - 1]), 0.4);
+      expect(memo.clusterCount(soul, ids, load)).toBe(expected.length);
+      expect(memo.partition(soul, ids, load)).toEqual(expected.map((cluster) => cluster.map((i) => ids[i])));
+    }
   });
 
   it('starts a large set with one bulk clustering and keeps souls apart', () => {

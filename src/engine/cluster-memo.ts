@@ -18,13 +18,10 @@ export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
 export type ClusteringReport = (ms: number, shards: number) => void;
 
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
-const NO_GRAMS: GramSet = new Uint16Array(0);
+const NO_GRAMS = new Int32Array(0);
 
-/** A shard's trigram ids, ascending: 16 bits each while the memo's dictionary has no more ids than that. */
-type GramSet = Uint16Array | Int32Array;
-
-/** What a cached shard costs beside its gram ids, text and vector: the Map entries and object headers that hold them. */
-const ENTRY_BYTES = 200;
+/** What a cached shard costs beside its gram ids, text and vector: its Map entry, slot and string header. */
+const ENTRY_BYTES = 100;
 
 /** An eviction pass frees down to this share of the budget, so that passes (linear in what is cached) are rare. */
 const EVICT_TO = 0.9;
@@ -55,11 +52,11 @@ export class ClusterMemo {
   private readonly threshold: number;
   /** Bytes of shard data (gram ids, texts, vectors) to keep; the least recently clustered souls' partitions go beyond it. */
   private readonly budget: number;
-  private cachedBytes = 0;
+  /** Bytes of the cached vectors; the shards' texts and gram ids are the store's. */
+  private vectorBytes = 0;
   private readonly mode: SimilarityMode;
   private readonly dictionary = new Map<number | string, number>();
-  private readonly grams = new Map<number, GramSet>();
-  private readonly texts = new Map<number, string>();
+  private readonly shards = new ShardStore();
   private readonly souls = new Map<number, Partition>();
   /** Trigram: per soul, the last set it was asked about and a side of it no other of its shards is similar to. */
   private readonly separations = new Map<number, Separation>();
@@ -106,12 +103,12 @@ export class ClusterMemo {
     const side = new Set(separation.side);
     for (const id of removed) side.delete(id);
     if (side.size === 0 || side.size === shardIds.length) return false;
-    const missing = [...added, ...side].filter((id) => !this.grams.has(id));
+    const missing = [...added, ...side].filter((id) => !this.shards.has(id));
     if (missing.length > 0) this.cacheGrams(contents(missing));
-    const sideGrams = [...side].map((id) => this.grams.get(id)!);
+    const sideSlots = [...side].map((id) => this.shards.slot(id));
     for (const id of added) {
-      const grams = this.grams.get(id)!;
-      if (sideGrams.some((member) => this.similar(grams, member))) return false;
+      const slot = this.shards.slot(id);
+      if (sideSlots.some((member) => this.similar(slot, member))) return false;
     }
     this.separations.set(soulId, { members: shardIds, side });
     this.keep(soulId, partition);
@@ -134,13 +131,13 @@ export class ClusterMemo {
     const wanted = new Set(shardIds);
     const removed = partition.memberIds().filter((id) => !wanted.has(id));
     const added = shardIds.filter((id) => !partition.has(id));
-    const missing = added.filter((id) => !this.grams.has(id));
+    const missing = added.filter((id) => !this.shards.has(id));
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const start = performance.now();
-    for (const id of removed) partition.remove(id, (a, b) => this.similar(this.grams.get(a)!, this.grams.get(b)!));
+    for (const id of removed) partition.remove(id, (a, b) => this.similar(this.shards.slot(a), this.shards.slot(b)));
     for (const id of added) {
-      const grams = this.grams.get(id)!;
-      partition.add(id, (other) => this.similar(grams, this.grams.get(other)!));
+      const slot = this.shards.slot(id);
+      partition.add(id, (other) => this.similar(slot, this.shards.slot(other)));
     }
     if (removed.length + added.length > 0) this.clustered(performance.now() - start, shardIds.length);
     this.keep(soulId, partition);
@@ -166,16 +163,15 @@ export class ClusterMemo {
       this.cacheGrams(contents(missing.slice(start, start + LOAD_CHUNK)));
       await yieldToEventLoop();
     }
-    // Held here: eviction during the slices below must not take them.
-    const texts = shardIds.map((id) => this.texts.get(id) ?? contents([id]).get(id)!);
-    const grams = shardIds.map((id, i) => this.grams.get(id) ?? this.gramsOf(texts[i]));
+    // Held here: eviction during the slices below may forget some, which are then cached again from these.
+    const texts = shardIds.map((id) => this.shards.text(id) ?? contents([id]).get(id)!);
     const vectors = this.vectorsOf(shardIds);
     const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
     const partition = new Partition();
     for (const cluster of clusters) partition.place(cluster.map((i) => shardIds[i]));
     for (const [i, id] of shardIds.entries()) {
-      this.cache(id, grams[i], texts[i]);
+      if (!this.shards.touch(id)) this.cache(id, texts[i]);
       if (usesVectors(this.mode)) this.cacheVector(id, vectors[i]);
     }
     this.keep(soulId, partition);
@@ -199,7 +195,7 @@ export class ClusterMemo {
 
   /** The shards among `ids` whose texts are not cached: load them in one go and hand them to `remember`. */
   uncached(ids: Iterable<number>): number[] {
-    return [...new Set(ids)].filter((id) => !this.grams.has(id));
+    return [...new Set(ids)].filter((id) => !this.shards.has(id));
   }
 
   remember(texts: ReadonlyMap<number, string>): void {
@@ -211,7 +207,7 @@ export class ClusterMemo {
     const missing = this.uncached(shardIds);
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const partition = new Partition();
-    const texts = shardIds.map((id) => this.texts.get(id)!);
+    const texts = shardIds.map((id) => this.shards.text(id)!);
     const steps = timedSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)), (ms) => this.clustered(ms, shardIds.length));
     for (const cluster of runSteps(steps)) partition.place(cluster.map((i) => shardIds[i]));
     return partition;
@@ -278,28 +274,38 @@ export class ClusterMemo {
     this.pairs.delete(soulId);
   }
 
-  private similar(a: GramSet, b: GramSet): boolean {
-    const [small, large] = a.length <= b.length ? [a, b] : [b, a];
+  /** Whether the gram sets in two of the store's slots meet the threshold. */
+  private similar(a: number, b: number): boolean {
+    const { ids, starts, lengths } = this.shards;
+    const aLength = lengths[a];
+    const bLength = lengths[b];
+    const aFirst = aLength <= bLength;
+    const small = aFirst ? starts[a] : starts[b];
+    const large = aFirst ? starts[b] : starts[a];
+    const smallLength = aFirst ? aLength : bLength;
+    const largeLength = aFirst ? bLength : aLength;
     // Jaccard ≥ t needs |small| ≥ t·|large|, and an overlap of at least t/(1+t)·(|a|+|b|).
-    if (small.length < this.threshold * large.length * (1 - 1e-9)) return false;
-    const needed = Math.ceil((this.threshold / (1 + this.threshold)) * (a.length + b.length) * (1 - 1e-9) - 1e-7);
-    let i = 0;
-    let j = 0;
+    if (smallLength < this.threshold * largeLength * (1 - 1e-9)) return false;
+    const needed = Math.ceil((this.threshold / (1 + this.threshold)) * (aLength + bLength) * (1 - 1e-9) - 1e-7);
+    const smallEnd = small + smallLength;
+    const largeEnd = large + largeLength;
+    let i = small;
+    let j = large;
     let common = 0;
-    while (i < small.length && j < large.length) {
-      if (common + Math.min(small.length - i, large.length - j) < needed) return false;
-      if (small[i] === large[j]) {
+    while (i < smallEnd && j < largeEnd) {
+      if (common + Math.min(smallEnd - i, largeEnd - j) < needed) return false;
+      if (ids[i] === ids[j]) {
         common++;
         i++;
         j++;
-      } else if (small[i] < large[j]) i++;
+      } else if (ids[i] < ids[j]) i++;
       else j++;
     }
-    return meetsThreshold(common, a.length, b.length, this.threshold);
+    return meetsThreshold(common, aLength, bLength, this.threshold);
   }
 
   private cacheGrams(texts: ReadonlyMap<number, string>): void {
-    for (const [id, text] of texts) this.cache(id, this.gramsOf(text), text);
+    for (const [id, text] of texts) this.cache(id, text);
     if (usesVectors(this.mode)) this.cacheVectors([...texts.keys()]);
   }
 
@@ -311,30 +317,30 @@ export class ClusterMemo {
     }
   }
 
-  private cache(id: number, grams: GramSet, text: string): void {
+  private cache(id: number, text: string): void {
     this.uncache(id);
-    this.grams.set(id, grams);
-    this.texts.set(id, text);
-    this.cachedBytes += grams.byteLength + 2 * text.length + ENTRY_BYTES;
+    const grams = this.gramsOf(text);
+    this.shards.set(id, text, grams, this.dictionary.size > 65_536);
   }
 
   /** Sets (or with undefined, forgets) the shard's cached vector, counting its bytes. */
   private cacheVector(id: number, vector: Float32Array | null | undefined): void {
-    this.cachedBytes -= this.vectors.get(id)?.byteLength ?? 0;
+    this.vectorBytes -= this.vectors.get(id)?.byteLength ?? 0;
     if (vector === undefined) this.vectors.delete(id);
     else {
       this.vectors.set(id, vector);
-      this.cachedBytes += vector?.byteLength ?? 0;
+      this.vectorBytes += vector?.byteLength ?? 0;
     }
   }
 
   private uncache(id: number): void {
-    const grams = this.grams.get(id);
-    if (grams !== undefined) this.cachedBytes -= grams.byteLength + 2 * this.texts.get(id)!.length + ENTRY_BYTES;
-    this.grams.delete(id);
-    this.texts.delete(id);
+    this.shards.delete(id);
     this.terms.delete(id);
     this.cacheVector(id, undefined);
+  }
+
+  private cachedBytes(): number {
+    return this.shards.bytes() + this.vectorBytes;
   }
 
   /** The shards' vectors in order (vector modes; empty otherwise), loading those not cached. */
@@ -345,17 +351,20 @@ export class ClusterMemo {
     return shardIds.map((id) => this.vectors.get(id)!);
   }
 
-  private gramsOf(text: string): GramSet {
+  /** The text's gram ids, ascending, in a scratch buffer the next call reuses (none outside trigram mode). */
+  private gramsOf(text: string): Int32Array {
     return this.mode === 'trigram' ? this.gramIds(text) : NO_GRAMS;
   }
 
   /** The text's trigram set (as trigramSet defines it) as sorted ids of this memo's dictionary. */
-  private gramIds(text: string): GramSet {
+  private gramIds(text: string): Int32Array {
     const normalized = normalizeForSimilarity(text);
     const codes = /[\uD800-\uDFFF]/.test(normalized) ? Array.from(normalized, (c) => c.codePointAt(0)!) : null;
     const length = codes ? codes.length : normalized.length;
-    if (length < 3) return Int32Array.of(this.idOf(`short:${normalized}`));
-    // Built in a reused buffer and copied once at its final size: one allocation of native memory per shard.
+    if (length < 3) {
+      this.scratch[0] = this.idOf(`short:${normalized}`);
+      return this.scratch.subarray(0, 1);
+    }
     if (this.scratch.length < length - 2) this.scratch = new Int32Array(Math.max(length - 2, 2 * this.scratch.length));
     const ids = this.scratch.subarray(0, length - 2);
     let a = codes ? codes[0] : normalized.charCodeAt(0);
@@ -370,8 +379,7 @@ export class ClusterMemo {
     ids.sort();
     let unique = 0;
     for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[unique++] = ids[i];
-    // Every id is below the dictionary's size: ids of a set built while it was small stay valid as it grows.
-    return this.dictionary.size <= 65_536 ? Uint16Array.from(ids.subarray(0, unique)) : ids.slice(0, unique);
+    return ids.subarray(0, unique);
   }
 
   private idOf(key: number | string): number {
@@ -389,16 +397,16 @@ export class ClusterMemo {
    * rebuilt from the store when its soul is clustered again; nothing but the work differs.
    */
   private evict(current: number): void {
-    if (this.cachedBytes <= this.budget) return;
+    if (this.cachedBytes() <= this.budget) return;
     const target = this.budget * EVICT_TO;
     const holders = new Map<number, number>();
     for (const partition of this.souls.values()) for (const id of partition.memberIds()) holders.set(id, (holders.get(id) ?? 0) + 1);
-    for (const id of [...this.grams.keys()]) {
-      if (this.cachedBytes <= target) return;
+    for (const id of [...this.shards.shardIds()]) {
+      if (this.cachedBytes() <= target) return;
       if (!holders.has(id)) this.uncache(id);
     }
     for (const [soulId, partition] of [...this.souls]) {
-      if (this.cachedBytes <= target) return;
+      if (this.cachedBytes() <= target) return;
       if (soulId === current) continue;
       this.forget(soulId);
       for (const id of partition.memberIds()) {
@@ -505,4 +513,120 @@ class Partition {
     this.clusters.set(clusterId, members);
     for (const memberId of members) this.clusterOf.set(memberId, clusterId);
   }
+}
+
+/**
+ * The memo's cached shards: each one's text and sorted gram ids, by shard id. Every shard's ids lie in one shared
+ * array (16 bits each while the dictionary has at most 65,536 ids, then 32), a slice per shard found by its slot:
+ * a typed array per shard cost some 200 bytes of object headers and native bookkeeping beside its ~240 bytes of
+ * ids. Slots stay put while cached; the slices move when the array is compacted or widened, never during a
+ * comparison (only `set` moves them).
+ */
+class ShardStore {
+  ids: Uint16Array | Int32Array = new Uint16Array(4096);
+  starts: Int32Array = new Int32Array(256);
+  lengths: Int32Array = new Int32Array(256);
+  private readonly slots = new Map<number, number>();
+  private texts: string[] = [];
+  private readonly freeSlots: number[] = [];
+  private nextSlot = 0;
+  /** The end of the ids written so far, and how many of those belong to no cached shard any more. */
+  private end = 0;
+  private holes = 0;
+  private liveIds = 0;
+  private textChars = 0;
+
+  has(id: number): boolean {
+    return this.slots.has(id);
+  }
+
+  /** The shard's slot; it must be cached. */
+  slot(id: number): number {
+    return this.slots.get(id)!;
+  }
+
+  text(id: number): string | undefined {
+    const slot = this.slots.get(id);
+    return slot === undefined ? undefined : this.texts[slot];
+  }
+
+  /** Cached shard ids, the least recently cached (or touched) first. */
+  shardIds(): IterableIterator<number> {
+    return this.slots.keys();
+  }
+
+  /** Makes a cached shard the most recently cached; false if it is not cached. */
+  touch(id: number): boolean {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return false;
+    this.slots.delete(id);
+    this.slots.set(id, slot);
+    return true;
+  }
+
+  /** What the cached shards weigh: their ids at the array's width, their texts, and a slot and a Map entry each. */
+  bytes(): number {
+    return this.liveIds * this.ids.BYTES_PER_ELEMENT + 2 * this.textChars + this.slots.size * ENTRY_BYTES;
+  }
+
+  /** Caches a shard (not cached now) with its gram ids, copied; `wide`: some id may not fit 16 bits. */
+  set(id: number, text: string, grams: Int32Array, wide: boolean): void {
+    if (wide && this.ids instanceof Uint16Array) this.ids = Int32Array.from(this.ids);
+    this.reserve(grams.length);
+    const slot = this.freeSlots.pop() ?? this.newSlot();
+    this.ids.set(grams, this.end);
+    this.starts[slot] = this.end;
+    this.lengths[slot] = grams.length;
+    this.end += grams.length;
+    this.liveIds += grams.length;
+    this.texts[slot] = text;
+    this.textChars += text.length;
+    this.slots.set(id, slot);
+  }
+
+  delete(id: number): void {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return;
+    this.slots.delete(id);
+    this.holes += this.lengths[slot];
+    this.liveIds -= this.lengths[slot];
+    this.textChars -= this.texts[slot].length;
+    this.texts[slot] = '';
+    this.lengths[slot] = 0;
+    this.freeSlots.push(slot);
+  }
+
+  private newSlot(): number {
+    const slot = this.nextSlot++;
+    if (slot === this.starts.length) {
+      this.starts = grown(this.starts, 2 * slot);
+      this.lengths = grown(this.lengths, 2 * slot);
+    }
+    return slot;
+  }
+
+  /** Room for `count` more ids at the end: the cached shards' ids, holes left out, into an array of at least twice what they then need. */
+  private reserve(count: number): void {
+    if (this.end + count <= this.ids.length) return;
+    const live = this.end - this.holes;
+    const size = Math.max(this.ids.length, 2 * (live + count));
+    const ids = this.ids instanceof Uint16Array ? new Uint16Array(size) : new Int32Array(size);
+    let end = 0;
+    for (const slot of this.slots.values()) {
+      const start = this.starts[slot];
+      const length = this.lengths[slot];
+      ids.set(this.ids.subarray(start, start + length), end);
+      this.starts[slot] = end;
+      end += length;
+    }
+    this.ids = ids;
+    this.end = end;
+    this.holes = 0;
+  }
+}
+
+function grown(array: Int32Array, size: number): Int32Array {
+  const larger = new Int32Array(size);
+  larger.set(array);
+  return larger;
 }
