@@ -60,7 +60,7 @@ describe('memory release policy', () => {
     expect(h.collections()).toBe(0);
     h.advance(1);
     expect(h.collections()).toBe(1);
-    expect(h.released).toEqual([{ durationMs: 40, rssBefore: 180 * MiB, rssAfter: 120 * MiB }]);
+    expect(h.released).toEqual([{ after: 'quiet', durationMs: 40, rssBefore: 180 * MiB, rssAfter: 120 * MiB }]);
     // Quiet with no new activity: nothing more, and no timer left behind.
     h.advance(60_000);
     expect(h.collections()).toBe(1);
@@ -96,6 +96,17 @@ describe('memory release policy', () => {
     h.setRss(140);
     h.advance(1000);
     expect(h.collections()).toBe(2);
+  });
+
+  it('releases at once when asked (start-up over), whatever the growth, and measures the next growth from there', () => {
+    const h = harness({ minGrowthBytes: 16 * MiB });
+    h.setRss(101);
+    h.release.releaseNow();
+    expect(h.released).toEqual([{ after: 'start', durationMs: 40, rssBefore: 101 * MiB, rssAfter: 120 * MiB }]);
+    h.release.activity();
+    h.setRss(130);
+    h.advance(1000);
+    expect(h.collections()).toBe(1);
   });
 
   it('stop cancels the pending check', () => {
@@ -141,27 +152,28 @@ describe('a server that releases memory', () => {
     return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   }
 
-  it('after a quiet spell following requests: counts it in /metrics and logs it; probes and scrapes alone never set it off', async () => {
+  it('once listening, then after a quiet spell following requests: counted in /metrics and logged; probes and scrapes alone never set it off', async () => {
     const lines: string[] = [];
     const logger = createLogger({ clock: manualClock(Date.UTC(2026, 0, 2)), destination: { write: (line: string) => lines.push(line) } });
     const server = await start({ app: { logger, memoryRelease: { quietMs: 50, minGrowthBytes: 0 } } });
     const count = () => metric(server.url, 'souls_memory_release_duration_seconds_count');
 
+    const released = () => lines.map((l) => JSON.parse(l)).filter((record) => record.msg === 'memory released');
+    expect(released()).toEqual([expect.objectContaining({ level: 'info', after: 'start', durationMs: expect.any(Number), rssBeforeMiB: expect.any(Number), rssAfterMiB: expect.any(Number) })]);
     await fetch(server.url.replace(/\/graphql$/, '/health'));
     await fetch(server.url.replace(/\/graphql$/, '/ready'));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await count()).toBe(0);
+    expect(await count()).toBe(1);
 
     const made = await server.request('mutation { createSoul(input: { name: "Mira", essence: "Calm." }) { __typename } }');
     expect(made.status).toBe(200);
-    for (let i = 0; i < 200 && (await count()) < 1; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await count()).toBe(1);
+    for (let i = 0; i < 200 && (await count()) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await count()).toBe(2);
     expect(await metric(server.url, 'souls_memory_released_bytes_total')).toBeGreaterThanOrEqual(0);
-    const line = lines.map((l) => JSON.parse(l)).find((record) => record.msg === 'memory released');
-    expect(line).toMatchObject({ level: 'info', durationMs: expect.any(Number), rssBeforeMiB: expect.any(Number), rssAfterMiB: expect.any(Number) });
+    expect(released()[1]).toMatchObject({ after: 'quiet' });
 
-    // Only the scrapes since: no second release.
+    // Only the scrapes since: no third release.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await count()).toBe(1);
+    expect(await count()).toBe(2);
   });
 });

@@ -167,10 +167,11 @@ describe('souls serve logs', () => {
     // Every line is either the banner's (human, unchanged) or one JSON object.
     const records = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>);
     expect(lines.filter((line) => !line.startsWith('{')).join('\n')).toMatch(/^Character sheet on .*\nSouls API on .*\nDatabase: .*\n/s);
-    expect(records.map((r) => r.msg)).toEqual(['listening', 'request', 'stopping', 'stopped']);
-    expect(records[0]).toMatchObject({ level: 'info', url, database: join(dir, 'souls.db'), tokens: 0 });
-    expect(records[1]).toMatchObject({ requestId: 'cli-1', operation: 'Count', caller: 'local', status: 200 });
-    expect(records[2]).toMatchObject({ signal: 'SIGTERM' });
+    expect(records.map((r) => r.msg)).toEqual(['memory released', 'listening', 'request', 'stopping', 'stopped']);
+    expect(records[0]).toMatchObject({ level: 'info', after: 'start' });
+    expect(records[1]).toMatchObject({ level: 'info', url, database: join(dir, 'souls.db'), tokens: 0 });
+    expect(records[2]).toMatchObject({ requestId: 'cli-1', operation: 'Count', caller: 'local', status: 200 });
+    expect(records[3]).toMatchObject({ signal: 'SIGTERM' });
     for (const record of records) expect(Date.parse(record.time)).not.toBeNaN();
   });
 

@@ -438,13 +438,17 @@ function sortedDifference(from: readonly number[], to: readonly number[]): { add
   return { added, removed };
 }
 
+/** The cluster id of a member alone in its cluster. */
+const ALONE = -1;
+
 /**
- * Members grouped into clusters, by id: the memo holds every member's gram set, so a cluster is a plain list
- * (at the usual thresholds most clusters are single shards, and a Map each weighed ten times as much).
+ * Members grouped into clusters, by id. At the usual thresholds most members are alone in their cluster: those
+ * are only marked so, and clusters of two or more are plain lists (the memo holds every member's gram ids).
  */
 class Partition {
   private readonly clusterOf = new Map<number, number>();
   private readonly clusters = new Map<number, number[]>();
+  private alone = 0;
   private nextCluster = 0;
 
   has(id: number): boolean {
@@ -461,18 +465,23 @@ class Partition {
   }
 
   clusterCount(): number {
-    return this.clusters.size;
+    return this.clusters.size + this.alone;
   }
 
-  /** The members of a smallest cluster (the first such). */
+  /** The members of a smallest cluster. */
   smallestCluster(): number[] {
+    if (this.alone > 0) {
+      for (const [id, clusterId] of this.clusterOf) if (clusterId === ALONE) return [id];
+    }
     let smallest: number[] | undefined;
     for (const members of this.clusters.values()) if (smallest === undefined || members.length < smallest.length) smallest = members;
     return smallest === undefined ? [] : [...smallest];
   }
 
   clusterIds(): number[][] {
-    return [...this.clusters.values()].map((members) => [...members].sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
+    const clusters = [...this.clusters.values()].map((members) => [...members].sort((a, b) => a - b));
+    for (const [id, clusterId] of this.clusterOf) if (clusterId === ALONE) clusters.push([id]);
+    return clusters.sort((a, b) => a[0] - b[0]);
   }
 
   /** Joins the new member with every cluster holding a member similar to it. */
@@ -483,15 +492,26 @@ class Partition {
       for (const member of members) joined.push(member);
       this.clusters.delete(clusterId);
     }
+    if (this.alone > 0) {
+      for (const [member, clusterId] of this.clusterOf) {
+        if (clusterId !== ALONE || !similarTo(member)) continue;
+        joined.push(member);
+        this.alone--;
+      }
+    }
     this.place(joined);
   }
 
   /** Removes a member; its cluster's remaining members are regrouped by connectivity. */
   remove(id: number, similar: (a: number, b: number) => boolean): void {
     const clusterId = this.clusterOf.get(id)!;
+    this.clusterOf.delete(id);
+    if (clusterId === ALONE) {
+      this.alone--;
+      return;
+    }
     const pending = new Set(this.clusters.get(clusterId)!);
     this.clusters.delete(clusterId);
-    this.clusterOf.delete(id);
     pending.delete(id);
     for (const seed of pending) {
       pending.delete(seed);
@@ -509,6 +529,11 @@ class Partition {
   }
 
   place(members: number[]): void {
+    if (members.length === 1) {
+      this.clusterOf.set(members[0], ALONE);
+      this.alone++;
+      return;
+    }
     const clusterId = this.nextCluster++;
     this.clusters.set(clusterId, members);
     for (const memberId of members) this.clusterOf.set(memberId, clusterId);

@@ -71,7 +71,7 @@ export type AppOptions = {
   omit?: ReadonlySet<RequestLayer>;
   /** Events through Redis (`channelPrefix` from eventChannelPrefix), so that subscribers on every replica hear every write; in memory without. */
   redis?: { url: string; channelPrefix: string } | null;
-  /** Give memory back to the operating system after this long without requests or connections (src/server/memory-release.ts); off by default, `souls serve` turns it on. */
+  /** Give memory back to the operating system once listening, and after this long without requests or connections (src/server/memory-release.ts); off by default, `souls serve` turns it on. */
   memoryRelease?: { quietMs: number; minGrowthBytes?: number } | null;
 };
 
@@ -396,7 +396,7 @@ export function buildApp(options: AppOptions): App {
         ...options.memoryRelease,
         onRelease: (released) => {
           metrics.memoryReleased(released);
-          logger.info({ durationMs: Math.round(released.durationMs), rssBeforeMiB: mib(released.rssBefore), rssAfterMiB: mib(released.rssAfter) }, 'memory released');
+          logger.info({ after: released.after, durationMs: Math.round(released.durationMs), rssBeforeMiB: mib(released.rssBefore), rssAfterMiB: mib(released.rssAfter) }, 'memory released');
         },
       })
     : null;
@@ -584,6 +584,7 @@ export function buildApp(options: AppOptions): App {
         server.on('error', failed);
         server.listen(port, host, () => {
           restore();
+          release?.releaseNow();
           const address = server.address();
           const bound = typeof address === 'object' && address ? address.port : port;
           const shownHost = host.includes(':') ? `[${host}]` : host;

@@ -12,10 +12,12 @@ import { runInNewContext } from 'node:vm';
 export type MemoryRelease = {
   /** A request or a connection came in: the quiet period starts again, and memory may be worth releasing after it. */
   activity(): void;
+  /** Releases at once, whatever the growth: once start-up is over (loading a thousand modules leaves the pool full too). */
+  releaseNow(): void;
   stop(): void;
 };
 
-export type MemoryReleased = { durationMs: number; rssBefore: number; rssAfter: number };
+export type MemoryReleased = { after: 'start' | 'quiet'; durationMs: number; rssBefore: number; rssAfter: number };
 
 export type MemoryReleaseOptions = {
   /** How long the server must be quiet (no activity) before it releases. */
@@ -71,13 +73,16 @@ export function startMemoryRelease(options: MemoryReleaseOptions): MemoryRelease
     }
     if (!active) return;
     active = false;
+    if (rss() - baseline >= minGrowth) release('quiet');
+  };
+
+  const release = (after: MemoryReleased['after']) => {
     const rssBefore = rss();
-    if (rssBefore - baseline < minGrowth) return;
     const started = now();
     collect();
     const durationMs = now() - started;
     baseline = rss();
-    onRelease({ durationMs, rssBefore, rssAfter: baseline });
+    onRelease({ after, durationMs, rssBefore, rssAfter: baseline });
   };
 
   return {
@@ -86,6 +91,7 @@ export function startMemoryRelease(options: MemoryReleaseOptions): MemoryRelease
       active = true;
       timer ??= timers.set(check, quietMs);
     },
+    releaseNow: () => release('start'),
     stop() {
       if (timer !== null) timers.clear(timer);
       timer = null;
