@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { manualClock } from '../src/engine/index.ts';
 import { loadConfig } from '../src/server/config.ts';
 import { createLogger } from '../src/server/log.ts';
@@ -175,5 +177,49 @@ describe('a server that releases memory', () => {
     // Only the scrapes since: no third release.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await count()).toBe(2);
+  });
+
+  it('is not set off while the server works only over its sockets: graphql-ws operations and events sent count as activity', async () => {
+    const server = await start({ app: { memoryRelease: { quietMs: 100, minGrowthBytes: 0 } } });
+    const count = () => metric(server.url, 'souls_memory_release_duration_seconds_count');
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const client = createClient({ url: server.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
+    try {
+      const once = (query: string) =>
+        new Promise<any>((resolve, reject) => {
+          let result: unknown;
+          client.subscribe({ query }, { next: (value) => (result = value), error: reject, complete: () => resolve(result) });
+        });
+      const made = await once('mutation { createSoul(input: { name: "Mira", essence: "Calm." }) { ... on SoulPayload { soul { id } } } }');
+      const soulId = made.data.createSoul.soul.id;
+      await sleep(300);
+      const settled = await count();
+
+      // An HTTP request, then queries over the socket every 25 ms for 0.6 s; again, then events alone (as another replica's writes arrive).
+      expect((await server.request('{ __typename }')).status).toBe(200);
+      for (let t = 0; t < 600; t += 25) {
+        expect(await once('{ souls { name } }')).toMatchObject({ data: { souls: [{ name: 'Mira' }] } });
+        await sleep(25);
+      }
+      const received: string[] = [];
+      client.subscribe(
+        { query: `subscription { soulChanged(soulId: "${soulId}") { kind soul { name } } }` },
+        { next: (value: any) => received.push(value.data.soulChanged.soul.name), error: () => {}, complete: () => {} },
+      );
+      expect((await server.request('{ __typename }')).status).toBe(200);
+      for (let t = 0; t < 600; t += 25) {
+        server.app.pubsub.publish('soulChanged', { soulId: Number(soulId), kind: 'UPDATED', at: server.clock.now() });
+        await sleep(25);
+      }
+      expect(received.length).toBeGreaterThan(10);
+      expect(received[0]).toBe('Mira');
+      expect(await count()).toBe(settled);
+
+      // Quiet at last: one release.
+      for (let i = 0; i < 200 && (await count()) === settled; i++) await sleep(25);
+      expect(await count()).toBe(settled + 1);
+    } finally {
+      await client.dispose();
+    }
   });
 });

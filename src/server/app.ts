@@ -20,7 +20,7 @@ import { serveWebApp } from './web.ts';
 import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
 import { createLogger, requestIdOf, type Logger } from './log.ts';
 import { createMetrics, METRICS_PATH } from './metrics.ts';
-import { startMemoryRelease } from './memory-release.ts';
+import { startMemoryRelease, type MemoryRelease } from './memory-release.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createRedisEvents, type RedisEvents } from './redis-events.ts';
 import { mcpEndpoint } from '../mcp/endpoint.ts';
@@ -71,7 +71,7 @@ export type AppOptions = {
   omit?: ReadonlySet<RequestLayer>;
   /** Events through Redis (`channelPrefix` from eventChannelPrefix), so that subscribers on every replica hear every write; in memory without. */
   redis?: { url: string; channelPrefix: string } | null;
-  /** Give memory back to the operating system once listening, and after this long without requests or connections (src/server/memory-release.ts); off by default, `souls serve` turns it on. */
+  /** Give memory back to the operating system once listening, and after this long without requests, connections, operations or events sent (src/server/memory-release.ts); off by default, `souls serve` turns it on. */
   memoryRelease?: { quietMs: number; minGrowthBytes?: number } | null;
 };
 
@@ -161,6 +161,21 @@ function hidingTheSchema(): Plugin {
   };
 }
 
+/**
+ * GraphQL work on long-lived connections is activity too: operations over graphql-ws and each event a subscription
+ * sends (over a socket or SSE), so a server busy only with its sockets is never taken for a quiet one.
+ */
+function countsAsActivity(release: MemoryRelease): Plugin {
+  const active = () => release.activity();
+  return {
+    onExecute: active,
+    onSubscribe: () => {
+      active();
+      return { onSubscribeResult: () => ({ onNext: active }) };
+    },
+  };
+}
+
 const errorCodeOf = (error: { extensions?: Readonly<Record<string, unknown>> }): string | null => (typeof error.extensions?.code === 'string' ? error.extensions.code : null);
 
 /** An operation on a graphql-ws socket, from its subscribe message to its end, for the operation metrics. */
@@ -228,6 +243,15 @@ export function buildApp(options: AppOptions): App {
     metrics.published.inc({ topic });
     publish(topic, ...payload);
   };
+  const release = options.memoryRelease
+    ? startMemoryRelease({
+        ...options.memoryRelease,
+        onRelease: (released) => {
+          metrics.memoryReleased(released);
+          logger.info({ after: released.after, durationMs: Math.round(released.durationMs), rssBeforeMiB: mib(released.rssBefore), rssAfterMiB: mib(released.rssAfter) }, 'memory released');
+        },
+      })
+    : null;
   // Semantic vectors land after dropShard answered; souls they make ready are announced as any write's are.
   const stopAnnouncing = db.semantic?.onReady((soulIds) => {
     void getCrystallization(db, soulIds).then((verdicts) => {
@@ -304,6 +328,7 @@ export function buildApp(options: AppOptions): App {
     [null, sharingSubscriptions(limits)],
     [null, metrics.plugin()],
   ];
+  if (release) layered.push([null, countsAsActivity(release)]);
   if (!introspection) layered.push([null, hidingTheSchema()]);
   const plugins = layered.filter(([layer]) => layer === null || !omitted.has(layer)).map(([, plugin]) => plugin);
 
@@ -391,15 +416,6 @@ export function buildApp(options: AppOptions): App {
   };
 
   const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
-  const release = options.memoryRelease
-    ? startMemoryRelease({
-        ...options.memoryRelease,
-        onRelease: (released) => {
-          metrics.memoryReleased(released);
-          logger.info({ after: released.after, durationMs: Math.round(released.durationMs), rssBeforeMiB: mib(released.rssBefore), rssAfterMiB: mib(released.rssAfter) }, 'memory released');
-        },
-      })
-    : null;
   const server = createServer((req, res) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (release && !isProbe(req.url)) release.activity();

@@ -29,7 +29,7 @@ export type ServerConfig = {
   logFormat: LogFormat;
   /** Events through Redis (every replica's subscribers hear every replica's writes); null: in memory, this process only. */
   redis: { url: string; prefix: string } | null;
-  /** Give memory back to the operating system after this many ms without requests; 0: never. */
+  /** Give memory back to the operating system after this many ms without work (requests, connections, operations, events sent); 0: never. */
   releaseMemoryAfterMs: number;
   /** Things the operator should fix that do not stop the server (a tokens file others can read). */
   warnings: string[];
@@ -287,7 +287,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--log-level LEVEL', 'SOULS_LOG_LEVEL', `(${logLevels.join(', ')}; default ${defaults.logLevel})`),
       line('--redis URL', 'SOULS_REDIS_URL', '(redis://host:6379: events through Redis, so subscribers on every replica hear every write)'),
       line('--redis-prefix PREFIX', 'SOULS_REDIS_PREFIX', `(start of the Redis channel names, before the database's; default ${defaults.redisPrefix})`),
-      line('--release-memory-after S', 'SOULS_RELEASE_MEMORY_AFTER', `(seconds without requests before the server gives its spare memory back to the system; 0: never; default ${defaults.releaseMemoryAfterSeconds})`),
+      line('--release-memory-after S', 'SOULS_RELEASE_MEMORY_AFTER', `(seconds without work before the server gives its spare memory back to the system; 0: never; default ${defaults.releaseMemoryAfterSeconds})`),
       line('--log-format FORMAT', 'SOULS_LOG_FORMAT', `(json: one JSON object a line; pretty: one human line; auto, the default: pretty on a terminal, else json; on standard output)`),
       ...limitNames.map((name) => line(`--${kebab(name)} N`, envName(name), `(default ${defaultLimits[name]})`)),
     ],
