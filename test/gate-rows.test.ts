@@ -341,7 +341,7 @@ describe('a write reusing what the last shard write read', () => {
     closeSoulsDb(upgraded);
   });
 
-  it('reads the gate again after another connection wrote, or this one wrote past the engine', async () => {
+  it('reads the gate again after another connection wrote, or this store wrote something else', async () => {
     const clock = manualClock(T0 + 10 * DAY_MS);
     const { path, db } = fileDb('two.db', clock);
     const soul = (await createSoul(db, { name: 'Shared', essence: 'e' })).id;
@@ -362,10 +362,17 @@ describe('a write reusing what the last shard write read', () => {
     expect(afterOther.before).toEqual(reference);
     expect(afterOther).toMatchObject({ dormant: true, after: { count: 5, distinctSources: 2 } });
 
-    // This connection, through its raw handle: the soul awake again and one shard faded.
-    sqlite(db).db.exec(`UPDATE souls SET deleted_at = NULL WHERE id = ${soul}; UPDATE soul_shards SET status = 'faded' WHERE content = 'first note'; DELETE FROM soul_gate`);
-    const afterRaw = write(db.store, 'sixth note', now);
-    expect(afterRaw).toMatchObject({ dormant: false, before: { count: 4 }, after: { count: 5, distinctSources: 2 } });
+    // This connection, through another of the store's writes: the soul awake again.
+    await awakenSoul(db, soul);
+    const afterAwake = write(db.store, 'sixth note', now);
+    expect(afterAwake).toMatchObject({ dormant: false, before: { count: 5 }, after: { count: 6, distinctSources: 2 } });
+
+    // Another connection, in plain SQL: one shard faded and the gate rows gone.
+    const plain = new DatabaseSync(path);
+    plain.exec(`UPDATE soul_shards SET status = 'faded' WHERE content = 'first note'; DELETE FROM soul_gate`);
+    plain.close();
+    const afterRaw = write(db.store, 'seventh note', now);
+    expect(afterRaw).toMatchObject({ dormant: false, before: { count: 5 }, after: { count: 6, distinctSources: 2 } });
     expect(afterRaw.shardIds).toEqual(db.store.gateStats([soul], cutoff()).get(soul)!.shardIds);
     closeSoulsDb(db);
   });

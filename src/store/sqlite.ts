@@ -233,12 +233,11 @@ type SavedGate = GateState & { floor: number };
 /**
  * What the last shard write left behind: its souls' gate rows and, where it read them, their considered shard ids
  * (ascending). The next shard write reuses them instead of reading the rows back, as long as nothing else has
- * written since: `changes` (this connection's total_changes) and `version` (PRAGMA data_version, which moves
- * when another connection commits) must be what they were.
+ * written since: every other write transaction of this store drops it, and `version` (PRAGMA data_version, which
+ * moves when another connection commits) must be what it was.
  */
 type WriteMemo = {
   version: number;
-  changes: number;
   lastShardId: number;
   gates: Map<number, SavedGate>;
   ids: Map<number, number[]>;
@@ -274,6 +273,7 @@ function ftsQuery(terms: readonly string[]): string {
 
 export class SqliteStore implements SoulsStore {
   readonly kind = 'sqlite';
+  /** The connection, for reads and diagnostics: a write through it would bypass the store (its write memo would not see it). */
   readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private inTransaction = false;
@@ -329,7 +329,11 @@ export class SqliteStore implements SoulsStore {
     } catch (error) {
       throw this.busyCounted(error);
     }
-    if (mode === 'IMMEDIATE') this.observer.writeLockWaited?.(performance.now() - waiting);
+    if (mode === 'IMMEDIATE') {
+      this.observer.writeLockWaited?.(performance.now() - waiting);
+      // Any write may change what the memo holds; a shard write took it before it began.
+      this.writeMemo = null;
+    }
     this.inTransaction = true;
     try {
       const result = work();
@@ -742,8 +746,9 @@ export class SqliteStore implements SoulsStore {
    */
   insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds: (stats: GateStats) => boolean = everySoul): ShardWrite {
     if (shards.length === 0) return { shardIds: [], gate: [] };
-    const write = this.transaction(() => {
-      const { memo, version } = this.currentWriteMemo();
+    const held = this.writeMemo;
+    return this.transaction(() => {
+      const { memo, version } = this.currentWriteMemo(held);
       this.writeMemo = null;
       const attributions = shards.map((s) => [...new Set(s.soulIds)]);
       const soulIds = [...new Set(attributions.flat())].sort((a, b) => a - b);
@@ -775,26 +780,20 @@ export class SqliteStore implements SoulsStore {
       else this.saveUnsaved(next);
       return { shardIds, gate: stats };
     });
-    // FTS5 writes its segment at COMMIT, and those rows count too.
-    if (this.writeMemo !== null) this.writeMemo.changes = this.totalChanges();
-    return write;
   }
 
-  /** The last shard write's memo, if nothing has written since; read inside the write's transaction. */
-  private currentWriteMemo(): { memo: WriteMemo | null; version: number } {
+  /**
+   * The last shard write's memo, if nothing has written since; read inside the write's transaction. No other write
+   * of this store ran since (each drops it), so only another connection's commit is left to check.
+   */
+  private currentWriteMemo(held: WriteMemo | null): { memo: WriteMemo | null; version: number } {
     const version = this.dataVersion();
-    const memo = this.writeMemo;
-    return { memo: memo !== null && memo.version === version && memo.changes === this.totalChanges() ? memo : null, version };
+    return { memo: held !== null && held.version === version ? held : null, version };
   }
 
   /** Moves when another connection commits (not with this one's own writes). */
   private dataVersion(): number {
     return Number((this.stmt('PRAGMA data_version').get() as Row).data_version);
-  }
-
-  /** Rows this connection has changed since it opened, by any statement or trigger. */
-  private totalChanges(): number {
-    return Number((this.stmt('SELECT total_changes() AS n').get() as Row).n);
   }
 
   /** Per soul whose row the memo held, its considered shard ids before and after the write (for those it remembers). */
@@ -823,7 +822,7 @@ export class SqliteStore implements SoulsStore {
 
   /** What this write leaves for the next: its gate rows and id lists over what the memo already held. */
   private nextWriteMemo(memo: WriteMemo | null, version: number, after: ReadonlyMap<number, GateState>, stats: readonly GateStats[], read: ReadonlySet<number>, cutoff: number, lastShardId: number): WriteMemo {
-    const next: WriteMemo = memo ?? { version: 0, changes: 0, lastShardId: 0, gates: new Map(), ids: new Map(), idCount: 0, unsaved: new Set(), writesUnsaved: 0 };
+    const next: WriteMemo = memo ?? { version: 0, lastShardId: 0, gates: new Map(), ids: new Map(), idCount: 0, unsaved: new Set(), writesUnsaved: 0 };
     next.version = version;
     next.lastShardId = lastShardId;
     for (const g of stats) {
