@@ -19,9 +19,11 @@ import {
   updateSoul,
   awakenSoul,
 } from '../src/engine/index.ts';
-import { nameKey, slugBase } from '../src/engine/normalize.ts';
+import { cleanText, collapseWhitespace, nameKey, normalizeContent, slugBase } from '../src/engine/normalize.ts';
+import { normalizeForSimilarity } from '../src/engine/similarity.ts';
 import type { SqliteStore } from '../src/store/sqlite.ts';
 import { freshDb, rejection } from './support/engine.ts';
+import { createRng } from './support/fuzz.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ZWSP = '\u200b';
@@ -182,5 +184,34 @@ describe('slugs', () => {
     const first = await slugs();
     expect(first).toEqual(['ada', 'ada-2', 'ada-3', 'soul', 'soul-2', 'ada-2-2']);
     expect(await slugs()).toEqual(first);
+  });
+
+  it('takes its shortcuts only where the full transformation would change nothing: the same text for random mixes of noise, whitespace, controls and Unicode', () => {
+    // The transformations as SPEC §2 and the shard rules define them, each step applied in full.
+    const clean = (t: string) => t.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/gu, '').replace(/[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/gu, '').normalize('NFC');
+    const collapse = (t: string) => t.replace(/\s+/gu, ' ').trim();
+    const content = (raw: string) => {
+      let text = collapse(clean(raw));
+      let previous;
+      do {
+        previous = text;
+        text = text.replace(/^[\s\p{Pd}\p{Pc}•·*>~=+|:;,.!?/\\]+/u, '').replace(/[\s\p{Pd}\p{Pc}•·*~=+|:;,/\\]+$/u, '').replace(/([.!?…])[.!?…]+$/u, '$1');
+      } while (text !== previous);
+      return /^[.!?…]+$/u.test(text) ? '' : text;
+    };
+    const pieces = ['a', 'Zed', 'note', ' ', ' ', '  ', '\t', '\n', '\u00a0', '\u3000', '-', '–', '_', '•', '·', '*', '>', '~', '=', '+', '|', ':', ';', ',', '.', '!', '?', '…', '/', '\\', '\u0007', '\u007f', '\u200b', '\u202e', 'e\u0301', 'É', '\u{10EAD}', '\u{1F600}', '\uD800', '\uDC00', 'İ'];
+    const rng = createRng(2026);
+    let shortcuts = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const text = Array.from({ length: 1 + rng.int(8) }, () => pieces[rng.int(pieces.length)]).join('');
+      expect(cleanText(text)).toBe(clean(text));
+      expect(collapseWhitespace(text)).toBe(collapse(text));
+      expect(normalizeForSimilarity(text)).toBe(collapse(text.toLowerCase()));
+      expect(normalizeContent(text)).toBe(content(text));
+      if (content(text) === collapse(clean(text))) shortcuts++;
+    }
+    // Both kinds of text came up: those the noise rules leave alone, and those they change.
+    expect(shortcuts).toBeGreaterThan(1_000);
+    expect(shortcuts).toBeLessThan(19_000);
   });
 });

@@ -5,8 +5,20 @@ const leadingNoise = /^[\s\p{Pd}\p{Pc}•·*>~=+|:;,.!?/\\]+/u;
 const trailingNoise = /[\s\p{Pd}\p{Pc}•·*~=+|:;,/\\]+$/u;
 const repeatedTerminators = /([.!?…])[.!?…]+$/u;
 
+/** Whitespace other than single spaces: where collapsing changes something. */
+const unevenWhitespace = /[^\S ]| {2}/u;
+
 export function collapseWhitespace(text: string): string {
-  return text.replace(/\s+/gu, ' ').trim();
+  return (unevenWhitespace.test(text) ? text.replace(/\s+/gu, ' ') : text).trim();
+}
+
+/**
+ * Whether the noise patterns could change the text. Each one is anchored at an end, so its last two code
+ * units (the whole last code point) decide the trailing ones: most texts need no replacing at all.
+ */
+function hasNoise(text: string): boolean {
+  const tail = text.slice(-2);
+  return leadingNoise.test(text) || trailingNoise.test(tail) || repeatedTerminators.test(tail);
 }
 
 /**
@@ -16,11 +28,13 @@ export function collapseWhitespace(text: string): string {
  */
 export function normalizeContent(raw: string): string {
   let text = collapseWhitespace(cleanText(raw));
-  let previous;
-  do {
-    previous = text;
-    text = text.replace(leadingNoise, '').replace(trailingNoise, '').replace(repeatedTerminators, '$1');
-  } while (text !== previous);
+  if (hasNoise(text)) {
+    let previous;
+    do {
+      previous = text;
+      text = text.replace(leadingNoise, '').replace(trailingNoise, '').replace(repeatedTerminators, '$1');
+    } while (text !== previous);
+  }
   return /^[.!?…]+$/u.test(text) ? '' : text;
 }
 
@@ -37,8 +51,12 @@ export function stripControl(text: string): string {
  */
 const invisibleFormat = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/gu;
 
+/** Printable ASCII only: already NFC, with no control or format character. */
+const plainAscii = /^[\x20-\x7E]*$/;
+
 /** Every stored text passes here before validation (SPEC §2): NFC, no control or invisible format characters. */
 export function cleanText(text: string): string {
+  if (plainAscii.test(text)) return text;
   return stripControl(text).replace(invisibleFormat, '').normalize('NFC');
 }
 

@@ -22,6 +22,7 @@
  * predicate `meetsThreshold` requires, so no qualifying pair is lost, and each
  * union is decided by that same predicate.
  */
+import { collapseWhitespace } from './normalize.ts';
 import { runSteps, type Steps } from './slices.ts';
 
 /** Relative tolerance applied to the threshold, so that e.g. 7/10 >= 0.7 and
@@ -35,7 +36,7 @@ const FILTER_SLACK = 1e-7;
 
 /** Normalizes text for similarity: lowercase, whitespace runs -> one space, trimmed. */
 export function normalizeForSimilarity(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+  return collapseWhitespace(text.toLowerCase());
 }
 
 /** The set of character trigrams (over code points) of the normalized text. */
