@@ -120,12 +120,18 @@ describe('ClusterMemo', () => {
     const rng = makeRng(21);
     // Greek and Cyrillic small letters: 57^3 possible trigrams, so random texts keep adding new ones.
     const letters = [...Array.from({ length: 25 }, (_, i) => 0x3b1 + i), ...Array.from({ length: 32 }, (_, i) => 0x430 + i)].map((code) => String.fromCodePoint(code));
-    const random = () => Array.from({ length: 80 }, () => letters[Math.floor(rng() * letters.length)]).join('');
+    // Each text ends with its first letters again: some trigrams occur twice and count once.
+    const random = () => {
+      const text = Array.from({ length: 80 }, () => letters[Math.floor(rng() * letters.length)]).join('');
+      return text + text.slice(0, 12);
+    };
     const pool: string[] = [];
     while (pool.length < 2800) {
       const text = random();
-      // Every other text has a near twin, so that clusters form across the widening.
-      const twin = [...text].map((c) => (rng() < 0.04 ? letters[Math.floor(rng() * letters.length)] : c)).join('');
+      // Every other text has a twin, so that clusters form across the widening: from a near copy to a third of
+      // the letters changed, so their similarities span the threshold and any error in a gram set shows.
+      const changed = rng() * 0.3;
+      const twin = [...text].map((c) => (rng() < changed ? letters[Math.floor(rng() * letters.length)] : c)).join('');
       pool.push(text, twin);
     }
     expect(new Set(pool.flatMap((text) => [...trigramSet(text)])).size).toBeGreaterThan(70_000);

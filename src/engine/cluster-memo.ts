@@ -55,7 +55,7 @@ export class ClusterMemo {
   /** Bytes of the cached vectors; the shards' texts and gram ids are the store's. */
   private vectorBytes = 0;
   private readonly mode: SimilarityMode;
-  private readonly dictionary = new Map<number | string, number>();
+  private readonly dictionary = new GramDictionary();
   private readonly shards = new ShardStore();
   private readonly souls = new Map<number, Partition>();
   /** Trigram: per soul, the last set it was asked about and a side of it no other of its shards is similar to. */
@@ -320,7 +320,7 @@ export class ClusterMemo {
   private cache(id: number, text: string): void {
     this.uncache(id);
     const grams = this.gramsOf(text);
-    this.shards.set(id, text, grams, this.dictionary.size > 65_536);
+    this.shards.set(id, text, grams, this.dictionary.size() > 65_536);
   }
 
   /** Sets (or with undefined, forgets) the shard's cached vector, counting its bytes. */
@@ -362,7 +362,7 @@ export class ClusterMemo {
     const codes = /[\uD800-\uDFFF]/.test(normalized) ? Array.from(normalized, (c) => c.codePointAt(0)!) : null;
     const length = codes ? codes.length : normalized.length;
     if (length < 3) {
-      this.scratch[0] = this.idOf(`short:${normalized}`);
+      this.scratch[0] = this.dictionary.idOfText(`short:${normalized}`);
       return this.scratch.subarray(0, 1);
     }
     if (this.scratch.length < length - 2) this.scratch = new Int32Array(Math.max(length - 2, 2 * this.scratch.length));
@@ -371,24 +371,12 @@ export class ClusterMemo {
     let b = codes ? codes[1] : normalized.charCodeAt(1);
     for (let i = 0; i < ids.length; i++) {
       const c = codes ? codes[i + 2] : normalized.charCodeAt(i + 2);
-      // Three code points below 2^10 pack into one number; a Map of numbers is much faster than one of strings.
-      ids[i] = a < 1024 && b < 1024 && c < 1024 ? this.idOf((a << 20) | (b << 10) | c) : this.idOf(String.fromCodePoint(a, b, c));
+      // Three code points below 2^10 pack into one number, looked up without a string.
+      ids[i] = a < 1024 && b < 1024 && c < 1024 ? this.dictionary.idOfPacked((a << 20) | (b << 10) | c) : this.dictionary.idOfText(String.fromCodePoint(a, b, c));
       a = b;
       b = c;
     }
-    ids.sort();
-    let unique = 0;
-    for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[unique++] = ids[i];
-    return ids.subarray(0, unique);
-  }
-
-  private idOf(key: number | string): number {
-    let id = this.dictionary.get(key);
-    if (id === undefined) {
-      id = this.dictionary.size;
-      this.dictionary.set(key, id);
-    }
-    return id;
+    return this.dictionary.sortedSet(ids);
   }
 
   /**
@@ -419,6 +407,103 @@ export class ClusterMemo {
 }
 
 /** A soul's last asked-about shards (ascending) and a side of them no other of them is similar to. */
+/**
+ * Trigrams to dense ids (0, 1, 2 … in order of first sight). Packed trigrams (three code points below 2^10, one
+ * number) live in an open-addressing table of two typed arrays, compact and without a Map entry each; any other
+ * key in a Map. A text's ids come out as an ascending set through a bitmap over the ids, cheaper than sorting them.
+ */
+class GramDictionary {
+  private keys = new Int32Array(1024).fill(EMPTY_KEY);
+  private values = new Int32Array(1024);
+  /** 32 minus log2 of the table's length: the hash's top bits pick the slot. */
+  private shift = 22;
+  private packedCount = 0;
+  private readonly texts = new Map<string, number>();
+  private bits = new Int32Array(64);
+
+  size(): number {
+    return this.packedCount + this.texts.size;
+  }
+
+  idOfPacked(key: number): number {
+    const mask = this.keys.length - 1;
+    for (let at = hashSlot(key, this.shift); ; at = (at + 1) & mask) {
+      const found = this.keys[at];
+      if (found === key) return this.values[at];
+      if (found === EMPTY_KEY) {
+        const id = this.size();
+        this.keys[at] = key;
+        this.values[at] = id;
+        if (++this.packedCount * 2 > this.keys.length) this.grow();
+        return id;
+      }
+    }
+  }
+
+  idOfText(key: string): number {
+    let id = this.texts.get(key);
+    if (id === undefined) {
+      id = this.size();
+      this.texts.set(key, id);
+    }
+    return id;
+  }
+
+  /** The distinct ids of `ids`, ascending, written over its start; a bitmap when their span is a few words per id, else a sort. */
+  sortedSet(ids: Int32Array): Int32Array {
+    let min = ids[0];
+    let max = ids[0];
+    for (let i = 1; i < ids.length; i++) {
+      if (ids[i] < min) min = ids[i];
+      else if (ids[i] > max) max = ids[i];
+    }
+    const first = min >> 5;
+    const last = max >> 5;
+    if (last - first > 16 * ids.length + 256) {
+      ids.sort();
+      let unique = 0;
+      for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[unique++] = ids[i];
+      return ids.subarray(0, unique);
+    }
+    if (this.bits.length <= last) this.bits = new Int32Array(Math.max(last + 1, 2 * this.bits.length));
+    const bits = this.bits;
+    for (let i = 0; i < ids.length; i++) bits[ids[i] >> 5] |= 1 << (ids[i] & 31);
+    let count = 0;
+    for (let word = first; word <= last; word++) {
+      let set = bits[word];
+      if (set === 0) continue;
+      bits[word] = 0;
+      while (set !== 0) {
+        const lowest = set & -set;
+        ids[count++] = (word << 5) | (31 - Math.clz32(lowest));
+        set ^= lowest;
+      }
+    }
+    return ids.subarray(0, count);
+  }
+
+  private grow(): void {
+    const { keys, values } = this;
+    this.keys = new Int32Array(keys.length * 2).fill(EMPTY_KEY);
+    this.values = new Int32Array(keys.length * 2);
+    this.shift--;
+    const mask = this.keys.length - 1;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] === EMPTY_KEY) continue;
+      let at = hashSlot(keys[i], this.shift);
+      while (this.keys[at] !== EMPTY_KEY) at = (at + 1) & mask;
+      this.keys[at] = keys[i];
+      this.values[at] = values[i];
+    }
+  }
+}
+
+/** Packed trigrams are below 2^30: never this. */
+const EMPTY_KEY = -1;
+
+/** Fibonacci hashing: the top bits of the key times 2^32 / φ (low bits would follow the last code point alone). */
+const hashSlot = (key: number, shift: number): number => Math.imul(key, 0x9e3779b1) >>> shift;
+
 type Separation = { members: readonly number[]; side: ReadonlySet<number> };
 
 /** What `to` adds to and removes from `from`, both ascending. */
