@@ -100,15 +100,21 @@ export class ClusterMemo {
     const partition = this.souls.get(soulId);
     if (separation === undefined || partition === undefined) return false;
     const { added, removed } = sortedDifference(separation.members, shardIds);
-    const side = new Set(separation.side);
-    for (const id of removed) side.delete(id);
+    // Called on every write past the gate, mostly with one shard added and none removed: nothing copied then.
+    let side = separation.side;
+    if (removed.length > 0) {
+      const kept = new Set(side);
+      for (const id of removed) kept.delete(id);
+      side = kept;
+    }
     if (side.size === 0 || side.size === shardIds.length) return false;
-    const missing = [...added, ...side].filter((id) => !this.shards.has(id));
+    const missing: number[] = [];
+    for (const id of added) if (!this.shards.has(id)) missing.push(id);
+    for (const id of side) if (!this.shards.has(id)) missing.push(id);
     if (missing.length > 0) this.cacheGrams(contents(missing));
-    const sideSlots = [...side].map((id) => this.shards.slot(id));
     for (const id of added) {
       const slot = this.shards.slot(id);
-      if (sideSlots.some((member) => this.similar(slot, member))) return false;
+      for (const member of side) if (this.similar(slot, this.shards.slot(member))) return false;
     }
     this.separations.set(soulId, { members: shardIds, side });
     this.keep(soulId, partition);
