@@ -412,7 +412,6 @@ export class ClusterMemo {
   }
 }
 
-/** A soul's last asked-about shards (ascending) and a side of them no other of them is similar to. */
 /**
  * Trigrams to dense ids (0, 1, 2 … in order of first sight). Packed trigrams (three code points below 2^10, one
  * number) live in an open-addressing table of two typed arrays, compact and without a Map entry each; any other
@@ -510,6 +509,7 @@ const EMPTY_KEY = -1;
 /** Fibonacci hashing: the top bits of the key times 2^32 / φ (low bits would follow the last code point alone). */
 const hashSlot = (key: number, shift: number): number => Math.imul(key, 0x9e3779b1) >>> shift;
 
+/** A soul's last asked-about shards (ascending) and a side of them no other of them is similar to. */
 type Separation = { members: readonly number[]; side: ReadonlySet<number> };
 
 /** What `to` adds to and removes from `from`, both ascending. */
