@@ -39,15 +39,13 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
   const soulIds = [...new Set(requireIds('soulIds', input.soulIds))];
   if (soulIds.length === 0) throw new ValidationError('soulIds', 'must name at least one soul');
   if (input.tags !== undefined && input.tags !== null && !Array.isArray(input.tags)) throw new ValidationError('tags', 'must be a list of strings');
-  const tagSet = new Set<string>();
   (input.tags ?? []).forEach((tag, i) => {
     if (typeof tag !== 'string') throw new ValidationError(`tags[${i}]`, 'must be a string');
     // Bounded as stored: lowercasing can lengthen a tag ("İ" becomes two characters).
     const stored = normalizeTag(tag);
     if (stored.length > settings.maxTagLength && [...stored].length > settings.maxTagLength) throw new ValidationError(`tags[${i}]`, `must be at most ${settings.maxTagLength} characters`);
-    if (stored !== '') tagSet.add(stored);
   });
-  const tags = [...tagSet];
+  const tags = normalizeTags(input.tags ?? []);
   if (tags.length > settings.maxTagsPerShard) throw new ValidationError('tags', `at most ${settings.maxTagsPerShard} tags per shard`);
   const createdAt = input.createdAt ?? now;
   if (!Number.isSafeInteger(createdAt) || createdAt < 0) throw new ValidationError('createdAt', 'must be a time in epoch milliseconds');
