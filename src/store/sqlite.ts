@@ -325,7 +325,8 @@ export class SqliteStore implements SoulsStore {
     if (this.inTransaction) return work();
     const waiting = performance.now();
     try {
-      this.db.exec(`BEGIN ${mode}`);
+      // Prepared once: exec would parse the statement again for every transaction.
+      this.stmt(`BEGIN ${mode}`).run();
     } catch (error) {
       throw this.busyCounted(error);
     }
@@ -337,11 +338,11 @@ export class SqliteStore implements SoulsStore {
     this.inTransaction = true;
     try {
       const result = work();
-      this.db.exec('COMMIT');
+      this.stmt('COMMIT').run();
       return result;
     } catch (error) {
       this.writeMemo = null;
-      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      if (this.db.isTransaction) this.stmt('ROLLBACK').run();
       throw asStorageFull(this.busyCounted(error), this.path);
     } finally {
       this.inTransaction = false;
