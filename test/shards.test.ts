@@ -153,10 +153,15 @@ describe('dropShard normalization', () => {
     await dropShard(db, 'a'.repeat(16), 'chat', [id]);
     await dropShard(db, `   ${'b'.repeat(16)}   `, 'chat', [id]);
     await dropShard(db, 'é'.repeat(8), 'chat', [id]);
+    // Three and four bytes a character: 15 and 16 bytes pass, 18 and 20 do not.
+    await dropShard(db, '€'.repeat(5), 'chat', [id]);
+    await dropShard(db, '𝄞'.repeat(4), 'chat', [id]);
     await rejects(dropShard(db, 'c'.repeat(17), 'chat', [id]), ValidationError, { field: 'content' });
     await rejects(dropShard(db, 'é'.repeat(9), 'chat', [id]), ValidationError, { field: 'content' });
+    await rejects(dropShard(db, '€'.repeat(6), 'chat', [id]), ValidationError, { field: 'content' });
+    await rejects(dropShard(db, '𝄞'.repeat(5), 'chat', [id]), ValidationError, { field: 'content' });
     await rejects(dropShard(db, 'x'.repeat(100_000), 'chat', [id]), ValidationError, { field: 'content' });
-    expect(await allShardCount(db)).toBe(3);
+    expect(await allShardCount(db)).toBe(5);
   });
 
   it('a tag is bounded by maxTagLength and a shard by maxTagsPerShard', async () => {

@@ -100,8 +100,9 @@ export function freeSlug(base: string, taken: (slug: string) => boolean): string
   for (let n = 2; ; n++) if (!taken(`${base}-${n}`)) return `${base}-${n}`;
 }
 
-export function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
+/** Whether the text's UTF-8 encoding is longer than `maxBytes`; counted only when it could be: a UTF-16 unit encodes to at most 3 bytes. */
+export function exceedsUtf8Bytes(text: string, maxBytes: number): boolean {
+  return text.length * 3 > maxBytes && Buffer.byteLength(text, 'utf8') > maxBytes;
 }
 
 /** Trimmed, control-free, non-empty text of at most `maxBytes` UTF-8 bytes. */
@@ -109,7 +110,7 @@ export function requireText(field: string, value: unknown, maxBytes: number): st
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');
   const text = cleanText(value).trim();
   if (text === '') throw new ValidationError(field, 'must not be empty');
-  if (utf8Bytes(text) > maxBytes) throw new ValidationError(field, `must be at most ${maxBytes} bytes`);
+  if (exceedsUtf8Bytes(text, maxBytes)) throw new ValidationError(field, `must be at most ${maxBytes} bytes`);
   return text;
 }
 
@@ -117,7 +118,7 @@ export function optionalText(field: string, value: unknown, maxBytes: number): s
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');
   const text = cleanText(value).trim();
-  if (utf8Bytes(text) > maxBytes) throw new ValidationError(field, `must be at most ${maxBytes} bytes`);
+  if (exceedsUtf8Bytes(text, maxBytes)) throw new ValidationError(field, `must be at most ${maxBytes} bytes`);
   return text;
 }
 
@@ -136,5 +137,9 @@ export function requireId(field: string, value: unknown): number {
 
 export function requireIds(field: string, value: unknown): number[] {
   if (!Array.isArray(value)) throw new ValidationError(field, 'must be a list of ids');
-  return value.map((v, i) => requireId(`${field}[${i}]`, v));
+  // The item's field name is built only for the error: this runs for every shard written.
+  return value.map((v, i) => {
+    const id = asRowId(v);
+    return typeof id === 'number' && Number.isSafeInteger(id) && id >= 1 ? id : requireId(`${field}[${i}]`, v);
+  });
 }

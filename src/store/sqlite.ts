@@ -325,8 +325,8 @@ export class SqliteStore implements SoulsStore {
     if (this.inTransaction) return work();
     const waiting = performance.now();
     try {
-      // Prepared once: exec would parse the statement again for every transaction.
-      this.stmt(`BEGIN ${mode}`).run();
+      // Prepared once, from constant strings: exec would parse the statement again for every transaction.
+      this.stmt(mode === 'IMMEDIATE' ? 'BEGIN IMMEDIATE' : 'BEGIN DEFERRED').run();
     } catch (error) {
       throw this.busyCounted(error);
     }
