@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// The `souls` program as `npm start` and the package's bin run it. Plain JavaScript on purpose: Node strips
-// TypeScript with a WebAssembly compiler that stays resident (about 20 MiB) once loaded, and its compile cache, which
-// keeps the stripped and compiled code on disk, must be on before the first .ts file is read for Node to skip it.
-// NODE_COMPILE_CACHE chooses another folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-import { enableCompileCache, flushCompileCache } from 'node:module';
-import { fileURLToPath } from 'node:url';
+// The `souls` program as `npm start` and the package's bin run it: Node's compile cache on (./compile-cache.js),
+// then the command line. `npm install` fills the cache (scripts/warm-compile-cache.js), so even a first start reads
+// no TypeScript uncompiled.
+import { flushCompileCache } from 'node:module';
+import { enableSoulsCompileCache } from './compile-cache.js';
 
-enableCompileCache(process.env.NODE_COMPILE_CACHE || fileURLToPath(new URL('../../node_modules/.cache/souls', import.meta.url)));
+enableSoulsCompileCache();
 const { main } = await import('./index.ts');
 // Written now rather than at exit: a first start stopped by SIGKILL (a container's) still leaves it warm.
 flushCompileCache();
