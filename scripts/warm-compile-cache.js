@@ -3,16 +3,17 @@
 // install never loads Node's TypeScript compiler (about 20 MiB it would keep). Worker entry points are left out:
 // loading one runs it. A failure here costs only that memory, so it is reported and the install goes on.
 import { readdirSync } from 'node:fs';
-import { flushCompileCache } from 'node:module';
+import { constants, flushCompileCache } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { enableSoulsCompileCache } from '../src/cli/compile-cache.js';
 
 const src = fileURLToPath(new URL('../src', import.meta.url));
 try {
-  const { directory } = enableSoulsCompileCache();
-  if (directory === undefined) {
-    console.log('Compile cache off (NODE_DISABLE_COMPILE_CACHE or an unwritable folder): nothing to warm.');
+  const { status, directory, message } = enableSoulsCompileCache();
+  // ALREADY_ENABLED: NODE_COMPILE_CACHE turned it on as Node started.
+  if (status !== constants.compileCacheStatus.ENABLED && status !== constants.compileCacheStatus.ALREADY_ENABLED) {
+    console.log(`Compile cache not warmed: ${message}.`);
   } else {
     const modules = readdirSync(src, { recursive: true }).filter((file) => file.endsWith('.ts') && !file.endsWith('-worker.ts'));
     for (const file of modules.sort()) await import(pathToFileURL(join(src, file)).href);

@@ -127,9 +127,11 @@ export function asRowId(value: unknown): unknown {
   return typeof value === 'string' && /^[1-9][0-9]{0,14}$/.test(value) ? Number(value) : value;
 }
 
+const isRowId = (id: unknown): id is number => typeof id === 'number' && Number.isSafeInteger(id) && id >= 1;
+
 export function requireId(field: string, value: unknown): number {
   const id = asRowId(value);
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) {
+  if (!isRowId(id)) {
     throw new ValidationError(field, `must be a positive row id, got ${JSON.stringify(value)}`);
   }
   return id;
@@ -140,6 +142,6 @@ export function requireIds(field: string, value: unknown): number[] {
   // The item's field name is built only for the error: this runs for every shard written.
   return value.map((v, i) => {
     const id = asRowId(v);
-    return typeof id === 'number' && Number.isSafeInteger(id) && id >= 1 ? id : requireId(`${field}[${i}]`, v);
+    return isRowId(id) ? id : requireId(`${field}[${i}]`, v);
   });
 }
