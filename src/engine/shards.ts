@@ -3,7 +3,7 @@ import { ValidationError } from './errors.ts';
 import type { Page, Shard, ShardStatus, SourceCount, TagCount } from './model.ts';
 import { shardStatuses } from './model.ts';
 import { decodeEmbedding, encodeEmbedding } from './provided.ts';
-import { cleanText, normalizeContent, normalizeTag, normalizeTags, requireIds, exceedsUtf8Bytes } from './normalize.ts';
+import { cleanText, exceedsUtf8Bytes, normalizeContent, normalizeTag, normalizeTags, requireIds } from './normalize.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import { yieldToEventLoop } from './slices.ts';
 import type { NewShard, ShardWrite } from '../store/store.ts';
