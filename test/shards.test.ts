@@ -164,6 +164,16 @@ describe('dropShard normalization', () => {
     expect(await allShardCount(db)).toBe(5);
   });
 
+  it('source, tags and soul names are bounded in code points, not UTF-16 units', async () => {
+    const { db } = fresh({ maxSourceLength: 4, maxTagLength: 3, maxNameLength: 3 });
+    const id = (await createSoul(db, { name: '𝄞𝄞𝄞', essence: 'Counted by code point.' })).id;
+    await rejects(createSoul(db, { name: '𝄞𝄞𝄞𝄞', essence: 'One too many.' }), ValidationError, { field: 'name' });
+    await dropShard(db, 'Four clefs', '𝄞𝄞𝄞𝄞', [id], { tags: ['𝄞𝄞𝄞'] });
+    await rejects(dropShard(db, 'Five clefs', '𝄞𝄞𝄞𝄞𝄞', [id]), ValidationError, { field: 'source' });
+    await rejects(dropShard(db, 'A long tag', 'chat', [id], { tags: ['𝄞𝄞𝄞𝄞'] }), ValidationError, { field: 'tags[0]' });
+    expect(await allShardCount(db)).toBe(1);
+  });
+
   it('a tag is bounded by maxTagLength and a shard by maxTagsPerShard', async () => {
     const { db } = fresh({ maxTagLength: 5, maxTagsPerShard: 3 });
     const id = await soul(db);

@@ -105,6 +105,11 @@ export function exceedsUtf8Bytes(text: string, maxBytes: number): boolean {
   return text.length * 3 > maxBytes && Buffer.byteLength(text, 'utf8') > maxBytes;
 }
 
+/** Whether the text has more than `max` code points; counted only when it could: it has at least as many UTF-16 units. */
+export function exceedsCodePoints(text: string, max: number): boolean {
+  return text.length > max && [...text].length > max;
+}
+
 /** Trimmed, control-free, non-empty text of at most `maxBytes` UTF-8 bytes. */
 export function requireText(field: string, value: unknown, maxBytes: number): string {
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');

@@ -3,7 +3,7 @@ import { ValidationError } from './errors.ts';
 import type { Page, Shard, ShardStatus, SourceCount, TagCount } from './model.ts';
 import { shardStatuses } from './model.ts';
 import { decodeEmbedding, encodeEmbedding } from './provided.ts';
-import { cleanText, exceedsUtf8Bytes, normalizeContent, normalizeTag, normalizeTags, requireIds } from './normalize.ts';
+import { cleanText, exceedsCodePoints, exceedsUtf8Bytes, normalizeContent, normalizeTag, normalizeTags, requireIds } from './normalize.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import { yieldToEventLoop } from './slices.ts';
 import type { NewShard, ShardWrite } from '../store/store.ts';
@@ -35,7 +35,7 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
   if (typeof input.source !== 'string') throw new ValidationError('source', 'must be a string');
   const source = cleanText(input.source).trim();
   if (source === '') throw new ValidationError('source', 'must not be empty');
-  if (source.length > settings.maxSourceLength && [...source].length > settings.maxSourceLength) throw new ValidationError('source', `must be at most ${settings.maxSourceLength} characters`);
+  if (exceedsCodePoints(source, settings.maxSourceLength)) throw new ValidationError('source', `must be at most ${settings.maxSourceLength} characters`);
   const soulIds = [...new Set(requireIds('soulIds', input.soulIds))];
   if (soulIds.length === 0) throw new ValidationError('soulIds', 'must name at least one soul');
   if (input.tags !== undefined && input.tags !== null && !Array.isArray(input.tags)) throw new ValidationError('tags', 'must be a list of strings');
@@ -43,7 +43,7 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
     if (typeof tag !== 'string') throw new ValidationError(`tags[${i}]`, 'must be a string');
     // Bounded as stored: lowercasing can lengthen a tag ("İ" becomes two characters).
     const stored = normalizeTag(tag);
-    if (stored.length > settings.maxTagLength && [...stored].length > settings.maxTagLength) throw new ValidationError(`tags[${i}]`, `must be at most ${settings.maxTagLength} characters`);
+    if (exceedsCodePoints(stored, settings.maxTagLength)) throw new ValidationError(`tags[${i}]`, `must be at most ${settings.maxTagLength} characters`);
   });
   const tags = normalizeTags(input.tags ?? []);
   if (tags.length > settings.maxTagsPerShard) throw new ValidationError('tags', `at most ${settings.maxTagsPerShard} tags per shard`);

@@ -1,6 +1,6 @@
 import { InvalidStateError, ValidationError } from './errors.ts';
 import type { Soul } from './model.ts';
-import { cleanText, MAX_SLUG_LENGTH, optionalText, requireText } from './normalize.ts';
+import { cleanText, exceedsCodePoints, MAX_SLUG_LENGTH, optionalText, requireText } from './normalize.ts';
 import type { SoulsDb } from './souls-db.ts';
 import { getCrystallization, type Crystallization } from './crystallization.ts';
 import { pendingShardCounts } from './shards.ts';
@@ -14,7 +14,7 @@ const slugPattern = /^[a-z0-9][a-z0-9_-]*$/;
 
 function validName(db: SoulsDb, field: string, value: unknown): string {
   const name = requireText(field, value, db.settings.maxNameLength * 4);
-  if ([...name].length > db.settings.maxNameLength) throw new ValidationError(field, `must be at most ${db.settings.maxNameLength} characters`);
+  if (exceedsCodePoints(name, db.settings.maxNameLength)) throw new ValidationError(field, `must be at most ${db.settings.maxNameLength} characters`);
   if (/[\r\n]/.test(name)) throw new ValidationError(field, 'must be one line');
   return name;
 }
