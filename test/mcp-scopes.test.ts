@@ -94,10 +94,14 @@ describe('the read rule on tool results and errors', { timeout: 30_000 }, () => 
     const refiner = await httpClient(mcpUrl, 'refine-only');
     const added = await call(refiner, 'trait_change', { action: 'add', soulId: ids.Sela, principle: 'Walk the northern ridge at dawn.', provenance: 'Scope test.' });
     expect(added.isError).toBe(false);
-    expect(added.data).toEqual({ trait: { id: expect.any(Number) }, soul: { id: ids.Sela }, cited: [] });
+    expect(Object.keys(added.data.trait)).toEqual(['id']);
+    expect(added.data.soul).toEqual({ id: added.data.soul.id });
+    expect(String(added.data.soul.id)).toBe(String(ids.Sela));
     expect(mentionsAName(added.text)).toEqual([]);
+    expect(added.text).not.toContain('active');
     const attuned = await call(refiner, 'soul_attune', { soulId: ids.Mira });
-    expect(attuned.data).toEqual({ attuned: { id: ids.Mira } });
+    expect(Object.keys(attuned.data)).toEqual(['attuned']);
+    expect(Object.keys(attuned.data.attuned)).toEqual(['id']);
     // The output schema listed for this token says the same, so clients that check it accept the answers.
     const listed = (await refiner.listTools()).tools.find((t) => t.name === 'trait_change')!;
     expect(Object.keys((listed.outputSchema!.properties as Record<string, { properties?: object }>).soul.properties!)).toEqual(['id']);
@@ -112,12 +116,14 @@ describe('the read rule on tool results and errors', { timeout: 30_000 }, () => 
         { content: 'Sela refused to pass on a rumour about the bridge.', source: 'review', soulIds: [ids.Sela] },
       ],
     });
-    expect(dropped.data.readySouls).toEqual([{ id: ids.Sela }]);
+    expect(dropped.data.readySouls.map((soul: object) => Object.keys(soul))).toEqual([['id']]);
+    expect(String(dropped.data.readySouls[0].id)).toBe(String(ids.Sela));
     expect(mentionsAName(dropped.text)).toEqual([]);
     const admin = await httpClient(mcpUrl, 'admin-only');
     const updated = await call(admin, 'soul_manage', { action: 'update', soulId: ids.Mira, description: 'Keeper of the stores.' });
     expect(updated.isError).toBe(false);
-    expect(updated.data).toEqual({ soul: { id: ids.Mira } });
+    expect(Object.keys(updated.data)).toEqual(['soul']);
+    expect(Object.keys(updated.data.soul)).toEqual(['id']);
     expect(mentionsAName(updated.text)).toEqual([]);
   });
 });
@@ -172,7 +178,7 @@ describe('listen streams', { timeout: 30_000 }, () => {
   });
 });
 
-describe('stdio: souls mcp --scopes without read', { timeout: 30_000 }, () => {
+describe('stdio: souls mcp --scopes without read', { timeout: 60_000 }, () => {
   it('lets the session follow no soul, in either protocol era', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'souls-mcp-scopes-'));
     try {
@@ -228,6 +234,14 @@ describe('what one /mcp request may cost', { timeout: 30_000 }, () => {
     expect(refused.status).toBe(400);
     expect(refused.json).toMatchObject({ id: 1, error: { code: -32600, data: { limit: 1000, setting: 'maxListItems' } } });
     expect(refused.json.error.message).toContain('an object in the body has 5001 keys; at most 1000 are allowed (maxListItems)');
+  });
+
+  it('refuses a body nested deeper than maxNesting before anything parses it again', async () => {
+    const { mcpUrl } = await seeded();
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"soul_read","arguments":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`;
+    const refused = await post(mcpUrl, 'reader', deep);
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({ id: 1, error: { code: -32600, data: { limit: 100, setting: 'maxNesting' } } });
   });
 });
 

@@ -37,9 +37,9 @@ export function messageCost(message: Message): number {
 }
 
 /**
- * Objects with many keys are what the SDK's validation is slow on (a 12 MB `arguments` object of 730,000 keys held the
- * event loop for 28 s, an array of 8 million numbers for 1 s), and deep nesting is what overflows its recursion; both
- * are bounded here in one pass that stops at the first excess.
+ * Objects with many keys are what the SDK's validation is slow on (an 11.7 MB `arguments` object of 987,500 keys held
+ * the event loop for 28 s, an array of 8 million numbers for 1 s); nesting is bounded too, as the body is serialized
+ * again, recursively, for the SDK. Both in one pass that stops at the first excess.
  */
 function shapeRefusal(body: unknown, limits: McpLimits): McpRefusal | null {
   const stack: [unknown, number][] = [[body, 1]];

@@ -112,12 +112,12 @@ function refuseUnlisted(mcp: McpServer, caller: Caller, allowed: ReadonlySet<str
 }
 
 /** A resource read's failure as the protocol says it: not found (with the URI), or a masked internal error. */
-async function answering<T>(uri: URL, read: () => Promise<T>): Promise<T> {
+async function answering<T>(read: () => Promise<T>, uri?: URL): Promise<T> {
   try {
     return await read();
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
-    if (error instanceof NotFoundError) throw notFound(uri);
+    if (error instanceof NotFoundError && uri) throw notFound(uri);
     reportUnexpected(error);
     throw new ProtocolError(ProtocolErrorCode.InternalError, 'internal error: the resource could not be read. Try again; if it persists, report it to the operator');
   }
@@ -127,7 +127,7 @@ const notFound = (uri: URL) => new ResourceNotFoundError(uri.href, `there is no 
 
 function registerResources(mcp: McpServer, db: SoulsDb): void {
   const list = async () =>
-    answering(new URL('souls://list'), async () => ({
+    answering(async () => ({
       resources: (await listSouls(db)).flatMap((s) => [
         { uri: soulUri(s.id), name: `${s.name}: soul`, mimeType: 'text/markdown' },
         { uri: evidenceUri(s.id), name: `${s.name}: evidence`, mimeType: 'text/markdown' },
@@ -145,14 +145,14 @@ function registerResources(mcp: McpServer, db: SoulsDb): void {
     new ResourceTemplate('souls://{soulId}/soul.md', { list }),
     { title: 'A soul\'s rendered block', description: 'The identity block with every trait and its provenance, as markdown', mimeType: 'text/markdown' },
     async (uri, variables) =>
-      answering(uri, async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await renderSoul(db, await soulIdOf(uri, variables.soulId), { includeProvenance: true }) }] })),
+      answering(async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await renderSoul(db, await soulIdOf(uri, variables.soulId), { includeProvenance: true }) }] }), uri),
   );
   mcp.registerResource(
     'evidence',
     new ResourceTemplate('souls://{soulId}/evidence.md', { list: undefined }),
     { title: 'A soul\'s evidence report', description: 'The whole evidence report over the soul\'s pending shards, as markdown', mimeType: 'text/markdown' },
     async (uri, variables) =>
-      answering(uri, async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: (await formatEvidence(db, await soulIdOf(uri, variables.soulId))).markdown }] })),
+      answering(async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: (await formatEvidence(db, await soulIdOf(uri, variables.soulId))).markdown }] }), uri),
   );
 }
 
