@@ -102,6 +102,10 @@ describe('the read rule on tool results and errors', { timeout: 30_000 }, () => 
     const attuned = await call(refiner, 'soul_attune', { soulId: ids.Mira });
     expect(Object.keys(attuned.data)).toEqual(['attuned']);
     expect(Object.keys(attuned.data.attuned)).toEqual(['id']);
+    const rolledBack = await call(refiner, 'levelup_revert', { soulId: ids.Mira });
+    expect(rolledBack.isError).toBe(false);
+    expect(Object.keys(rolledBack.data.soul)).toEqual(['id']);
+    expect(mentionsAName(rolledBack.text)).toEqual([]);
     // The output schema listed for this token says the same, so clients that check it accept the answers.
     const listed = (await refiner.listTools()).tools.find((t) => t.name === 'trait_change')!;
     expect(Object.keys((listed.outputSchema!.properties as Record<string, { properties?: object }>).soul.properties!)).toEqual(['id']);
