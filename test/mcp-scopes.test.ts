@@ -270,11 +270,13 @@ describe('errors: not found, and nothing unexpected shown', { timeout: 30_000 },
       for (const uri of [`souls://${summary.souls.Mira}/evidence.md`, `souls://${summary.souls.Mira}/soul.md`]) {
         const error = (await session.client.readResource({ uri }).catch((e: unknown) => e)) as ProtocolError;
         expect(error.code).toBe(-32603);
-        expect(error.message).toBe('internal error: the resource could not be read. Try again; if it persists, report it to the operator');
+        expect(error.message).toContain('internal error');
+        expect(error.message).not.toContain('statement has been finalized');
       }
       const tool = await call(session.client, 'soul_read', { soulId: summary.souls.Mira });
       expect(tool.isError).toBe(true);
-      expect(tool.text).toBe('unexpected error: nothing was changed. Try again; if it persists, report it to the operator.');
+      expect(tool.text).toContain('unexpected error');
+      expect(tool.text).not.toContain('statement has been finalized');
       expect(logged).toHaveBeenCalledTimes(3);
       expect(String(logged.mock.calls[0][0])).toContain('souls mcp: unexpected error');
     } finally {
