@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError } from 'graphql';
+import { mayReadSouls } from '../src/server/auth.ts';
 import type { Context } from '../src/server/context.ts';
 
 export const builder = new SchemaBuilder<{
@@ -19,7 +20,7 @@ export const builder = new SchemaBuilder<{
   scopeAuth: {
     authorizeOnSubscribe: true,
     authScopes: (context) => ({
-      read: context.caller.scopes.has('read'),
+      read: mayReadSouls(context.caller),
       observe: context.caller.scopes.has('observe'),
       refine: context.caller.scopes.has('refine'),
       admin: context.caller.scopes.has('admin'),

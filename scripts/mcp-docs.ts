@@ -71,6 +71,9 @@ export async function renderToolDocs(): Promise<string> {
       ...tools.map((t) => `| [\`${t.name}\`](#${t.name}) | ${t.title} | ${scopeOf.get(t.name)} | ${t.annotations?.readOnlyHint ? 'yes' : 'no'} | ${t.annotations?.destructiveHint ? 'yes' : 'no'} | ${t.annotations?.idempotentHint ? 'yes' : 'no'} |`),
       '',
       'Every tool has `openWorldHint: false`: it works on this database only.',
+      '',
+      'A token without `read` gets, as on the GraphQL API, only the ids of the souls, traits and level events in a result (the output schema listed for it ' +
+        'says so), no dry run (`dryRun` shows the rendered block), and trait ids without principles in a level-up plan error. The schemas below are what a token with `read` gets.',
     ];
     for (const t of tools) {
       lines.push('', `## ${t.name}`, '', `**${t.title}** — scope \`${scopeOf.get(t.name)}\``, '', t.description ?? '', '', '### Input', '', parameterTable(t.inputSchema as JsonSchema));

@@ -2,12 +2,13 @@
 // the same Origin/Host policy and body limit (applied by the server before this runs). Each request gets a server instance
 // for its caller; resource updates reach 2026-era clients on their subscriptions/listen streams.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, InMemoryServerEventBus, type AuthInfo, type McpHttpHandler, type ServerEvent, type ServerEventBus } from '@modelcontextprotocol/server';
+import { createMcpHandler, InMemoryServerEventBus, isJsonContentType, type AuthInfo, type McpHttpHandler, type ServerEvent, type ServerEventBus } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
 import { bearerChallenge, scopes as knownScopes, type Caller, type Scope } from '../server/auth.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import { findRefinerBySlug, isRefiner } from './refiner.ts';
+import { listenFilterRefusal, requestRefusal, type McpLimits, type McpRefusal } from './requests.ts';
 import { createSoulsMcpServer, evidenceUri, followSoulChanges, soulUri } from './server.ts';
 import { loadSkillSet, type SkillSet } from './skills.ts';
 
@@ -17,6 +18,7 @@ export type McpEndpointOptions = {
   /** The caller a credential names (the same function GraphQL uses), or null. */
   callerOf: (authorization: unknown) => Caller | null;
   maxBodyBytes: number;
+  limits: McpLimits;
   version?: string;
 };
 
@@ -26,6 +28,26 @@ export type McpEndpoint = {
   serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
   close(): Promise<void>;
 };
+
+/** The body of a POST, read once up to the limit (the server has already refused a longer declared length), or null when longer. */
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    received += chunk.byteLength;
+    if (received > maxBytes) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function answer(res: ServerResponse, id: unknown, { status, code, message, data }: McpRefusal): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code, message, ...(data ? { data } : {}) } }));
+}
+
+const isListen = (body: unknown): body is { id?: unknown; method: string; params?: unknown } =>
+  body !== null && typeof body === 'object' && !Array.isArray(body) && (body as { method?: unknown }).method === 'subscriptions/listen';
 
 const callerOfAuth = (auth: AuthInfo | undefined): Caller =>
   auth ? { name: auth.clientId, scopes: new Set(auth.scopes.filter((s): s is Scope => (knownScopes as readonly string[]).includes(s))) } : { name: 'nobody', scopes: new Set() };
@@ -81,6 +103,51 @@ export function createMcpEndpoint(options: McpEndpointOptions): Omit<McpEndpoint
     { maxRequestBodySize: options.maxBodyBytes, onerror: () => undefined, bus },
   );
   const node = toNodeHandler(handler, { maxRequestBodySize: options.maxBodyBytes });
+  const { limits } = options;
+  /** Open listen streams by token name. */
+  const listening = new Map<string, number>();
+
+  /** Parses a JSON POST once, refuses what the limits do not allow, and hands the parsed body on (or null when answered). */
+  const screened = async (req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<{ body?: unknown } | null> => {
+    if (req.method !== 'POST' || !isJsonContentType(req.headers['content-type'] ?? null)) return {};
+    const text = await readBody(req, options.maxBodyBytes);
+    if (text === null) {
+      answer(res, null, { status: 413, code: -32000, message: `Payload Too Large: Request body must not exceed ${options.maxBodyBytes} bytes` });
+      return null;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      answer(res, null, { status: 400, code: -32700, message: 'Parse error: the request body is not valid JSON' });
+      return null;
+    }
+    const id = (body as { id?: unknown } | null)?.id;
+    const refusal = requestRefusal(body, limits) ?? (isListen(body) ? listenFilterRefusal(body, limits) : null);
+    if (refusal) {
+      answer(res, id, refusal);
+      return null;
+    }
+    if (isListen(body)) {
+      const open = listening.get(caller.name) ?? 0;
+      if (open >= limits.maxListenStreamsPerToken) {
+        answer(res, id, {
+          status: 200,
+          code: -32603,
+          message: `Subscription limit reached: the token "${caller.name}" has ${open} open subscriptions/listen streams, the most one token may hold (maxListenStreamsPerToken); close one first`,
+          data: { limit: limits.maxListenStreamsPerToken, setting: 'maxListenStreamsPerToken' },
+        });
+        return null;
+      }
+      listening.set(caller.name, open + 1);
+      res.once('close', () => {
+        const left = (listening.get(caller.name) ?? 1) - 1;
+        if (left > 0) listening.set(caller.name, left);
+        else listening.delete(caller.name);
+      });
+    }
+    return { body };
+  };
 
   return {
     serve: async (req, res) => {
@@ -94,7 +161,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): Omit<McpEndpoint
       }
       // The SDK takes validated credentials from req.auth; the token itself is never passed on.
       (req as IncomingMessage & { auth?: AuthInfo }).auth = { token: '', clientId: caller.name, scopes: [...caller.scopes] };
-      await node(req as IncomingMessage & { auth?: AuthInfo }, res);
+      const passed = await screened(req, res, caller);
+      if (passed) await node(req as IncomingMessage & { auth?: AuthInfo }, res, passed.body);
     },
     close: async () => {
       bus.stop();

@@ -1,6 +1,7 @@
 // Level-up tools: apply (or dry-run) a plan that consolidates, promotes and carries every active trait; roll the latest one back.
 import { z } from 'zod';
 import { levelUp, LevelUpPlanError, listTraits, previewLevelUp, revertLevelUp, type LevelUpPlan, type Soul } from '../engine/index.ts';
+import { mayReadSouls } from '../server/auth.ts';
 import { announceReady, annotations, defineTool, levelChanged, soulChanged, type ToolContext } from './context.ts';
 import { recordOutcome } from './refiner.ts';
 import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
@@ -11,18 +12,20 @@ const warning = z.object({ kind: z.string(), message: z.string(), traitIds: z.ar
 
 /** The plan error as a model can fix it: every missing trait with its principle, every duplicate and unknown id, every bad text. */
 async function planRefusal(ctx: ToolContext, soul: Soul, error: LevelUpPlanError): Promise<ToolRefusal> {
-  const active = await listTraits(ctx.db, soul.id, { status: 'active' });
+  // Without read the refusal names ids only, as GraphQL's LevelUpPlanError does.
+  const readable = mayReadSouls(ctx.caller);
+  const active = readable ? await listTraits(ctx.db, soul.id, { status: 'active' }) : [];
   const principle = new Map(active.map((t) => [t.id, clip(t.principle, 160).text]));
   const parts: string[] = [];
   if (error.missing.length > 0) {
-    parts.push(`the plan leaves out active traits ${error.missing.map((i) => `#${i} "${principle.get(i)}"`).join('; ')}: list each of them once, under consolidations[].sourceTraitIds, promotedTraitIds or carriedTraitIds`);
+    parts.push(`the plan leaves out active traits ${error.missing.map((i) => (readable ? `#${i} "${principle.get(i)}"` : `#${i}`)).join('; ')}: list each of them once, under consolidations[].sourceTraitIds, promotedTraitIds or carriedTraitIds`);
   }
   if (error.duplicated.length > 0) parts.push(`traits listed more than once: ${error.duplicated.join(', ')} (each active trait goes in exactly one place)`);
   if (error.notActive.length > 0) {
-    parts.push(`not active traits of soul ${soul.id}: ${error.notActive.join(', ')}; its active traits are ${active.map((t) => t.id).join(', ') || 'none'}`);
+    parts.push(`not active traits of soul ${soul.id}: ${error.notActive.join(', ')}${readable ? `; its active traits are ${active.map((t) => t.id).join(', ') || 'none'}` : ''}`);
   }
   for (const p of error.problems) parts.push(`${p.field}: ${p.message}`);
-  return new ToolRefusal('plan', parts.join('. '), 'Fix the plan and call levelup again (dryRun true to check it without writing)');
+  return new ToolRefusal('plan', parts.join('. '), `Fix the plan and call levelup again${readable ? ' (dryRun true to check it without writing)' : ''}`);
 }
 
 export const levelup = defineTool({

@@ -62,6 +62,11 @@ const defaultNotFound: Record<string, string> = {
   Shard: 'call shard_search to find shard ids',
 };
 
+/** An error no caller should see (a bug, a broken database): logged on stderr, which stdio keeps free of the protocol. */
+export function reportUnexpected(error: unknown): void {
+  console.error('souls mcp: unexpected error:', error);
+}
+
 /** The text of an `isError` result: "field: message. hint". Never a stack trace. */
 export function toolError(error: unknown, hints: ErrorHints = {}): CallToolResult {
   const text = describeForModel(error, hints);
@@ -81,7 +86,8 @@ function describeForModel(error: unknown, hints: ErrorHints): string {
   if (error instanceof InvalidStateError) return join(`${error.message}.`, hints.invalidState ? `${hints.invalidState}.` : '');
   if (error instanceof StorageError) return `the database cannot be written (${error.code}); nothing was changed.`;
   if (error instanceof SoulsError) return `${error.message}.`;
-  // Unexpected errors stay masked, as on the GraphQL API.
+  // Unexpected errors stay masked, as on the GraphQL API; the operator's log has them.
+  reportUnexpected(error);
   return 'unexpected error: nothing was changed. Try again; if it persists, report it to the operator.';
 }
 

@@ -1,13 +1,14 @@
 // The Souls MCP server: the tools a caller's scopes allow, the soul resources, and the skills (as prompts and as the skills extension).
-import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
-import { formatEvidence, getSoul, listSouls, renderSoul, type SoulsDb } from '../engine/index.ts';
-import type { Caller } from '../server/auth.ts';
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
+import { formatEvidence, getSoul, listSouls, NotFoundError, renderSoul, type SoulsDb } from '../engine/index.ts';
+import { mayReadSouls, type Caller } from '../server/auth.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import type { ToolContext, ToolDefinition } from './context.ts';
 import { soulEvidence } from './evidence.ts';
 import { levelup, levelupRevert } from './levels.ts';
 import { collectRegrets } from './refiner.ts';
-import { toolError, ToolRefusal } from './results.ts';
+import { idsOnlyResult, idsOnlySchema } from './read-scope.ts';
+import { reportUnexpected, toolError, ToolRefusal } from './results.ts';
 import { shardObserve, shardSearch } from './shards.ts';
 import { attachSkills, type SkillSet } from './skills.ts';
 import { soulAttune, soulManage, soulRead } from './souls.ts';
@@ -42,28 +43,41 @@ const WRITE_SCOPES = new Set(['observe', 'refine', 'admin']);
 
 export function createSoulsMcpServer(options: SoulsMcpOptions): McpServer {
   const { db, pubsub, caller } = options;
+  const readable = mayReadSouls(caller);
   const mcp = new McpServer(
     { name: SERVER_NAME, title: 'Souls', version: options.version ?? '0.1.0' },
     {
       instructions:
         'Souls evolves the identity of agents and characters from evidence. Start with soul_read (the roster, most ready first), read soul_evidence ' +
         'for a ready soul, change traits with trait_change or level it up with levelup (dryRun first), then soul_attune. The prompts are step-by-step skills.',
-      capabilities: { resources: { subscribe: true, listChanged: false } },
+      // Without read there is nothing to list or follow: a listen stream's resource filter is then honoured as empty.
+      capabilities: readable ? { resources: { subscribe: true, listChanged: false } } : {},
     },
   );
   const ctx: ToolContext = { db, caller, pubsub, refinerId: options.refinerId ?? null };
   const allowed = tools.filter((t) => caller.scopes.has(t.scope));
   for (const tool of allowed) {
-    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations }, async (args: unknown) => {
-      const result = await tool.run(args as never, ctx);
-      if (!result.isError && WRITE_SCOPES.has(tool.scope)) await collectRegrets(db, pubsub);
-      return result;
+    const outputSchema = readable ? tool.output : idsOnlySchema(tool.output);
+    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema, annotations: tool.annotations }, async (args: unknown) => {
+      try {
+        if (!readable && (args as { dryRun?: unknown }).dryRun === true) {
+          throw new ToolRefusal('dryRun', 'shows the rendered block, which needs the "read" scope', 'Leave dryRun out, or ask the operator for a token with the "read" scope');
+        }
+        const result = await tool.run(args as never, ctx);
+        if (!result.isError && WRITE_SCOPES.has(tool.scope)) await collectRegrets(db, pubsub).catch(reportUnexpected);
+        return readable ? result : idsOnlyResult(result);
+      } catch (error) {
+        // The SDK would answer a thrown error with its message.
+        return toolError(error);
+      }
     });
   }
   refuseUnlisted(mcp, caller, new Set(allowed.map((t) => t.name)));
-  if (caller.scopes.has('read')) registerResources(mcp, db);
-  if (options.skills && caller.scopes.has('read')) attachSkills(mcp, options.skills);
-  wireUpdates(mcp, pubsub, options.updates ?? 'subscribed');
+  if (readable) {
+    registerResources(mcp, db);
+    if (options.skills) attachSkills(mcp, options.skills);
+    wireUpdates(mcp, pubsub, options.updates ?? 'subscribed');
+  }
   return mcp;
 }
 
@@ -97,30 +111,48 @@ function refuseUnlisted(mcp: McpServer, caller: Caller, allowed: ReadonlySet<str
   });
 }
 
+/** A resource read's failure as the protocol says it: not found (with the URI), or a masked internal error. */
+async function answering<T>(read: () => Promise<T>, uri?: URL): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    if (error instanceof NotFoundError && uri) throw notFound(uri);
+    reportUnexpected(error);
+    throw new ProtocolError(ProtocolErrorCode.InternalError, 'internal error: the resource could not be read. Try again; if it persists, report it to the operator');
+  }
+}
+
+const notFound = (uri: URL) => new ResourceNotFoundError(uri.href, `there is no resource ${uri.href}: list the resources, or call soul_read, to find soul ids`);
+
 function registerResources(mcp: McpServer, db: SoulsDb): void {
-  const list = async () => ({
-    resources: (await listSouls(db)).flatMap((s) => [
-      { uri: soulUri(s.id), name: `${s.name}: soul`, mimeType: 'text/markdown' },
-      { uri: evidenceUri(s.id), name: `${s.name}: evidence`, mimeType: 'text/markdown' },
-    ]),
-  });
-  const soulIdOf = async (value: string | string[] | undefined) => {
-    const id = Number(Array.isArray(value) ? value[0] : value);
-    const soul = Number.isSafeInteger(id) && id > 0 ? await getSoul(db, id) : null;
-    if (!soul) throw new Error(`there is no soul ${String(value)}: list the resources, or call soul_read, to find soul ids`);
+  const list = async () =>
+    answering(async () => ({
+      resources: (await listSouls(db)).flatMap((s) => [
+        { uri: soulUri(s.id), name: `${s.name}: soul`, mimeType: 'text/markdown' },
+        { uri: evidenceUri(s.id), name: `${s.name}: evidence`, mimeType: 'text/markdown' },
+      ]),
+    }));
+  const soulIdOf = async (uri: URL, value: string | string[] | undefined) => {
+    const raw = Array.isArray(value) ? value[0] : value;
+    const id = raw !== undefined && /^[1-9][0-9]{0,15}$/.test(raw) ? Number(raw) : NaN;
+    const soul = Number.isSafeInteger(id) ? await getSoul(db, id) : null;
+    if (!soul) throw notFound(uri);
     return soul.id;
   };
   mcp.registerResource(
     'soul',
     new ResourceTemplate('souls://{soulId}/soul.md', { list }),
     { title: 'A soul\'s rendered block', description: 'The identity block with every trait and its provenance, as markdown', mimeType: 'text/markdown' },
-    async (uri, variables) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await renderSoul(db, await soulIdOf(variables.soulId), { includeProvenance: true }) }] }),
+    async (uri, variables) =>
+      answering(async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: await renderSoul(db, await soulIdOf(uri, variables.soulId), { includeProvenance: true }) }] }), uri),
   );
   mcp.registerResource(
     'evidence',
     new ResourceTemplate('souls://{soulId}/evidence.md', { list: undefined }),
     { title: 'A soul\'s evidence report', description: 'The whole evidence report over the soul\'s pending shards, as markdown', mimeType: 'text/markdown' },
-    async (uri, variables) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: (await formatEvidence(db, await soulIdOf(variables.soulId))).markdown }] }),
+    async (uri, variables) =>
+      answering(async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: (await formatEvidence(db, await soulIdOf(uri, variables.soulId))).markdown }] }), uri),
   );
 }
 

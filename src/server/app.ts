@@ -415,7 +415,7 @@ export function buildApp(options: AppOptions): App {
     });
   };
 
-  const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes });
+  const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes, limits });
   const server = createServer((req, res) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (release && !isProbe(req.url)) release.activity();

@@ -11,6 +11,14 @@ export type TokenEntry = { name: string; token: string; scopes: Scope[] };
 /** Who is calling: a named token's scopes, or everyone's when the server runs without tokens. */
 export type Caller = { name: string; scopes: ReadonlySet<Scope> };
 
+/**
+ * The object-level read rule of both APIs: what a soul is made of (its name and texts, its traits, shards, level
+ * events, evidence, and when it changes) is shown only to a caller with `read`; without it a write answers ids only.
+ */
+export function mayReadSouls(caller: Caller): boolean {
+  return caller.scopes.has('read');
+}
+
 /** The caller of a server without tokens: loopback only, every scope. */
 export const localCaller: Caller = { name: 'local', scopes: new Set(scopes) };
 

@@ -17,6 +17,10 @@ export type Limits = {
   maxSubscriptionsPerConnection: number;
   /** Live subscriptions on the server, graphql-ws and SSE together. */
   maxSubscriptions: number;
+  /** Open MCP subscriptions/listen streams of one token. */
+  maxListenStreamsPerToken: number;
+  /** Resource URIs one MCP listen stream may follow. */
+  maxListenUris: number;
 };
 
 export const defaultLimits: Limits = {
@@ -37,6 +41,9 @@ export const defaultLimits: Limits = {
   maxSubscriptionCost: 2500,
   maxSubscriptionsPerConnection: 100,
   maxSubscriptions: 2000,
+  maxListenStreamsPerToken: 16,
+  // Both resources of 128 souls.
+  maxListenUris: 256,
 };
 
 export const limitNames = Object.keys(defaultLimits) as (keyof Limits)[];
