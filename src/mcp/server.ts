@@ -12,14 +12,15 @@ import { shardObserve, shardSearch } from './shards.ts';
 import { attachSkills, type SkillSet } from './skills.ts';
 import { soulAttune, soulManage, soulRead } from './souls.ts';
 import { traitChange } from './traits.ts';
+import { wireSchema } from './wire.ts';
+import { evidenceUri, soulUri } from './schemas.ts';
 
 export const SERVER_NAME = 'souls';
 
 /** Every tool, in the order they are listed: reads first, then the verbs by scope. */
 export const tools = [soulRead, shardSearch, soulEvidence, shardObserve, traitChange, levelup, levelupRevert, soulAttune, soulManage] as readonly ToolDefinition[];
 
-export const soulUri = (soulId: number) => `souls://${soulId}/soul.md`;
-export const evidenceUri = (soulId: number) => `souls://${soulId}/evidence.md`;
+export { evidenceUri, soulUri };
 
 export type SoulsMcpOptions = {
   db: SoulsDb;
@@ -54,7 +55,8 @@ export function createSoulsMcpServer(options: SoulsMcpOptions): McpServer {
   const ctx: ToolContext = { db, caller, pubsub, refinerId: options.refinerId ?? null };
   const allowed = tools.filter((t) => caller.scopes.has(t.scope));
   for (const tool of allowed) {
-    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations }, async (args: unknown) => {
+    const schemas = { inputSchema: wireSchema(tool.input, 'input', tool.name), outputSchema: wireSchema(tool.output, 'output', tool.name) };
+    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, ...schemas, annotations: tool.annotations }, async (args: unknown) => {
       const result = await tool.run(args as never, ctx);
       if (!result.isError && WRITE_SCOPES.has(tool.scope)) await collectRegrets(db, pubsub);
       return result;
