@@ -38,7 +38,7 @@ const OUTPUT_DEPTH = 2;
  * open to fields added later (no `additionalProperties`), no descriptions (the tool's says what comes back).
  * zod still checks each result whole on the server before it is sent.
  */
-export function compactJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+export function compactJsonSchema(schema: z.ZodType, io: 'input' | 'output', { outlined = true }: { outlined?: boolean } = {}): Json {
   const json = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io,
@@ -56,7 +56,7 @@ export function compactJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Js
     },
   }) as Json;
   delete json.$schema;
-  return io === 'output' ? outline(json, 0) : json;
+  return io === 'output' && outlined ? outline(json, 0) : json;
 }
 
 function outline(node: Json, depth: number): Json {
