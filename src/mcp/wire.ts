@@ -103,9 +103,10 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue, toolName: strin
 
 function messageOf(issue: z.core.$ZodIssue): string {
   const got = 'input' in issue && issue.input !== undefined ? ` (got ${preview(issue.input)})` : '';
+  if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && issue.input === undefined) return 'is required';
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined ? 'is required' : `must be ${article(issue.expected)}${got}`;
+      return `must be ${article(issue.expected)}${got}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${got}`;
     case 'too_big':
