@@ -74,11 +74,16 @@ function outline(node: Json, depth: number): Json {
   return out;
 }
 
-/** Every problem with the arguments, field first, then what to do about it. */
+const MAX_PROBLEMS = 5;
+
+/** The problems with the arguments, field first, then what to do about them. */
 export function describeRefusal(schema: z.ZodType, issues: readonly z.core.$ZodIssue[], toolName: string): string {
-  const problems = issues.flatMap((issue) => describeIssue(schema, issue, toolName));
+  const all = issues.flatMap((issue) => describeIssue(schema, issue, toolName));
+  // A list of a hundred bad ids makes the point with its first few.
+  const problems = all.slice(0, MAX_PROBLEMS);
+  const more = all.length > problems.length ? `; and ${all.length - problems.length} more` : '';
   const hints = [...new Set(problems.map((p) => p.hint).filter((h): h is string => h !== null))];
-  return [problems.map((p) => `${p.field}: ${p.message}`).join('; ') + '.', ...hints.map((h) => `${h}.`)].join(' ');
+  return [problems.map((p) => `${p.field}: ${p.message}`).join('; ') + more + '.', ...hints.map((h) => `${h}.`)].join(' ');
 }
 
 function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue, toolName: string): Problem[] {
@@ -133,24 +138,22 @@ export function fieldName(path: readonly (string | number)[]): string {
   return path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
 }
 
-/** The schema at a path, through optional, default and transform wrappers. */
-function schemaAt(root: z.ZodType, path: readonly (string | number)[]): z.ZodType | null {
-  let node: z.ZodType | null = root;
-  for (const part of [...path, null]) {
+/** The object schema at a path, through optional, default and transform wrappers: the keys an unknown one is refused against. */
+function objectAt(root: z.ZodType, path: readonly (string | number)[]): z.ZodObject | null {
+  const unwrap = (schema: z.ZodType): z.ZodType => {
+    let node = schema;
     for (;;) {
       if (node instanceof z.ZodOptional || node instanceof z.ZodNullable || node instanceof z.ZodDefault) node = node.unwrap() as z.ZodType;
       else if (node instanceof z.ZodPipe) node = node.in as z.ZodType;
-      else break;
+      else return node;
     }
-    if (part === null || node === null) return node;
-    if (typeof part === 'number') node = node instanceof z.ZodArray ? (node.element as z.ZodType) : null;
-    else node = node instanceof z.ZodObject ? ((node.shape as Record<string, z.ZodType>)[part] ?? null) : null;
+  };
+  let node = unwrap(root);
+  for (const part of path) {
+    const next = typeof part === 'number' ? (node instanceof z.ZodArray ? node.element : undefined) : node instanceof z.ZodObject ? node.shape[part] : undefined;
+    if (next === undefined) return null;
+    node = unwrap(next as z.ZodType);
   }
-  return node;
-}
-
-function objectAt(root: z.ZodType, path: readonly (string | number)[]): z.ZodObject | null {
-  const node = schemaAt(root, path);
   return node instanceof z.ZodObject ? node : null;
 }
 
