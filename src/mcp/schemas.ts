@@ -7,7 +7,7 @@ const ID_DIGITS = /^[0-9]+$/;
 /** Where a model finds the ids of each kind, for the refusal of one that is not an id. */
 const findIds: Record<string, (input: unknown) => string> = {
   soul: (input) =>
-    typeof input === 'string' && input.trim() !== '' && !/^[0-9]+$/.test(input.trim())
+    typeof input === 'string' && input.trim() !== '' && !ID_DIGITS.test(input.trim())
       ? `To find a soul by its name, call soul_read with name ${JSON.stringify(input.trim())}`
       : 'Call soul_read without soulId to list the souls and their ids',
   trait: () => 'Call soul_read with soulId and sections ["traits"] to see trait ids',

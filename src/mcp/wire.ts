@@ -9,10 +9,16 @@ export const handWritten = z.registry<{ json: Record<string, unknown> }>();
 type Json = Record<string, unknown>;
 type Problem = { field: string; message: string; hint: string | null };
 
+/** Listed schemas, made once per process: an HTTP server builds its MCP server per request. */
+const listed = { input: new WeakMap<z.ZodType, Json>(), output: new WeakMap<z.ZodType, Json>() };
+
 /** A tool's zod schema as the SDK takes it: zod validates, the JSON Schema is compacted, refusals read as below. */
 export function wireSchema(schema: z.ZodType, io: 'input' | 'output', toolName: string): StandardSchemaWithJSON {
-  let json: Json | null = null;
-  const jsonSchema = () => (json ??= compactJsonSchema(schema, io));
+  const jsonSchema = () => {
+    let json = listed[io].get(schema);
+    if (!json) listed[io].set(schema, (json = compactJsonSchema(schema, io)));
+    return json;
+  };
   return {
     '~standard': {
       version: 1,
