@@ -23,9 +23,9 @@ const pair = z.object({ a: z.number().int(), b: z.number().int(), similarity: z.
 export function clipMarkdown(markdown: string, room: number, resource: string): { text: string; clipped: boolean } {
   if (markdown.length <= room) return { text: markdown, clipped: false };
   const note = (omitted: number) => `… ${omitted} more lines: the whole report is the resource ${resource}; or narrow with tags or query, or page clusters with format "json"\n`;
-  const cut = Math.max(0, markdown.lastIndexOf('\n', room - note(markdown.split('\n').length).length));
-  const omitted = markdown.slice(cut + 1).split('\n').length - 1;
-  return { text: `${markdown.slice(0, cut + 1)}${note(omitted)}`, clipped: true };
+  const end = markdown.lastIndexOf('\n', room - note(markdown.split('\n').length).length) + 1;
+  const omitted = markdown.slice(end).split('\n').length - 1;
+  return { text: `${markdown.slice(0, end)}${note(omitted)}`, clipped: true };
 }
 
 export const soulEvidence = defineTool({
