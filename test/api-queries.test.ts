@@ -734,9 +734,12 @@ describe('evidence', () => {
         `- READY_FOR_REFINEMENT: ready for refinement: 3 shards from 2 sources\n- STALE_TRAITS: 1 trait flagged stale (#${trait.t2})\n` +
         `- PROMOTION_CANDIDATES: 1 trait is a promotion candidate (#${trait.t1})\n`,
     )).toBe(true);
+    // The same layout as everywhere: what to act on, then clusters with their shard ids, singletons on one line of ids.
+    expect(evidence.markdown.indexOf('## Promotion candidates')).toBeLessThan(evidence.markdown.indexOf('## Clusters'));
     expect(evidence.markdown).toContain(
-      `1. [weight ${(2 * pairFreshness).toFixed(2)}; size 2; sources chat, email; reinforces trait #${trait.t1}; shared with Bram (1/2)] "${SHARDS.A.content}" +1 similar`,
+      `1. [weight ${(2 * pairFreshness).toFixed(2)}; size 2; sources chat, email; reinforces trait #${trait.t1}; shared with Bram (1/2)] #${shard.A} "${SHARDS.A.content}" +1 similar: #${shard.B}\n`,
     );
+    expect(evidence.markdown).toContain(`\nSingle shards (1, highest weight first): #${shard.C}\n`);
     expect(evidence.markdown).not.toContain(SHARDS.S.content);
   });
 

@@ -235,27 +235,52 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
     ]);
   });
 
-  it('renders compact markdown with representatives only', () => {
-    const md = report.markdown;
-    expect(md.startsWith('# Evidence: Grace (soul #1, level 3)\n')).toBe(true);
-    expect(md).toContain('Readiness: ready (priority 12.50)');
-    expect(md).toContain('- READY_FOR_REFINEMENT: ready for refinement: 10 shards from 3 sources');
-    expect(md.indexOf('## Suggested actions')).toBeLessThan(md.indexOf('## Clusters'));
-    expect(md).toContain(
-      `1. [weight 2.60; size 3; sources chat, email, journal; reinforces trait #10; shared with Linus (2/3), Ada (1/3)] "${text[1]}" +2 similar`,
+  it('renders compact markdown: what to act on first, then clusters with their shard ids, singletons folded into one line', () => {
+    expect(report.markdown).toBe(
+      [
+        '# Evidence: Grace (soul #1, level 3)',
+        'Shards: 10, clusters: 5, active traits: 5',
+        'Readiness: ready (priority 12.50)',
+        '',
+        '## Suggested actions',
+        '- READY_FOR_REFINEMENT: ready for refinement: 10 shards from 3 sources',
+        '- STALE_TRAITS: 1 trait flagged stale (#14)',
+        '- ESSENCE_REDUNDANT: 1 trait redundant with essence (#10)',
+        '- NOVEL_CLUSTER: 1 cluster (size 2) not aligned with any trait',
+        '- CONSOLIDATION_CANDIDATES: 1 trait pair is a consolidation candidate (#12, #13)',
+        '- TENSION: 1 trait pair in tension (#12, #13)',
+        '- PROMOTION_CANDIDATES: 3 traits are promotion candidates (#10, #12, #13)',
+        '',
+        '## Traits',
+        '- #10 Keep commits small and focused — cites 2, density 0.02, tenure 0.50, essence 0.47, survived 1',
+        '- #11 Document every public function — cites 0, density 0.00, tenure 0.15, essence 0.01, survived 0',
+        '- #12 Reply to customer emails within one day — cites 1, density 0.02, tenure 0.30, essence 0.02, survived 1',
+        '- #13 Never reply to customer emails within one day — cites 2, density 0.04, tenure 0.25, essence 0.02, survived 1',
+        '- #14 Prefer pairing over solo debugging — cites 0, density 0.00, tenure 0.75, essence 0.04, survived 2, stale',
+        '',
+        '## Consolidation candidates',
+        '- #12 + #13 (similarity 0.88)',
+        '',
+        '## Tensions',
+        '- #12 vs #13 (similarity 0.88)',
+        '',
+        '## Promotion candidates',
+        '- #10 (score 0.005)',
+        '- #13 (score 0.000)',
+        '- #12 (score 0.000)',
+        '',
+        'Trend (last 14 days vs the 14 before): 5 recent, 3 previous, velocity +2; new sources: email; by source (recent/previous): chat 3/1, email 1/0, journal 1/2',
+        '',
+        '## Clusters (highest weight first)',
+        `1. [weight 2.60; size 3; sources chat, email, journal; reinforces trait #10; shared with Linus (2/3), Ada (1/3)] #1 "${text[1]}" +2 similar: #3, #2`,
+        `2. [weight 1.50; size 3; sources chat, email; reinforces trait #11] #10 "${text[10]}" +2 similar: #5, #4`,
+        `3. [weight 0.83; size 2; sources journal; novel] #6 "${text[6]}" +1 similar: #7`,
+        '',
+        'Single shards (2, highest weight first): #9 (reinforces #12), #8',
+        '',
+      ].join('\n'),
     );
-    expect(md).toContain(`2. [weight 1.50; size 3; sources chat, email; reinforces trait #11] "${text[10]}" +2 similar`);
-    expect(md).toContain(`4. [weight 0.83; size 2; sources journal; novel] "${text[6]}" +1 similar`);
-    expect(md).toContain(`5. [weight 0.63; size 1; sources email; novel] "${text[8]}"\n`);
-    for (const id of [2, 3, 4, 5, 7] as const) expect(md).not.toContain(text[id]);
-    expect(md).toContain('- #10 Keep commits small and focused — cites 2, density 0.02, tenure 0.50, essence 0.47, survived 1\n');
-    expect(md).toContain('- #14 Prefer pairing over solo debugging — cites 0, density 0.00, tenure 0.75, essence 0.04, survived 2, stale\n');
-    expect(md).toContain('- #12 + #13 (similarity 0.88)');
-    expect(md).toContain('- #12 vs #13 (similarity 0.88)');
-    expect(md).toContain('- #10 (score 0.005)');
-    expect(md).toContain('5 recent, 3 previous, velocity +2; new sources: email; by source (recent/previous): chat 3/1, email 1/0, journal 1/2');
-    expect(md).not.toContain('Scope:');
-    expect(md).not.toMatch(/undefined|NaN/);
+    for (const id of [2, 3, 4, 5, 7, 8, 9] as const) expect(report.markdown).not.toContain(text[id]);
   });
 
   it('is deterministic: same input, same bytes, whatever the row order', () => {
@@ -366,7 +391,7 @@ describe('buildEvidenceReport variants', () => {
     const bestVariant = sums.findIndex((x) => x >= Math.max(...sums) - 1e-9);
     expect(bestVariant).toBe(3);
     expect(report.clusters[0].representativeId).toBe(1003);
-    expect(report.markdown).toContain('+299 similar');
+    expect(report.markdown).toContain(`+299 similar: ${report.clusters[0].memberIds.filter((id) => id !== 1003).slice(0, 12).map((id) => `#${id}`).join(', ')} and 287 more`);
     const rawChars = many.reduce((n, s) => n + s.content.length, 0);
     expect(report.markdown.length * 5).toBeLessThan(rawChars);
   });

@@ -84,9 +84,10 @@ describe('a scripted refiner through two refinements and one revert', () => {
     expect((await getCrystallization(db, [refiner.id])).get(refiner.id)).toMatchObject({ ready: true, unmet: [] });
     const report = await call(agent.client, 'soul_evidence', { soulId: refiner.id });
     expect(report.data.verdict.ready).toBe(true);
-    expect(report.data.markdown).toContain('# Evidence: Refiner');
-    expect(report.data.markdown).toContain(REGRET_SOURCE);
-    expect(report.data.markdown).toContain(OUTCOME_SOURCE);
+    const [markdown] = report.blocks;
+    expect(markdown).toContain('# Evidence: Refiner');
+    expect(markdown).toContain(REGRET_SOURCE);
+    expect(markdown).toContain(OUTCOME_SOURCE);
     const roster = await call(agent.client, 'soul_read', {});
     expect(roster.data.souls.find((s: { id: number }) => s.id === refiner.id)).toMatchObject({ ready: true });
   });

@@ -149,8 +149,9 @@ describe('soul_evidence', () => {
     const r = await tool('soul_evidence', { soulId: ids.Mira });
     expect(r.data.verdict).toMatchObject({ ready: true, unmet: [] });
     expect(r.data.suggestedActions[0].kind).toBe('READY_FOR_REFINEMENT');
-    expect(r.data.markdown).toMatch(/^# Evidence: Mira/);
-    expect(r.data.markdownClipped).toBe(false);
+    expect(r.blocks[0]).toMatch(/^# Evidence: Mira/);
+    expect(JSON.parse(r.blocks[1])).toEqual(r.data);
+    expect(r.data).toMatchObject({ markdownClipped: false, reportUri: `souls://${ids.Mira}/evidence.md` });
   });
 
   it('gives the unmet conditions of a soul that is not ready', async () => {
@@ -200,7 +201,8 @@ describe('shard_observe', () => {
     expect(r.isError).toBe(true);
     expect(r.text).toContain('shards[1].content: must not be empty');
     expect((await listShards(db, { first: 500 })).totalCount).toBe(before);
-    expect((await tool('shard_observe', { shards: [{ content: 'x y z', source: 's', soulIds: [999] }] })).text).toContain('Soul 999 not found');
+    const unknown = await tool('shard_observe', { shards: [{ content: 'x y z', source: 's', soulIds: [ids.Mira] }, { content: 'x y z', source: 's', soulIds: [ids.Mira, 999] }] });
+    expect(unknown.text).toBe('shards[1].soulIds: there is no soul 999. Call soul_read to list the souls and their ids.');
   });
 
   it('reveals sealed shards and refuses to reveal shards that are not sealed', async () => {

@@ -58,6 +58,8 @@ describe('README Quick start operations after `npm run demo`', () => {
     expect(refine.errors).toBeUndefined();
     const soul = refine.data.soulByName;
     expect(soul.crystallization).toEqual(expect.objectContaining({ ready: expect.any(Boolean), unmet: expect.any(Array) }));
-    expect(soul.evidence.markdown).toContain('Refused to hand out rations until the ledger was checked.');
+    expect(soul.evidence.clusters.map((c: { representative: { content: string } }) => c.representative.content)).toContain('Refused to hand out rations until the ledger was checked.');
+    // Three unrelated shards are three single-shard clusters: the markdown lists them on one line of ids.
+    for (const { id: shardId } of observed.data.dropShards.shards) expect(soul.evidence.markdown).toContain(`#${shardId}`);
   });
 });

@@ -97,6 +97,8 @@ export type EvidenceReport = {
 };
 
 export const TREND_WINDOW_DAYS = 14;
+/** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
+export const MARKDOWN_MEMBER_IDS = 12;
 
 /**
  * Everything needed to cluster and align. Texts are numbered as one pool: the clustered shards' contents,
@@ -552,20 +554,7 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
     lines.push(`- ${a.kind}: ${a.message}${ids}`);
   }
 
-  if (report.clusters.length > 0) {
-    lines.push('', '## Clusters (highest weight first)');
-    report.clusters.forEach((c, k) => {
-      const alignment = c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : 'novel';
-      const parts = [`weight ${fixed(c.weight, 2)}`, `size ${c.memberCount}`, `sources ${c.sources.join(', ')}`, alignment];
-      if (c.sharedWith.length > 0) {
-        const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);
-        parts.push(`shared with ${names.join(', ')}`);
-      }
-      const more = c.memberCount > 1 ? ` +${c.memberCount - 1} similar` : '';
-      lines.push(`${k + 1}. [${parts.join('; ')}] "${oneLine(contents.get(c.representativeId) ?? '')}"${more}`);
-    });
-  }
-
+  // What a refiner acts on comes first; the clusters, longest, come last, so a clipped copy loses only the lightest.
   if (report.traits.length > 0) {
     lines.push('', '## Traits');
     for (const s of report.traits) {
@@ -599,6 +588,28 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
       (t.newSources.length > 0 ? `; new sources: ${t.newSources.join(', ')}` : '') +
       (bySource !== '' ? `; by source (recent/previous): ${bySource}` : ''),
   );
+
+  const groups = report.clusters.filter((c) => c.memberCount > 1);
+  const singles = report.clusters.filter((c) => c.memberCount === 1);
+  if (groups.length > 0) {
+    lines.push('', '## Clusters (highest weight first)');
+    groups.forEach((c, k) => {
+      const alignment = c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : 'novel';
+      const parts = [`weight ${fixed(c.weight, 2)}`, `size ${c.memberCount}`, `sources ${c.sources.join(', ')}`, alignment];
+      if (c.sharedWith.length > 0) {
+        const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);
+        parts.push(`shared with ${names.join(', ')}`);
+      }
+      const others = c.memberIds.filter((id) => id !== c.representativeId);
+      const shown = others.slice(0, MARKDOWN_MEMBER_IDS).map((id) => `#${id}`).join(', ');
+      const rest = others.length > MARKDOWN_MEMBER_IDS ? ` and ${others.length - MARKDOWN_MEMBER_IDS} more` : '';
+      lines.push(`${k + 1}. [${parts.join('; ')}] #${c.representativeId} "${oneLine(contents.get(c.representativeId) ?? '')}" +${others.length} similar: ${shown}${rest}`);
+    });
+  }
+  if (singles.length > 0) {
+    const ids = singles.map((c) => (c.alignment.kind === 'REINFORCING' ? `#${c.representativeId} (reinforces #${c.alignment.traitId})` : `#${c.representativeId}`));
+    lines.push('', `Single shards (${singles.length}, highest weight first): ${ids.join(', ')}`);
+  }
   return lines.join('\n') + '\n';
 }
 

@@ -2,14 +2,14 @@
 import { z } from 'zod';
 import { formatEvidence, getShards, type EvidenceReport } from '../engine/index.ts';
 import { annotations, defineTool } from './context.ts';
-import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
+import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, okWithText, toolError, ToolRefusal } from './results.ts';
 import { soulNamed, verdictOf } from './souls.ts';
-import { cursor, id, limit, verdict } from './schemas.ts';
+import { cursor, evidenceUri, id, idList, limit, verdict } from './schemas.ts';
 
 const cluster = z.object({
   representativeId: z.number().int(),
-  representative: z.string().describe('the most typical shard, cut at 240 characters'),
-  memberIds: z.array(z.number().int()).describe('up to 12 member ids'),
+  representative: z.string(),
+  memberIds: idList,
   memberCount: z.number().int(),
   sources: z.array(z.string()),
   weight: z.number(),
@@ -19,38 +19,39 @@ const cluster = z.object({
 
 const pair = z.object({ a: z.number().int(), b: z.number().int(), similarity: z.number() });
 
-export function clipMarkdown(markdown: string, room: number): { text: string; clipped: boolean } {
+/** The markdown cut at a line within `room` characters, ending with where the whole report is. */
+export function clipMarkdown(markdown: string, room: number, resource: string): { text: string; clipped: boolean } {
   if (markdown.length <= room) return { text: markdown, clipped: false };
-  const cut = Math.max(0, markdown.lastIndexOf('\n', room - 30));
-  const omitted = markdown.slice(cut).split('\n').length - 1;
-  return { text: `${markdown.slice(0, Math.max(0, cut))}\n… ${omitted} more lines\n`, clipped: true };
+  const note = (omitted: number) => `… ${omitted} more lines: the whole report is the resource ${resource}; or narrow with tags or query, or page clusters with format "json"\n`;
+  const end = markdown.lastIndexOf('\n', room - note(markdown.split('\n').length).length) + 1;
+  const omitted = markdown.slice(end).split('\n').length - 1;
+  return { text: `${markdown.slice(0, end)}${note(omitted)}`, clipped: true };
 }
 
 export const soulEvidence = defineTool({
   name: 'soul_evidence',
   title: 'Evidence report and readiness',
   description:
-    'Before you change a soul, read its evidence: the crystallization verdict (ready, and the unmet conditions when not), suggested actions, and the ' +
-    'report over its pending shards: clusters ranked by weight (NOVEL ones are candidates for a new trait, REINFORCING ones back an existing trait), ' +
-    'trait signals, consolidation candidates, tensions, promotion candidates and the trend. format "markdown" (default) is compact for reading; ' +
-    '"json" gives ids to act on, clusters paged with cursor. Narrow with tags or query. Next: trait_change to add, revise, revert or cite; ' +
-    'levelup when the soul is at capacity or traits overlap.',
+    'Read before changing a soul: readiness (unmet conditions), suggested actions, and the report over its pending shards: trait signals, ' +
+    'consolidation and promotion candidates, tensions, trend, then clusters by weight with shard ids (NOVEL: a new trait? REINFORCING: cite ' +
+    'them). "markdown" comes as its own text block, cut to the budget (markdownClipped: the resource reportUri has it whole); "json" pages ' +
+    'clusters. Next: trait_change, or levelup at capacity.',
   scope: 'read',
   annotations: annotations('read'),
-  input: z.object({
+  input: z.strictObject({
     soulId: id('soul'),
     format: z.enum(['markdown', 'json']).default('markdown'),
-    tags: z.array(z.string().max(64)).max(32).optional().describe('only shards carrying any of these tags'),
-    query: z.string().max(1000).optional().describe('only shards matching these words (full text)'),
-    cursor: cursor.describe('json only: nextCursor from the previous page of clusters'),
-    limit: limit(30, 10).describe('json only: clusters per page (1 to 30, default 10)'),
+    tags: z.array(z.string().max(64)).max(32).optional(),
+    query: z.string().max(1000).optional(),
+    cursor: cursor.describe('json only'),
+    limit: limit(30, 10).describe('json: clusters per page'),
   }),
   output: z.object({
     soul: z.object({ id: z.number().int(), name: z.string(), level: z.number().int() }),
     verdict,
-    suggestedActions: z.array(z.object({ kind: z.string(), message: z.string(), traitIds: z.array(z.number().int()) })),
-    markdown: z.string().optional(),
-    markdownClipped: z.boolean().optional().describe('true when the markdown was cut: read souls://{id}/evidence.md, narrow with tags or query, or page with format json'),
+    suggestedActions: z.array(z.object({ kind: z.string(), message: z.string(), traitIds: idList })),
+    reportUri: z.string(),
+    markdownClipped: z.boolean().optional(),
     report: z
       .object({
         shardCount: z.number().int(),
@@ -74,14 +75,15 @@ export const soulEvidence = defineTool({
         soul: { id: soul.id, name: soul.name, level: soul.level },
         verdict: verdictOf(report.crystallization),
         suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
+        reportUri: evidenceUri(soul.id),
       };
       if (args.format === 'markdown') {
-        return ok(
-          fitText((room) => {
-            const markdown = clipMarkdown(report.markdown, room);
-            return { ...head, markdown: markdown.text, markdownClipped: markdown.clipped };
-          }, report.markdown.length),
-        );
+        // The markdown is sent once, as text a model reads as is; the structured content says whether it was cut.
+        const answer = (room: number) => {
+          const markdown = clipMarkdown(report.markdown, room, head.reportUri);
+          return okWithText(markdown.text, { ...head, markdownClipped: markdown.clipped });
+        };
+        return fitText(answer, report.markdown.length, { size: (result) => JSON.stringify(result).length });
       }
       return ok(await jsonPage(ctx.db, head, report, args.cursor, args.limit));
     } catch (error) {

@@ -32,18 +32,18 @@ export const levelup = defineTool({
   name: 'levelup',
   title: 'Level up a soul',
   description:
-    'Raise a soul one level by a plan that places every active trait exactly once: consolidations (groups of similar traits merged into one new ' +
-    'principle with provenance), promotedTraitIds (traits the new essence now states), carriedTraitIds (kept as they are), plus newEssence. ' +
-    'Use it when soul_evidence shows the soul at capacity or consolidation/promotion candidates. Always call with dryRun true first: it validates, ' +
-    'returns warnings (weak consolidation, premature promotion) and the block before and after, and writes nothing. levelup_revert undoes it.',
+    'Raise a soul one level by a plan that places every active trait exactly once: consolidations (similar traits merged into one principle ' +
+    'with provenance), promotedTraitIds (now stated by newEssence), carriedTraitIds (kept). Use it at capacity or on consolidation/promotion ' +
+    'candidates. Call with dryRun true first: it validates, warns (weak consolidation, premature promotion), shows the block before and after ' +
+    'and writes nothing. levelup_revert undoes it.',
   scope: 'refine',
   annotations: annotations('destructive'),
-  input: z.object({
+  input: z.strictObject({
     soulId: id('soul'),
-    newEssence: z.string().max(70_000).describe('the rewritten essence, stating any promoted traits'),
+    newEssence: z.string().max(70_000),
     consolidations: z
       .array(
-        z.object({
+        z.strictObject({
           sourceTraitIds: ids('trait', 1000).min(1),
           mergedPrinciple: z.string().max(10_000),
           mergedProvenance: z.string().max(70_000),
@@ -118,11 +118,11 @@ export const levelupRevert = defineTool({
   name: 'levelup_revert',
   title: 'Roll back the latest level-up',
   description:
-    'Undo the latest level-up of a soul exactly: essence, traits, generations and citations as before it. Use it when a level-up turned out wrong ' +
-    '(soul_read with sections ["levels"] shows the history). Never blocked by the trait limit. Traits added after the level-up stay.',
+    'Undo the latest level-up of a soul exactly: essence, traits, generations and citations as before it (soul_read with sections ["levels"] ' +
+    'shows the history). Never blocked by the trait limit; traits added after the level-up stay.',
   scope: 'refine',
   annotations: annotations('destructive'),
-  input: z.object({ soulId: id('soul') }),
+  input: z.strictObject({ soulId: id('soul') }),
   output: z.object({
     soul: z.object({ id: z.number().int(), name: z.string(), level: z.number().int() }),
     revertedLevelEventId: z.number().int(),

@@ -5,8 +5,16 @@ import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ok } from './results.ts';
 
-/** The output schema a caller without `read` is shown: nested objects with an `id` become `{ id }`. */
+const idsOnlySchemas = new WeakMap<z.ZodObject, z.ZodObject>();
+
+/** The output schema a caller without `read` is shown: nested objects with an `id` become `{ id }`. Made once per tool. */
 export function idsOnlySchema(schema: z.ZodObject): z.ZodObject {
+  let idsOnly = idsOnlySchemas.get(schema);
+  if (!idsOnly) idsOnlySchemas.set(schema, (idsOnly = idsOnlyObject(schema)));
+  return idsOnly;
+}
+
+function idsOnlyObject(schema: z.ZodObject): z.ZodObject {
   return z.object(Object.fromEntries(Object.entries(schema.shape).map(([key, field]) => [key, idsOnlyField(field as z.ZodType)])));
 }
 
@@ -16,7 +24,7 @@ function idsOnlyField(schema: z.ZodType): z.ZodType {
   if (schema instanceof z.ZodArray) return z.array(idsOnlyField(schema.element as z.ZodType));
   if (schema instanceof z.ZodObject) {
     const id = schema.shape.id as z.ZodType | undefined;
-    return id ? z.object({ id }) : idsOnlySchema(schema);
+    return id ? z.object({ id }) : idsOnlyObject(schema);
   }
   return schema;
 }

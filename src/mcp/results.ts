@@ -19,15 +19,20 @@ export function responseSize(structured: Record<string, unknown>): number {
 
 /**
  * The payload with the longest text that fits the budget: `build(room)` makes the payload with its long text cut
- * to `room` characters; the largest room in 0..max that fits is found by bisection.
+ * to `room` characters; the largest room in 0..max that fits is found by bisection. `size` measures a payload as
+ * the whole result it becomes.
  */
-export function fitText(build: (room: number) => Record<string, unknown>, max: number, budget = RESPONSE_BUDGET_CHARS): Record<string, unknown> {
-  if (responseSize(build(max)) <= budget) return build(max);
+export function fitText<T = Record<string, unknown>>(
+  build: (room: number) => T,
+  max: number,
+  { budget = RESPONSE_BUDGET_CHARS, size = responseSize as unknown as (payload: T) => number }: { budget?: number; size?: (payload: T) => number } = {},
+): T {
+  if (size(build(max)) <= budget) return build(max);
   let low = 0;
   let high = max;
   while (high - low > 1) {
     const mid = Math.floor((low + high) / 2);
-    if (responseSize(build(mid)) <= budget) low = mid;
+    if (size(build(mid)) <= budget) low = mid;
     else high = mid;
   }
   return build(low);
@@ -36,6 +41,11 @@ export function fitText(build: (room: number) => Record<string, unknown>, max: n
 /** A successful result: the structured content, and the same as compact JSON text for clients that read text only. */
 export function ok(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+/** A result led by a text a model reads as it is (markdown, not escaped into JSON), then the structured content and its JSON. */
+export function okWithText(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
 /**
@@ -53,13 +63,16 @@ export class ToolRefusal extends Error {
   }
 }
 
-/** Hints per engine error, by the field or the state it names; the tool adds its own. */
-export type ErrorHints = { notFound?: Partial<Record<string, string>>; invalidState?: string; capacity?: string };
+/** A missing row as a model can fix it: the argument that named it, and where to find one that exists. */
+export type NotFoundHint = { field?: string; hint: string };
 
-const defaultNotFound: Record<string, string> = {
-  Soul: 'call soul_read without soulId to list the souls and their ids',
-  Trait: 'call soul_read with soulId and sections ["traits"] to see the trait ids',
-  Shard: 'call shard_search to find shard ids',
+/** Hints per engine error, by the entity or the state it names; the tool adds its own. */
+export type ErrorHints = { notFound?: Partial<Record<string, NotFoundHint>>; invalidState?: string; capacity?: string };
+
+const defaultNotFound: Record<string, NotFoundHint> = {
+  Soul: { field: 'soulId', hint: 'Call soul_read without soulId to list the souls and their ids' },
+  Trait: { field: 'traitId', hint: 'Call soul_read with soulId and sections ["traits"] to see the trait ids' },
+  Shard: { hint: 'Call shard_search to find shard ids' },
 };
 
 /** An error no caller should see (a bug, a broken database): logged on stderr, which stdio keeps free of the protocol. */
@@ -78,8 +91,9 @@ function describeForModel(error: unknown, hints: ErrorHints): string {
   if (error instanceof ToolRefusal) return join(error.field ? `${error.field}: ${error.message}.` : `${error.message}.`, error.hint ? `${error.hint}.` : '');
   if (error instanceof ValidationError || error instanceof ConflictError) return `${error.field}: ${error.message}.`;
   if (error instanceof NotFoundError) {
-    const hint = hints.notFound?.[error.entity] ?? defaultNotFound[error.entity];
-    return join(`${error.message}.`, hint ? `To find one, ${hint}.` : '');
+    const known = hints.notFound?.[error.entity] ?? defaultNotFound[error.entity];
+    const what = `there is no ${error.entity.toLowerCase()} ${error.id}`;
+    return join(known?.field ? `${known.field}: ${what}.` : `${what}.`, known ? `${known.hint}.` : '');
   }
   if (error instanceof CapacityError) return join(`${error.message}.`, hints.capacity ?? 'Revert a trait with trait_change (action "revert") or consolidate with levelup.');
   if (error instanceof LevelUpPlanError) return `${error.message}.`;

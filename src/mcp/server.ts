@@ -13,14 +13,15 @@ import { shardObserve, shardSearch } from './shards.ts';
 import { attachSkills, type SkillSet } from './skills.ts';
 import { soulAttune, soulManage, soulRead } from './souls.ts';
 import { traitChange } from './traits.ts';
+import { wireSchema } from './wire.ts';
+import { evidenceUri, soulUri } from './schemas.ts';
 
 export const SERVER_NAME = 'souls';
 
 /** Every tool, in the order they are listed: reads first, then the verbs by scope. */
 export const tools = [soulRead, shardSearch, soulEvidence, shardObserve, traitChange, levelup, levelupRevert, soulAttune, soulManage] as readonly ToolDefinition[];
 
-export const soulUri = (soulId: number) => `souls://${soulId}/soul.md`;
-export const evidenceUri = (soulId: number) => `souls://${soulId}/evidence.md`;
+export { evidenceUri, soulUri };
 
 export type SoulsMcpOptions = {
   db: SoulsDb;
@@ -57,8 +58,8 @@ export function createSoulsMcpServer(options: SoulsMcpOptions): McpServer {
   const ctx: ToolContext = { db, caller, pubsub, refinerId: options.refinerId ?? null };
   const allowed = tools.filter((t) => caller.scopes.has(t.scope));
   for (const tool of allowed) {
-    const outputSchema = readable ? tool.output : idsOnlySchema(tool.output);
-    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema, annotations: tool.annotations }, async (args: unknown) => {
+    const outputSchema = wireSchema(readable ? tool.output : idsOnlySchema(tool.output), 'output', tool.name);
+    mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: wireSchema(tool.input, 'input', tool.name), outputSchema, annotations: tool.annotations }, async (args: unknown) => {
       try {
         if (!readable && (args as { dryRun?: unknown }).dryRun === true) {
           throw new ToolRefusal('dryRun', 'shows the rendered block, which needs the "read" scope', 'Leave dryRun out, or ask the operator for a token with the "read" scope');

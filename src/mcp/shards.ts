@@ -1,9 +1,9 @@
 // Tools over shards: find them (full text, tag, source, soul) and deposit or reveal them.
 import { z } from 'zod';
-import { dropShards, getShards, listShards, revealShards, searchShards, type Shard } from '../engine/index.ts';
+import { dropShards, getShards, listShards, NotFoundError, revealShards, searchShards, type Shard } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, type ToolContext } from './context.ts';
 import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
-import { cursor, id, ids, iso, limit, paging, readySouls, shardView } from './schemas.ts';
+import { cursor, dateTime, id, idList, ids, iso, limit, paging, readySouls, shardView } from './schemas.ts';
 
 const LISTED_CONTENT_MAX = 500;
 
@@ -26,24 +26,23 @@ export const shardSearch = defineTool({
   name: 'shard_search',
   title: 'Find shards',
   description:
-    'Find shards (observations). With query: full-text search, best match first, over pending unsealed shards (optionally of one soulId). ' +
-    'Without query: shards newest first, filtered by soulId, tags (any of), source, status (pending or faded) and sealed. ' +
-    'With ids: those shards, content whole (up to the budget). Listed content is cut at 500 characters (clipped true): ask again with ids for all of it. ' +
-    'Paged: pass nextCursor as cursor. Use it to gather evidence before trait_change (action "add" with citeShardIds) or to find sealed shards to reveal with shard_observe.',
+    'Find shards (observations). query: full-text search, best first, over pending unsealed shards (of soulId if given). Without query: newest ' +
+    'first, filtered by soulId, tags (any of), source, status and sealed. ids: those shards whole. Listed content is cut at 500 characters ' +
+    '(clipped): ask again with ids. Paged with cursor. Use it to gather evidence to cite, or sealed shards to reveal.',
   scope: 'read',
   annotations: annotations('read'),
-  input: z.object({
-    ids: ids('shard', 20).optional().describe('read these shards whole; no other filter applies'),
-    query: z.string().max(1000).optional().describe('full-text words; any text is safe'),
+  input: z.strictObject({
+    ids: ids('shard', 20).optional().describe('no other filter applies'),
+    query: z.string().max(1000).optional(),
     soulId: id('soul').optional(),
-    tags: z.array(z.string().max(64)).max(32).optional().describe('shards carrying any of these tags (not with query)'),
-    source: z.string().max(200).optional().describe('shards from this source only (not with query)'),
-    status: z.enum(['pending', 'faded']).default('pending').describe('not with query'),
-    sealed: z.boolean().optional().describe('true: only sealed, false: only unsealed; leave out for both (not with query)'),
+    tags: z.array(z.string().max(64)).max(32).optional(),
+    source: z.string().max(200).optional(),
+    status: z.enum(['pending', 'faded']).default('pending'),
+    sealed: z.boolean().optional().describe('leave out for both'),
     cursor,
     limit: limit(50, 20),
   }),
-  output: z.object({ shards: z.array(shardView), ...paging, notFound: z.array(z.number().int()).optional() }),
+  output: z.object({ shards: z.array(shardView), ...paging, notFound: idList.optional() }),
   async run(args, ctx) {
     try {
       if (args.ids !== undefined) return ok(await byIds(ctx, args.ids));
@@ -91,28 +90,29 @@ async function search(ctx: ToolContext, query: string, soulId: number | undefine
   return frame(items.slice(0, fitToBudget(items, frame)));
 }
 
-const shardInput = z.object({
-  content: z.string().max(40_000).describe('the observation, one idea per shard'),
-  source: z.string().max(200).describe('where it came from, e.g. chat, review, playtest; diverse sources make a soul ready'),
-  soulIds: ids('soul', 100).min(1).describe('the souls it is about'),
+const shardInput = z.strictObject({
+  content: z.string().max(40_000).describe('one idea per shard'),
+  source: z.string().max(200).describe('e.g. chat, review, playtest'),
+  soulIds: ids('soul', 100).min(1),
   tags: z.array(z.string().max(256)).max(64).optional(),
-  sealed: z.boolean().optional().describe('true: deferred, not considered until revealed'),
+  sealed: z.boolean().optional().describe('held back until revealed'),
+  createdAt: dateTime.optional().describe('when observed (ISO-8601), for imports; default now'),
 });
 
 export const shardObserve = defineTool({
   name: 'shard_observe',
   title: 'Deposit or reveal shards',
   description:
-    'Record observations about souls: shards (one or many; content, source, soulIds, optional tags and sealed) are validated together and written in ' +
-    'one transaction, or none is. reveal (shard ids) unseals deferred shards so they count as evidence. Give shards, reveal, or both. ' +
-    'The answer lists souls that became ready for refinement: call soul_evidence on them next.',
+    'Record observations about souls: shards (content, source, soulIds; optional tags, sealed, createdAt) are validated together and written in ' +
+    'one transaction, or none is; diverse sources make a soul ready. reveal unseals sealed shards. The answer lists the souls made ready: ' +
+    'call soul_evidence on them next.',
   scope: 'observe',
   annotations: annotations('additive'),
-  input: z.object({
+  input: z.strictObject({
     shards: z.array(shardInput).max(100).optional(),
-    reveal: ids('shard', 100).optional().describe('sealed shards to unseal'),
+    reveal: ids('shard', 100).optional(),
   }),
-  output: z.object({ shardIds: z.array(z.number().int()), revealed: z.array(z.number().int()), readySouls }),
+  output: z.object({ shardIds: idList, revealed: idList, readySouls }),
   async run(args, ctx) {
     try {
       const drops = args.shards ?? [];
@@ -128,7 +128,7 @@ export const shardObserve = defineTool({
       const ready = new Set<number>();
       let shardIds: number[] = [];
       if (drops.length > 0) {
-        const written = await dropShards(ctx.db, drops, { field: 'shards' });
+        const written = await dropShards(ctx.db, drops.map((shard) => ({ ...shard, createdAt: shard.createdAt === undefined ? undefined : Date.parse(shard.createdAt) })), { field: 'shards' });
         shardIds = written.shardIds;
         written.readySoulIds.forEach((i) => ready.add(i));
         const at = ctx.db.clock.now();
@@ -137,7 +137,10 @@ export const shardObserve = defineTool({
       if (reveal.length > 0) (await revealShards(ctx.db, reveal)).readySoulIds.forEach((i) => ready.add(i));
       return ok({ shardIds, revealed: reveal, readySouls: await announceReady(ctx, [...ready]) });
     } catch (error) {
-      return toolError(error, { notFound: { Soul: 'call soul_read to list the souls and their ids (shards[i].soulIds)' } });
+      // The engine names the soul; the answer names the shard that asked for it.
+      const index = error instanceof NotFoundError ? (args.shards ?? []).findIndex((s) => s.soulIds.includes(Number(error.id))) : -1;
+      const field = index >= 0 ? `shards[${index}].soulIds` : 'shards';
+      return toolError(error, { notFound: { Soul: { field, hint: 'Call soul_read to list the souls and their ids' } } });
     }
   },
 });

@@ -26,7 +26,7 @@ import {
 } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
 import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, RESPONSE_BUDGET_CHARS, responseSize, toolError, ToolRefusal } from './results.ts';
-import { cursor, id, iso, limit, paging, readySouls, verdict } from './schemas.ts';
+import { cursor, id, idList, iso, limit, paging, readySouls, verdict } from './schemas.ts';
 import { recordOutcome } from './refiner.ts';
 
 export const verdictOf = (c: Crystallization) => ({
@@ -64,26 +64,26 @@ const traitView = z.object({
   citationDensity: z.number().optional(),
   stale: z.boolean().optional(),
   mergedInto: z.number().int().nullable().optional(),
+  clipped: z.boolean(),
 });
 
 export const soulRead = defineTool({
   name: 'soul_read',
   title: 'Read a soul or the roster',
   description:
-    'Read one soul (give soulId or name): its rendered identity block (render "lean", or "full" with provenance) and the sections you ask for: ' +
-    '"traits" (active traits with ids, citation counts, staleness), "inactiveTraits" (reverted, consolidated, promoted: the ones trait_change can reactivate), ' +
-    '"crystallization" (the readiness gate), "levels" (level-up history), "shardCounts" (pending shards by source and tag). ' +
-    'Without soulId or name it lists the roster, most ready for refinement first, paged with cursor. ' +
-    'Start here to find ids; then call soul_evidence on a ready soul, or shard_search for its shards.',
+    'Start here. One soul (soulId or name): its identity block (render "full" adds provenance) and the sections asked for: "traits" (active, ' +
+    'with ids and signals), "inactiveTraits" (can be reactivated), "crystallization" (readiness), "levels" (history), "shardCounts". Long texts are ' +
+    'cut to the budget (renderedClipped; clipped on a trait): souls://{id}/soul.md has them whole. Without soulId or name: the roster, most ' +
+    'ready first, paged. Then soul_evidence on a ready soul.',
   scope: 'read',
   annotations: annotations('read'),
-  input: z.object({
-    soulId: id('soul').optional().describe('the soul to read; leave out (with name) to list the roster'),
-    name: z.string().max(200).optional().describe('find the soul by name instead of id (case and spacing do not matter)'),
-    render: z.enum(['lean', 'full']).default('lean').describe('lean: principles only; full: each trait with its provenance'),
-    sections: z.array(z.enum(sectionNames)).max(sectionNames.length).default([]).describe('extra sections for one soul'),
+  input: z.strictObject({
+    soulId: id('soul').optional(),
+    name: z.string().max(200).optional().describe('case and spacing do not matter'),
+    render: z.enum(['lean', 'full']).default('lean'),
+    sections: z.array(z.enum(sectionNames)).max(sectionNames.length).default([]),
     orderBy: z.enum(['READINESS', 'NAME', 'LEVEL', 'UPDATED']).default('READINESS').describe('roster order'),
-    dormant: z.boolean().default(false).describe('roster: list dormant (retired) souls instead of awake ones'),
+    dormant: z.boolean().default(false).describe('roster of retired souls'),
     cursor,
     limit: limit(50, 20),
   }),
@@ -97,8 +97,8 @@ export const soulRead = defineTool({
         dormant: z.boolean(),
         activeTraitCount: z.number().int(),
         traitLimit: z.number().int(),
-        rendered: z.string().describe('the identity block as markdown'),
-        renderedClipped: z.boolean().describe('true when rendered was cut; read the resource souls://{id}/soul.md for all of it'),
+        rendered: z.string(),
+        renderedClipped: z.boolean(),
         traits: z.array(traitView).optional(),
         inactiveTraits: z.array(traitView).optional(),
         crystallization: verdict.optional(),
@@ -110,10 +110,10 @@ export const soulRead = defineTool({
               at: z.string(),
               revertedAt: z.string().nullable(),
               essenceAfter: z.string(),
-              consolidated: z.array(z.number().int()),
-              promoted: z.array(z.number().int()),
-              carried: z.array(z.number().int()),
-              merged: z.array(z.number().int()),
+              consolidated: idList,
+              promoted: idList,
+              carried: idList,
+              merged: idList,
             }),
           )
           .optional(),
@@ -134,8 +134,7 @@ export const soulRead = defineTool({
           unmet: z.array(z.string()),
         }),
       )
-      .optional()
-      .describe('the roster page, when no soul was named'),
+      .optional(),
     totalCount: paging.totalCount.optional(),
     nextCursor: paging.nextCursor.optional(),
   }),
@@ -198,16 +197,21 @@ async function oneSoul(ctx: ToolContext, soul: Soul, render: 'lean' | 'full', se
       traitLimit: getTraitLimit(db),
     };
     if (want.has('traits')) {
-      result.traits = active.map((t) => ({
-        id: t.id,
-        principle: clip(t.principle, textMax).text,
-        ...(render === 'full' ? { provenance: clip(t.provenance, textMax).text } : {}),
-        status: t.status,
-        generation: t.generation,
-        citationCount: signals.get(t.id)?.citationCount ?? 0,
-        citationDensity: Number((signals.get(t.id)?.citationDensity ?? 0).toFixed(3)),
-        stale: signals.get(t.id)?.stale ?? false,
-      }));
+      result.traits = active.map((t) => {
+        const principle = clip(t.principle, textMax);
+        const provenance = render === 'full' ? clip(t.provenance, textMax) : null;
+        return {
+          id: t.id,
+          principle: principle.text,
+          ...(provenance ? { provenance: provenance.text } : {}),
+          status: t.status,
+          generation: t.generation,
+          citationCount: signals.get(t.id)?.citationCount ?? 0,
+          citationDensity: Number((signals.get(t.id)?.citationDensity ?? 0).toFixed(3)),
+          stale: signals.get(t.id)?.stale ?? false,
+          clipped: principle.clipped || (provenance?.clipped ?? false),
+        };
+      });
     }
     if (want.has('inactiveTraits')) {
       // Newest first: the ones a model most likely wants back.
@@ -215,7 +219,10 @@ async function oneSoul(ctx: ToolContext, soul: Soul, render: 'lean' | 'full', se
         .filter((t) => t.status !== 'active')
         .reverse()
         .slice(0, 20)
-        .map((t) => ({ id: t.id, principle: clip(t.principle, Math.min(200, textMax)).text, status: t.status, generation: t.generation, mergedInto: t.mergedInto }));
+        .map((t) => {
+          const principle = clip(t.principle, Math.min(200, textMax));
+          return { id: t.id, principle: principle.text, status: t.status, generation: t.generation, mergedInto: t.mergedInto, clipped: principle.clipped };
+        });
     }
     if (verdict) result.crystallization = verdict;
     if (want.has('levels')) {
@@ -248,14 +255,13 @@ export const soulAttune = defineTool({
   name: 'soul_attune',
   title: 'Close a refinement cycle',
   description:
-    'Mark a refinement cycle of a soul done (soulId): the soul then waits for new evidence before it is ready again. Call it after you have applied ' +
-    'your trait changes or level-up, not before. With fadeExhaustedShards true it also runs the maintenance step that fades shards cited by enough ' +
-    'distinct traits (give either or both).',
+    'Mark a refinement cycle of soulId done, after your trait changes or level-up: the soul then waits for new evidence. ' +
+    'fadeExhaustedShards true also fades the shards cited by enough distinct traits (maintenance). Give either or both.',
   scope: 'refine',
   annotations: annotations('idempotent-write'),
-  input: z.object({
-    soulId: id('soul').optional().describe('the soul whose refinement cycle is done'),
-    fadeExhaustedShards: z.boolean().default(false).describe('maintenance: fade shards cited by shardFadeCitations distinct traits'),
+  input: z.strictObject({
+    soulId: id('soul').optional(),
+    fadeExhaustedShards: z.boolean().default(false),
   }),
   output: z.object({
     attuned: z.object({ id: z.number().int(), name: z.string(), lastAttunedAt: z.string() }).optional(),
@@ -295,14 +301,13 @@ export const soulManage = defineTool({
   name: 'soul_manage',
   title: 'Create, edit, retire or awaken a soul (admin)',
   description:
-    'Administrative verbs that bypass evolution. action "create" (name, essence; slug and description optional), "update" (soulId and the fields to ' +
-    'overwrite), "retire" (soulId: the soul becomes dormant, its history stays), "awaken" (soulId; name to rename when the old name is taken). ' +
-    'Do not use update to evolve a soul: add traits with trait_change and rewrite the essence with levelup.',
+    'Administrative verbs that bypass evolution: "create" (name, essence; slug, description), "update" (soulId and the fields to overwrite), ' +
+    '"retire" (soulId: dormant, history kept), "awaken" (soulId; name to rename if taken). To evolve a soul use trait_change and levelup instead.',
   scope: 'admin',
   annotations: annotations('destructive'),
-  input: z.object({
+  input: z.strictObject({
     action: z.enum(['create', 'update', 'retire', 'awaken']),
-    soulId: id('soul').optional().describe('for update, retire, awaken'),
+    soulId: id('soul').optional(),
     name: z.string().max(1000).optional(),
     slug: z.string().max(200).optional(),
     essence: z.string().max(70_000).optional(),

@@ -39,21 +39,20 @@ export const traitChange = defineTool({
   name: 'trait_change',
   title: 'Change a trait',
   description:
-    'One change to one trait. action "add": a new trait on soulId with principle and provenance (why: the evidence), citing the shards it rests on ' +
-    '(citeShardIds); refused when the soul is at its trait limit (then levelup). "revise": new principle and/or provenance for an active traitId. ' +
-    '"revert": take back an active traitId. "reactivate": bring back a reverted, consolidated or promoted traitId. "cite": link shards ' +
-    '(citeShardIds) to the active traitId they support. dryRun true (add, revise, revert) shows the rendered block before and after and writes ' +
-    'nothing. Read soul_evidence first; after your changes call soul_attune.',
+    'One change to one trait. "add": a trait on soulId with principle, provenance (why, naming the evidence) and citeShardIds; refused at ' +
+    'the trait limit (then levelup). "revise": new principle and/or provenance of traitId. "revert": take back traitId. "reactivate": bring ' +
+    'back a reverted, consolidated or promoted traitId. "cite": link citeShardIds to traitId. dryRun (add, revise, revert) shows the block ' +
+    'before and after, writing nothing. Read soul_evidence first; call soul_attune when done.',
   scope: 'refine',
   annotations: annotations('destructive'),
-  input: z.object({
+  input: z.strictObject({
     action: z.enum(actions),
-    soulId: id('soul').optional().describe('add: the soul to add the trait to'),
-    traitId: id('trait').optional().describe('revise, revert, reactivate, cite: the trait'),
-    principle: z.string().max(10_000).optional().describe('add (required), revise: one sentence the soul acts on'),
-    provenance: z.string().max(70_000).optional().describe('add (required), revise: why, naming the evidence'),
-    citeShardIds: ids('shard', 100).optional().describe('add, cite: shards the trait rests on'),
-    dryRun: z.boolean().default(false).describe('add, revise, revert: preview only, nothing written'),
+    soulId: id('soul').optional().describe('add'),
+    traitId: id('trait').optional().describe('all but add'),
+    principle: z.string().max(10_000).optional().describe('one sentence the soul acts on'),
+    provenance: z.string().max(70_000).optional(),
+    citeShardIds: ids('shard', 100).optional(),
+    dryRun: z.boolean().default(false),
   }),
   output: z.object({
     trait: traitOut.optional(),
@@ -86,7 +85,7 @@ export const traitChange = defineTool({
       }
     } catch (error) {
       return toolError(error, {
-        notFound: { Shard: 'call shard_search to find shard ids (citeShardIds)' },
+        notFound: { Shard: { field: 'citeShardIds', hint: 'Call shard_search to find shard ids' } },
         capacity: 'Consolidate traits with levelup (read soul_evidence for candidates), or revert one with trait_change action "revert"',
         invalidState: 'Call soul_read with sections ["traits", "inactiveTraits"] to see each trait\'s status',
       });

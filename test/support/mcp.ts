@@ -48,9 +48,9 @@ export async function connect(db: SoulsDb, options: { caller?: Caller; refinerId
 
 type ToolResult = Awaited<ReturnType<Client['callTool']>>;
 
-/** Calls a tool; returns the result and its structured content (typed loosely for assertions). */
+/** Calls a tool; returns the result, its text blocks and its structured content (typed loosely for assertions). */
 export async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   const result: ToolResult = await client.callTool({ name, arguments: args });
-  const text = (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
-  return { result, isError: result.isError === true, text, data: (result.structuredContent ?? {}) as any };
+  const blocks = (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '');
+  return { result, isError: result.isError === true, blocks, text: blocks.join('\n'), data: (result.structuredContent ?? {}) as any };
 }
