@@ -17,7 +17,7 @@ import { lookupId, rowId, rowIds } from '../schema/ids.ts';
 import { AddTraitInput, LevelUpPlanInput, TraitRevisionInput } from '../schema/inputs.ts';
 import { LevelUpPreview, RenderPreview } from '../schema/level.ts';
 import { Settings } from '../schema/settings.ts';
-import { Shard, ShardConnection, ShardHit, shardListArgs, shardPage } from '../schema/shard.ts';
+import { Shard, ShardConnection, ShardHit, ShardSearchMatch, shardListArgs, shardPage } from '../schema/shard.ts';
 import { ReadySoul, Soul, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
 import { Trait } from '../schema/trait.ts';
 import { loadPresent } from './loaders.ts';
@@ -87,12 +87,20 @@ builder.queryType({
     }),
     searchShards: t.field({
       type: [ShardHit],
-      description: 'full-text search (bm25) over pending, unsealed, unexpired shards; any string is safe',
-      args: { query: t.arg.string({ required: true }), soulId: t.arg.id(), first: t.arg.int({ defaultValue: 20 }) },
+      description:
+        'full-text search (bm25) over pending, unsealed, unexpired shards; any string is safe. Words are stemmed, and each also ' +
+        'matches its other British/American spelling (apologise/apologize, colour/color); match: ALL (the default) needs every word, ANY one',
+      args: {
+        query: t.arg.string({ required: true }),
+        soulId: t.arg.id(),
+        first: t.arg.int({ defaultValue: 20 }),
+        match: t.arg({ type: ShardSearchMatch, defaultValue: 'all', description: 'ALL (the default): shards holding every word; ANY: at least one' }),
+      },
       resolve: (_, args, ctx) =>
         searchShards(ctx.db, args.query, {
           soulId: args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId),
           first: args.first ?? 20,
+          match: args.match ?? 'all',
         }),
     }),
     crystallizationReadiness: t.field({

@@ -66,6 +66,14 @@ export const ShardConnection = builder.objectRef<Page<ShardRecord>>('ShardConnec
   }),
 });
 
+export const ShardSearchMatch = builder.enumType('ShardSearchMatch', {
+  description: 'How the words of a shard search combine.',
+  values: {
+    ALL: { value: 'all', description: 'shards holding every word (the default)' },
+    ANY: { value: 'any', description: 'shards holding at least one of the words' },
+  } as const,
+});
+
 export const ShardHit = builder.objectRef<{ shard: ShardRecord; score: number }>('ShardHit').implement({
   fields: (t) => ({
     shard: t.field({ type: Shard, resolve: (hit) => hit.shard }),

@@ -11,8 +11,8 @@ const LOAD_CHUNK = 200;
 /** A Map that forgets its least recently used entries once their total weight passes `capacity`. */
 class Lru<K, V> {
   private readonly entries = new Map<K, V>();
-  private readonly capacity: number;
-  private readonly weigh: (key: K, value: V) => number;
+  readonly capacity: number;
+  readonly weigh: (key: K, value: V) => number;
   private weight = 0;
 
   constructor(capacity: number, weigh: (key: K, value: V) => number = () => 1) {
@@ -29,11 +29,14 @@ class Lru<K, V> {
     return value;
   }
 
+  /** An entry heavier than the whole capacity is not kept: it would evict everything else and still not fit. */
   set(key: K, value: V): void {
     this.delete(key);
+    const weight = this.weigh(key, value);
+    if (weight > this.capacity) return;
     this.entries.set(key, value);
-    this.weight += this.weigh(key, value);
-    while (this.weight > this.capacity && this.entries.size > 1) this.delete(this.entries.keys().next().value!);
+    this.weight += weight;
+    while (this.weight > this.capacity) this.delete(this.entries.keys().next().value!);
   }
 
   clear(): void {
@@ -97,16 +100,44 @@ export class EvidenceCache {
     this.partitions.clear();
   }
 
-  /** The shards of `ids` (in that order), loading those not seen yet in chunks that hand the event loop back between them. */
+  /**
+   * The shards of `ids` (in that order), loading those not cached in chunks that hand the event loop back between
+   * them. The answer is made of what this call found and loaded, never read back from the cache, which other reads
+   * (or this one's own inserts) may have evicted meanwhile. One report keeps at most the rows' budget cached: those it
+   * found, then those it loaded, in order, while they fit. A report larger than the cache so keeps the same leading
+   * part on every read, where inserting all of it would evict its own rows and every read would miss them all.
+   */
   async shards(ids: readonly number[], load: (ids: number[]) => Map<number, Shard>): Promise<Shard[]> {
-    const missing = ids.filter((id) => this.rows.get(id) === undefined);
+    const found: (Shard | undefined)[] = new Array(ids.length);
+    const missing: number[] = [];
+    let held = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const shard = this.rows.get(ids[i]);
+      if (shard === undefined) missing.push(ids[i]);
+      else {
+        found[i] = shard;
+        held += this.rows.weigh(ids[i], shard);
+      }
+    }
+    if (missing.length === 0) return found as Shard[];
     const loaded = new Map<number, Shard>();
     for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
       if (start > 0) await yieldToEventLoop();
       for (const [id, shard] of load(missing.slice(start, start + LOAD_CHUNK))) loaded.set(id, shard);
     }
-    for (const [id, shard] of loaded) this.rows.set(id, shard);
-    return ids.map((id) => loaded.get(id) ?? this.rows.get(id)!).filter((s) => s !== undefined);
+    for (const id of missing) {
+      const shard = loaded.get(id);
+      if (shard === undefined) continue;
+      held += this.rows.weigh(id, shard);
+      if (held > this.rows.capacity) break;
+      this.rows.set(id, shard);
+    }
+    const shards: Shard[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const shard = found[i] ?? loaded.get(ids[i]);
+      if (shard !== undefined) shards.push(shard);
+    }
+    return shards;
   }
 
   /** The partition (the similarity mode's) of these shards (ascending ids) as lists of shard ids, clustered in slices the first time. */

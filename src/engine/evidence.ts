@@ -2,7 +2,7 @@ import { DAY_MS } from './clock.ts';
 import { getCrystallization, type Crystallization } from './crystallization.ts';
 import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
-import { searchTerms } from './shards.ts';
+import { textQuery } from './shards.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import type { Citation, Shard, Soul, Trait } from './model.ts';
 import type { Knobs, SimilarityMode } from './settings.ts';
@@ -629,7 +629,7 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   const scoped = tags.length > 0 || query !== null;
   // Several reports asked for at once (aliases, a list) each start in a turn of their own, not back to back in this one.
   await yieldToEventLoop();
-  const ids = db.store.consideredShardIds([soulId], cutoff, { tags, terms: query === null ? undefined : searchTerms(query) });
+  const ids = db.store.consideredShardIds([soulId], cutoff, { tags, text: query === null ? undefined : textQuery(query) });
   await yieldToEventLoop();
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
   const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));

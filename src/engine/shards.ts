@@ -6,7 +6,8 @@ import { decodeEmbedding, encodeEmbedding } from './provided.ts';
 import { cleanText, exceedsCodePoints, exceedsUtf8Bytes, normalizeContent, normalizeTag, normalizeTags, requireIds } from './normalize.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import { yieldToEventLoop } from './slices.ts';
-import type { NewShard, ShardWrite } from '../store/store.ts';
+import { spellings } from './spelling.ts';
+import type { NewShard, ShardWrite, TextQuery } from '../store/store.ts';
 
 export type ShardOptions = {
   tags?: readonly string[] | null;
@@ -194,23 +195,33 @@ export async function listShards(db: SoulsDb, options: ListShardsOptions = {}): 
 
 const MAX_SEARCH_TERMS = 32;
 
-/** Plain words of a user's query (those with a letter or digit): any string is safe, none is FTS syntax. */
-export function searchTerms(query: string): string[] {
-  return cleanText(query)
+/** How a search's words combine: `all` (the default) finds shards holding every word, `any` those holding one or more. */
+export type SearchMatch = TextQuery['match'];
+export const searchMatches: readonly SearchMatch[] = ['all', 'any'];
+
+/**
+ * The plain words of a user's query (those with a letter or digit), each with its other regional spelling
+ * (apologise/apologize, colour/color): any string is safe, none is FTS syntax.
+ */
+export function textQuery(query: string, match: SearchMatch = 'all'): TextQuery {
+  const words = cleanText(query)
     .split(/\s+/u)
     .filter((t) => /[\p{L}\p{N}]/u.test(t))
     .slice(0, MAX_SEARCH_TERMS);
+  return { words: words.map(spellings), match };
 }
 
 export type ShardHit = { shard: Shard; score: number };
 
 /** Full-text search (FTS5, bm25) over pending, unsealed, unexpired shards; best first. */
-export async function searchShards(db: SoulsDb, query: string, options: { soulId?: number | null; first?: number } = {}): Promise<ShardHit[]> {
+export async function searchShards(db: SoulsDb, query: string, options: { soulId?: number | null; first?: number; match?: SearchMatch | null } = {}): Promise<ShardHit[]> {
   if (typeof query !== 'string') throw new ValidationError('query', 'must be a string');
   const first = options.first ?? 20;
   if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) throw new ValidationError('first', `must be a whole number from 0 to ${MAX_PAGE_SIZE}`);
+  const match = options.match ?? 'all';
+  if (!searchMatches.includes(match)) throw new ValidationError('match', `must be one of ${searchMatches.join(', ')}`);
   const now = db.clock.now();
-  const hits = db.store.searchShards(searchTerms(query), { soulId: options.soulId ?? undefined, cutoff: expiryCutoff(db, now), limit: first });
+  const hits = db.store.searchShards(textQuery(query, match), { soulId: options.soulId ?? undefined, cutoff: expiryCutoff(db, now), limit: first });
   const shards = db.store.getShards(hits.map((h) => h.shardId));
   return hits.map((h) => ({ shard: shards.get(h.shardId)!, score: h.score }));
 }

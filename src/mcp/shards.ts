@@ -1,6 +1,6 @@
 // Tools over shards: find them (full text, tag, source, soul) and deposit or reveal them.
 import { z } from 'zod';
-import { dropShards, getShards, listShards, NotFoundError, revealShards, searchShards, type Shard } from '../engine/index.ts';
+import { dropShards, getShards, listShards, NotFoundError, revealShards, searchShards, type SearchMatch, type Shard } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, type ToolContext } from './context.ts';
 import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
 import { cursor, dateTime, id, idList, ids, iso, limit, paging, readySouls, shardView } from './schemas.ts';
@@ -26,14 +26,16 @@ export const shardSearch = defineTool({
   name: 'shard_search',
   title: 'Find shards',
   description:
-    'Find shards (observations). query: full-text search, best first, over pending unsealed shards (of soulId if given). Without query: newest ' +
-    'first, filtered by soulId, tags (any of), source, status and sealed. ids: those shards whole. Listed content is cut at 500 characters ' +
-    '(clipped): ask again with ids. Paged with cursor. Use it to gather evidence to cite, or sealed shards to reveal.',
+    'Find shards (observations). query: full-text search, best first, over pending unsealed shards (of soulId if given); each word also ' +
+    'matches its British/American spelling; match ALL (the default) needs every word, ANY one. Without query: newest first, filtered by soulId, ' +
+    'tags (any of), source, status and sealed. ids: those shards whole. Listed content is cut at 500 characters (clipped): ask again with ids. ' +
+    'Paged with cursor. Use it to gather evidence to cite, or sealed shards to reveal.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({
     ids: ids('shard', 20).optional().describe('no other filter applies'),
     query: z.string().max(1000).optional(),
+    match: z.enum(['ALL', 'ANY']).optional(),
     soulId: id('soul').optional(),
     tags: z.array(z.string().max(64)).max(32).optional(),
     source: z.string().max(200).optional(),
@@ -49,8 +51,9 @@ export const shardSearch = defineTool({
       if (args.query !== undefined) {
         const mixed = (['tags', 'source', 'sealed'] as const).find((key) => args[key] !== undefined) ?? (args.status !== 'pending' ? 'status' : undefined);
         if (mixed) throw new ToolRefusal(mixed, 'cannot be combined with query (full-text search covers pending, unsealed shards)', 'Search with query alone, or list with the filters and no query');
-        return ok(await search(ctx, args.query, args.soulId, args.cursor, args.limit));
+        return ok(await search(ctx, args.query, args.match === 'ANY' ? 'any' : 'all', args.soulId, args.cursor, args.limit));
       }
+      if (args.match !== undefined) throw new ToolRefusal('match', 'applies only with query', 'Give query with match, or leave match out');
       const { a: after } = decodeCursor(args.cursor);
       const page = await listShards(ctx.db, { soulId: args.soulId, tags: args.tags, source: args.source, status: args.status, sealed: args.sealed, first: args.limit, after });
       const items = page.items.map((s) => view(s, LISTED_CONTENT_MAX));
@@ -78,10 +81,10 @@ async function byIds(ctx: ToolContext, wanted: readonly number[]) {
   );
 }
 
-async function search(ctx: ToolContext, query: string, soulId: number | undefined, cursorValue: string | undefined, pageSize: number) {
+async function search(ctx: ToolContext, query: string, match: SearchMatch, soulId: number | undefined, cursorValue: string | undefined, pageSize: number) {
   const { o: offset } = decodeCursor(cursorValue);
   // FTS ranks the whole match set: fetch up to the end of this page, plus one to know whether more follow.
-  const hits = await searchShards(ctx.db, query, { soulId, first: Math.min(500, offset + pageSize + 1) });
+  const hits = await searchShards(ctx.db, query, { soulId, match, first: Math.min(500, offset + pageSize + 1) });
   const items = hits.slice(offset, offset + pageSize).map((h) => view(h.shard, LISTED_CONTENT_MAX));
   const frame = (kept: typeof items) => {
     const end = offset + kept.length;

@@ -10,7 +10,7 @@ import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
 import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect, type Row } from './rows.ts';
-import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
+import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
 export type Connection = {
@@ -20,7 +20,6 @@ export type Connection = {
 
 type Params = Record<string, unknown>;
 type TraitTime = { id: number; updatedAt: number };
-type ShardScope = { tags?: readonly string[]; terms?: readonly string[] };
 
 /** Serialization failures, deadlocks, and a unique index another transaction filled first: the unit is run again. */
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
@@ -65,14 +64,19 @@ function consideredSql(extraClauses: readonly string[], columns = SHARD_COLUMNS(
 /** Full-text search over the generated tsvector (GIN index), ranked by ts_rank. */
 function searchSql(bySoul: boolean): string {
   const soulClause = bySoul ? 'AND EXISTS (SELECT 1 FROM shard_souls ss WHERE ss.shard_id = s.id AND ss.soul_id = :soulId)' : '';
-  return `SELECT s.id, ts_rank(s.content_search, q) AS rank FROM soul_shards s, websearch_to_tsquery('souls_text', :query) q
+  return `SELECT s.id, ts_rank(s.content_search, q) AS rank FROM soul_shards s, to_tsquery('souls_text', :query) q
     WHERE s.content_search @@ q AND ${considered('s')} ${soulClause}
     ORDER BY rank DESC, s.id LIMIT :limit`;
 }
 
-/** Each word quoted, all required: the meaning of the SQLite store's FTS5 query. Quotes inside a word separate it. */
-function textQuery(terms: readonly string[]): string {
-  return terms.map((t) => `"${t.replaceAll('"', ' ')}"`).join(' ');
+/**
+ * The meaning of the SQLite store's FTS5 query as to_tsquery text: each spelling a quoted phrase (its words in
+ * sequence, as websearch_to_tsquery reads "…"), quotes and backslashes escaped; double quotes inside separate words.
+ */
+function tsQuery(query: TextQuery): string {
+  const phrase = (spelling: string) => `'${spelling.replaceAll('"', ' ').replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+  const words = query.words.map((spellings) => (spellings.length === 1 ? phrase(spellings[0]) : `(${spellings.map(phrase).join(' | ')})`));
+  return words.join(query.match === 'all' ? ' & ' : ' | ');
 }
 
 function consideredQuery(soulIds: readonly number[], cutoff: number, scope: ShardScope): { clauses: string[]; params: Params } | null {
@@ -82,10 +86,10 @@ function consideredQuery(soulIds: readonly number[], cutoff: number, scope: Shar
     clauses.push(`s.id IN (SELECT shard_id FROM shard_tags WHERE tag = ANY(:tags::text[]))`);
     params.tags = [...scope.tags];
   }
-  if (scope.terms) {
-    if (scope.terms.length === 0) return null;
-    clauses.push(`s.content_search @@ websearch_to_tsquery('souls_text', :query)`);
-    params.query = textQuery(scope.terms);
+  if (scope.text) {
+    if (scope.text.words.length === 0) return null;
+    clauses.push(`s.content_search @@ to_tsquery('souls_text', :query)`);
+    params.query = tsQuery(scope.text);
   }
   return { clauses, params };
 }
@@ -771,10 +775,10 @@ export class PostgresWorkerStore {
     });
   }
 
-  async searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Promise<Array<{ shardId: number; score: number }>> {
-    if (terms.length === 0) return [];
+  async searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Promise<Array<{ shardId: number; score: number }>> {
+    if (query.words.length === 0) return [];
     const rows = await this.all(searchSql(filter.soulId !== undefined), {
-      query: textQuery(terms),
+      query: tsQuery(query),
       cutoff: filter.cutoff,
       limit: filter.limit,
       ...(filter.soulId === undefined ? {} : { soulId: filter.soulId }),

@@ -14,9 +14,11 @@ import type {
   NewTrait,
   ShardAggregate,
   ShardFilter,
+  ShardScope,
   ShardWrite,
   SoulPatch,
   SoulsStore,
+  TextQuery,
   TraitFilter,
 } from './store.ts';
 
@@ -68,8 +70,6 @@ function searchSql(bySoul: boolean): string {
     ORDER BY rank, s.id LIMIT :limit`;
 }
 
-type ShardScope = { tags?: readonly string[]; terms?: readonly string[] };
-
 /** The clauses and parameters narrowing the considered shards to a scope; null when the scope matches nothing. */
 function consideredQuery(soulIds: readonly number[], cutoff: number, scope: ShardScope): { clauses: string[]; params: Params } | null {
   const clauses: string[] = [];
@@ -78,10 +78,10 @@ function consideredQuery(soulIds: readonly number[], cutoff: number, scope: Shar
     clauses.push(`s.id IN (SELECT shard_id FROM shard_tags WHERE tag IN ${inList('tags')})`);
     params.tags = json(scope.tags);
   }
-  if (scope.terms) {
-    if (scope.terms.length === 0) return null;
+  if (scope.text) {
+    if (scope.text.words.length === 0) return null;
     clauses.push('s.id IN (SELECT rowid FROM shard_fts WHERE shard_fts MATCH :query)');
-    params.query = ftsQuery(scope.terms);
+    params.query = ftsQuery(scope.text);
   }
   return { clauses, params };
 }
@@ -266,9 +266,11 @@ const everySoul = (): boolean => true;
 /** Rows per multi-row INSERT, largest first: powers of two, so few distinct statements are ever prepared. */
 const ROW_CHUNKS = [256, 128, 64, 32, 16, 8, 4, 2, 1];
 
-/** FTS5 query from plain words: each word becomes a quoted string, so no input is FTS syntax. */
-function ftsQuery(terms: readonly string[]): string {
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' ');
+/** FTS5 query from plain words: each spelling becomes a quoted string, so no input is FTS syntax. */
+function ftsQuery(query: TextQuery): string {
+  const phrase = (spelling: string) => `"${spelling.replaceAll('"', '""')}"`;
+  const words = query.words.map((spellings) => (spellings.length === 1 ? phrase(spellings[0]) : `(${spellings.map(phrase).join(' OR ')})`));
+  return words.join(query.match === 'all' ? ' AND ' : ' OR ');
 }
 
 export class SqliteStore implements SoulsStore {
@@ -1107,9 +1109,9 @@ export class SqliteStore implements SoulsStore {
     });
   }
 
-  searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }> {
-    if (terms.length === 0) return [];
-    const rows = this.all(searchSql(filter.soulId !== undefined), { query: ftsQuery(terms), cutoff: filter.cutoff, limit: filter.limit, ...(filter.soulId === undefined ? {} : { soulId: filter.soulId }) },
+  searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }> {
+    if (query.words.length === 0) return [];
+    const rows = this.all(searchSql(filter.soulId !== undefined), { query: ftsQuery(query), cutoff: filter.cutoff, limit: filter.limit, ...(filter.soulId === undefined ? {} : { soulId: filter.soulId }) },
     );
     return rows.map((r) => ({ shardId: Number(r.id), score: -Number(r.rank) }));
   }

@@ -69,12 +69,12 @@ export interface SoulsStore {
   shardsWithoutEmbedding(afterId: number, limit: number): Array<{ id: number; content: string }>;
   countShardsWithoutEmbedding(): number;
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
-  /** FTS5 search over pending, unsealed, unexpired shards; `terms` are plain words, quoted by the store. */
-  searchShards(terms: readonly string[], filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
+  /** Full-text search (FTS5, bm25) over pending, unsealed, unexpired shards; no word matches nothing. */
+  searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
   /** Considered shards (pending, unsealed, created after cutoff) of the souls, with their tags and souls. */
-  consideredShards(soulIds: readonly number[], cutoff: number, scope?: { tags?: readonly string[]; terms?: readonly string[] }): Shard[];
+  consideredShards(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Shard[];
   /** The ids of those shards, ascending. */
-  consideredShardIds(soulIds: readonly number[], cutoff: number, scope?: { tags?: readonly string[]; terms?: readonly string[] }): number[];
+  consideredShardIds(soulIds: readonly number[], cutoff: number, scope?: ShardScope): number[];
   /** The cheap gate's aggregates for the souls, or for every non-dormant soul with considered shards. */
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats>;
   countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]>;
@@ -96,6 +96,15 @@ export interface SoulsStore {
 }
 
 /** `slug` null: the store derives a free one from the name. */
+/**
+ * A full-text query in plain words, quoted by the store so none is syntax: each word is a list of spellings, any
+ * of which matches it (stemmed as the store stems); `all` needs every word in a shard, `any` one of them.
+ */
+export type TextQuery = { words: readonly (readonly string[])[]; match: 'all' | 'any' };
+
+/** Considered shards carrying any of `tags` and/or matching `text` (no word: none). */
+export type ShardScope = { tags?: readonly string[]; text?: TextQuery };
+
 export type NewSoul = { name: string; slug: string | null; essence: string; description: string };
 /** `slug` undefined keeps it; null derives a free one from the (new) name. */
 export type SoulPatch = { name?: string; slug?: string | null; essence?: string; description?: string };

@@ -2,7 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../src/engine/errors.ts';
-import type { NewShard, SoulsStore } from '../../src/store/store.ts';
+import type { NewShard, SoulsStore, TextQuery } from '../../src/store/store.ts';
 import type { WriterResult } from './store-writer.ts';
 
 export type StoreBackend = {
@@ -353,19 +353,46 @@ export function defineStoreConformance(backend: StoreBackend): void {
         0,
       );
       const cutoff = NOW - 30 * DAY;
-      expect(store.searchShards(['run', 'dog'], { cutoff, limit: 10 }).map((r) => r.shardId).sort()).toEqual([1, 2]);
-      expect(store.searchShards(['run', 'dog'], { cutoff, limit: 10, soulId: b.id }).map((r) => r.shardId)).toEqual([2]);
-      expect(store.searchShards(['the'], { cutoff, limit: 10 }).map((r) => r.shardId)).toEqual([1]);
-      expect(store.searchShards(['"quoted', 'or'], { cutoff, limit: 10 })).toEqual([]);
-      expect(store.searchShards([], { cutoff, limit: 10 })).toEqual([]);
-      const hits = store.searchShards(['dog'], { cutoff, limit: 1 });
+      const all = (...words: string[]): TextQuery => ({ words: words.map((w) => [w]), match: 'all' });
+      expect(store.searchShards(all('run', 'dog'), { cutoff, limit: 10 }).map((r) => r.shardId).sort()).toEqual([1, 2]);
+      expect(store.searchShards(all('run', 'dog'), { cutoff, limit: 10, soulId: b.id }).map((r) => r.shardId)).toEqual([2]);
+      expect(store.searchShards(all('the'), { cutoff, limit: 10 }).map((r) => r.shardId)).toEqual([1]);
+      expect(store.searchShards(all('"quoted', 'or'), { cutoff, limit: 10 })).toEqual([]);
+      expect(store.searchShards(all(), { cutoff, limit: 10 })).toEqual([]);
+      const hits = store.searchShards(all('dog'), { cutoff, limit: 1 });
       expect(hits).toHaveLength(1);
       expect(hits[0].score).toBeGreaterThan(0);
       expect(store.consideredShardIds([a.id, b.id], cutoff)).toEqual([1, 2, 3]);
       expect(store.consideredShardIds([a.id, b.id], cutoff, { tags: ['pet'] })).toEqual([2]);
-      expect(store.consideredShardIds([a.id, b.id], cutoff, { terms: ['sleeping'] })).toEqual([3]);
-      expect(store.consideredShardIds([a.id], cutoff, { terms: [] })).toEqual([]);
-      expect(store.consideredShards([a.id], cutoff, { tags: ['walk'], terms: ['park'] }).map((s) => [s.id, s.tags])).toEqual([[1, ['walk']]]);
+      expect(store.consideredShardIds([a.id, b.id], cutoff, { text: all('sleeping') })).toEqual([3]);
+      expect(store.consideredShardIds([a.id], cutoff, { text: all() })).toEqual([]);
+      expect(store.consideredShards([a.id], cutoff, { tags: ['walk'], text: all('park') }).map((s) => [s.id, s.tags])).toEqual([[1, ['walk']]]);
+    }));
+
+    it('matches any spelling of a word, and every word or any word', withStore((store) => {
+      const a = store.insertSoul({ name: 'A', slug: null, essence: 'e', description: '' }, NOW);
+      store.insertShards(
+        [
+          shard([a.id], 'I apologise for the colour of the report'),
+          shard([a.id], 'Sorry, apologizing again'),
+          shard([a.id], "Don't e-mail the O'Brien file: a\\b"),
+          shard([a.id], 'Cats sleep all day'),
+        ],
+        NOW,
+        0,
+      );
+      const cutoff = NOW - 30 * DAY;
+      const search = (words: string[][], match: 'all' | 'any') => store.searchShards({ words, match }, { cutoff, limit: 10 }).map((r) => r.shardId).sort();
+      expect(search([['apologize']], 'all')).toEqual([2]);
+      expect(search([['apologize', 'apologise']], 'all')).toEqual([1, 2]);
+      expect(search([['apologize', 'apologise'], ['sorry']], 'all')).toEqual([2]);
+      expect(search([['apologize', 'apologise'], ['sorry']], 'any')).toEqual([1, 2]);
+      expect(search([['color', 'colour'], ['cats']], 'any')).toEqual([1, 4]);
+      expect(search([['nothing'], ['cats']], 'all')).toEqual([]);
+      // Punctuation inside a word reads as a phrase of its parts, quotes and backslashes as separators.
+      expect(search([["don't"], ['e-mail'], ["o'brien"], ['a\\b']], 'all')).toEqual([3]);
+      expect(search([['"quoted'], ["it's"], ['(x) | y & !z']], 'any')).toEqual([]);
+      expect(store.consideredShardIds([a.id], cutoff, { text: { words: [['apologise', 'apologize'], ['report']], match: 'any' } })).toEqual([1, 2]);
     }));
 
     it('counts considered shards by source and by tag', withStore((store) => {
