@@ -5,6 +5,7 @@
 // explained, and the roster following an attunement.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stampAttuned } from '../../src/engine/index.ts';
 import { closeBrowserSession, openBrowserSession, until, type Chromium, type SeededServer } from './support.ts';
 
 const WAIT = { timeout: 8000 };
@@ -162,6 +163,43 @@ describe('the words of the character sheet', { timeout: 60_000 }, () => {
     const panel = page.locator('.panel', { has: page.getByRole('heading', { name: 'Rendered identity' }) });
     await expect(panel.locator('.rendered__note').innerText()).resolves.toBe('Traits are listed by citation density, the best evidenced first; ties, the oldest first.');
     await expect(panel.locator('.rendered__note .term').getAttribute('title')).resolves.toMatch(/\w+ \w+ \w+/);
+    expect(chrome.errors).toEqual([]);
+  });
+});
+
+describe('the roster after an attunement', { timeout: 60_000 }, () => {
+  it('drops the attuned soul’s priority and readiness: live, after the app’s own stamp, and on focus after another process’s', async () => {
+    const cards = `query { souls(orderBy: READINESS) { name crystallization { ready priority } } }`;
+    const status = (name: string) => page.locator('.soul-card', { has: page.getByRole('heading', { name, exact: true }) }).locator('[data-testid=status]');
+    await open('#/');
+    await status('Brannoc').getByText(/priority \d/).waitFor(WAIT);
+    await until(() => server.subscriptions('soulChanged') > 0, 'the roster listens');
+    // Stamped elsewhere (another tab, an agent): the card follows live.
+    await server.gql(`mutation ($id: ID!) { stampAttuned(soulId: $id) { __typename } }`, { id: id('Brannoc') });
+    await until(async () => (await status('Brannoc').innerText()) === 'Gathering evidence: needs new evidence since attunement', 'Brannoc’s card follows the attunement');
+    const expected = (await server.gql(cards)).souls.map((s: { name: string }) => s.name);
+    await until(async () => JSON.stringify(await page.locator('.soul-card__name').allInnerTexts()) === JSON.stringify(expected.slice(0, 12)), 'the cards follow the API’s order');
+
+    // Stamped in the app, then back to the roster.
+    await page.getByRole('link', { name: 'Refine Relay' }).click();
+    await page.getByRole('button', { name: 'Done: stamp attunement' }).click();
+    await page.getByText('Relay is attuned').waitFor(WAIT);
+    await page.goBack();
+    await until(async () => (await status('Relay').innerText()) === 'Gathering evidence: needs new evidence since attunement', 'Relay’s card follows the attunement');
+    const after = (await server.gql(cards)).souls;
+    await expect(page.locator('.soul-card__name').allInnerTexts()).resolves.toEqual(after.map((s: { name: string }) => s.name).slice(0, 12));
+    for (const soul of after.filter((s: { crystallization: { ready: boolean } }) => s.crystallization.ready)) {
+      await expect(status(soul.name).innerText()).resolves.toContain(`priority ${soul.crystallization.priority.toLocaleString('en', { maximumFractionDigits: 0 })}`);
+    }
+
+    // Stamped by another process on the same database (an agent over MCP on stdio): no event reaches this server's
+    // subscribers, so the roster catches up when its tab comes back into focus.
+    await expect(status('Mira').innerText()).resolves.toMatch(/priority \d/);
+    await stampAttuned(server.app.db, Number(id('Mira')));
+    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    await until(async () => (await status('Mira').innerText()) === 'Gathering evidence: needs new evidence since attunement', 'Mira’s card catches up on focus');
+    const last = (await server.gql(cards)).souls.map((s: { name: string }) => s.name);
+    await expect(page.locator('.soul-card__name').allInnerTexts()).resolves.toEqual(last.slice(0, 12));
     expect(chrome.errors).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import {
   type RosterQuery,
   type SoulCardFragment,
 } from './gql/graphql.ts';
-import { href, navigate, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { href, navigate, useDebouncedCallback, useQuery, useResync, useSubscription } from './hooks.ts';
 import { bounds } from './limits.ts';
 import { compareBy, matchesSoul, orderWords, ROSTER_PAGE } from './roster-params.ts';
 import { Pager, RosterToolbar, useRosterParams } from './roster-tools.tsx';
@@ -60,6 +60,7 @@ export function Roster() {
   useSubscription(RosterShardDroppedDocument, {}, 'roster', (data) => patch(data.shardDropped.shard.souls));
   useSubscription(RosterLevelChangedDocument, {}, 'roster', (data) => patch([data.levelChanged.soul]));
   useSubscription(RosterCrystallizationReadyDocument, {}, 'roster', (data) => patch([data.crystallizationReady.soul]));
+  useResync(refetchSoon);
 
   const readyCount = cards.filter((c) => c.crystallization.ready).length;
   // Search and paging run here: Query.souls has an order but no filter or page arguments (see the README).
