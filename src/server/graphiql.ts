@@ -23,6 +23,17 @@ const FAVICON =
   "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'><path d='M16 2 29 16 16 30 3 16z' fill='#7a2e2e'/><path d='M16 8 23 16 16 24 9 16z' fill='#e9c46a'/></svg>";
 
 const RENDER_CALL = 'YogaGraphiQL.renderYogaGraphiQL(root,';
+const CHARSET = '<meta charset=utf-8>';
+
+/**
+ * A phone renders the page at its own width (without the viewport tag it lays it out at 980 px and scales it to 40 %),
+ * and below 600 px the response goes under the editors instead of beside them, each pane at full width.
+ */
+const NARROW = `<meta name=viewport content="width=device-width, initial-scale=1"><style>@media (max-width: 600px) {
+  .graphiql-sessions > div:has(> .graphiql-editors) { flex-direction: column; }
+  .graphiql-sessions > div > .graphiql-editors, .graphiql-sessions > div > .graphiql-response { flex: 1 1 0 !important; min-height: 14rem; }
+  .graphiql-horizontal-drag-bar { display: none; }
+}</style>`;
 
 /**
  * Runs in the page before GraphiQL starts. Links carry an operation: `?query=`, `variables` and `operationName` open
@@ -71,8 +82,8 @@ export function localGraphiQL(options: { requiresToken: boolean }): (graphiql: G
     const html = renderGraphiQL({ ...graphiql, initialQuery: graphiql.defaultQuery } as GraphiQLOptions)
       .replace(/https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g, GRAPHIQL_ASSETS)
       .replace(/<link rel=icon href=[^>]+>/, `<link rel=icon href=${GRAPHIQL_ASSETS}favicon.svg type=image/svg+xml>`);
-    if (!html.includes(RENDER_CALL) || !html.includes(`${GRAPHIQL_ASSETS}favicon.svg`)) throw new Error('Yoga’s GraphiQL page changed: update src/server/graphiql.ts');
-    return html.replace(RENDER_CALL, 'renderSoulsGraphiQL(root,').replace('<script', `${pageScript(options.requiresToken)}<script`);
+    if (!html.includes(RENDER_CALL) || !html.includes(`${GRAPHIQL_ASSETS}favicon.svg`) || !html.includes(CHARSET)) throw new Error('Yoga’s GraphiQL page changed: update src/server/graphiql.ts');
+    return html.replace(CHARSET, `${CHARSET}${NARROW}`).replace(RENDER_CALL, 'renderSoulsGraphiQL(root,').replace('<script', `${pageScript(options.requiresToken)}<script`);
   };
 }
 

@@ -236,6 +236,7 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
 
     // The new essence, with the promoted principle woven in; the preview follows.
     await page.getByRole('button', { name: 'Weave promoted principles in' }).click();
+    await page.getByRole('button', { name: 'Add to the essence' }).click();
     await expect(page.getByRole('textbox', { name: 'Essence', exact: true }).inputValue()).resolves.toContain(mother);
     await page.getByText('The plan is valid.').waitFor(WAIT);
     const after = page.getByLabel('The rendered block after');

@@ -1,7 +1,7 @@
 // The web app's words for the API's field paths and bounds, without a browser.
 import { describe, expect, it } from 'vitest';
 import { defaultBounds } from '../../src/engine/settings.ts';
-import { fieldLabel, fieldProblem } from '../../web/src/fields.ts';
+import { fieldLabel, fieldProblem, resultProblem } from '../../web/src/fields.ts';
 import { bounds, utf8Bytes } from '../../web/src/limits.ts';
 
 describe('field labels', () => {
@@ -44,3 +44,14 @@ describe('input bounds in the web app', () => {
     expect(utf8Bytes('𝄞')).toBe(4);
   });
 });
+
+describe('the server’s messages in the app’s words', () => {
+  it('names the form’s control, not the CLI’s flag, and labels a field by the form’s own name for it', () => {
+    const format = { field: 'format', message: 'cannot tell the convention of SOUL.md (no frontmatter): give --format openclaw, soulmd or frontmatter' };
+    expect(resultProblem(format, { format: 'Convention' })).toBe('Convention: cannot tell the convention of SOUL.md (no frontmatter): choose one under “Convention”');
+    const limit = { field: 'traits', message: 'SOUL.md would give "X" 11 active traits; the trait limit is 10 (merge some in the file, or raise --trait-limit)' };
+    expect(resultProblem(limit)).toBe('Traits: SOUL.md would give "X" 11 active traits; the trait limit is 10 (merge some in the file, or ask whoever runs the server to raise its trait limit)');
+    expect(resultProblem({ field: 'input.createdAt', message: 'may not be in the future' }, { createdAt: 'Observed on' })).toBe('Observed on: may not be in the future');
+  });
+});
+

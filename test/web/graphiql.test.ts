@@ -3,7 +3,7 @@
 // placeholder) for requests and for subscriptions over graphql-ws.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, requireBuiltApp, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
+import { launchChromium, requireBuiltApp, screenshot, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
 
 const WAIT = { timeout: 15_000 };
 const READER = 'graphiql-reader-token-000001';
@@ -77,6 +77,35 @@ describe('GraphiQL', { timeout: 60_000 }, () => {
     expect(elsewhere).toEqual([]);
     expect(icons).toEqual([{ url: `${open.base}graphiql-assets/favicon.svg`, status: 200, type: 'image/svg+xml' }]);
     expect(chrome.errors).toEqual([]);
+  });
+
+  it('fits a phone: laid out at the screen’s width, unscaled, the response under the editors', async () => {
+    const phone = await launchChromium({ phone: true });
+    try {
+      await phone.page.goto(`${open.base}graphql?query=${encodeURIComponent('{ settings { traitLimit } }')}`);
+      await phone.page.getByRole('button', { name: /^Execute query/ }).waitFor(WAIT);
+      await phone.page.locator('.graphiql-query-editor .view-lines').waitFor(WAIT);
+      const layout = await phone.page.evaluate(() => {
+        const box = (selector: string) => document.querySelector(selector)!.getBoundingClientRect();
+        return {
+          layoutWidth: document.documentElement.clientWidth,
+          scale: window.visualViewport?.scale,
+          editorsBottom: box('.graphiql-editors').bottom,
+          responseTop: box('.graphiql-response').top,
+          responseWidth: box('.graphiql-response').width,
+        };
+      });
+      // Without the viewport tag a phone lays the page out at 980 px and shows it at 40 %.
+      expect(layout.layoutWidth).toBe(390);
+      expect(layout.scale).toBe(1);
+      expect(layout.responseTop).toBeGreaterThanOrEqual(layout.editorsBottom - 1);
+      // Beside the editors it had 64 px; under them, the width beside GraphiQL's sidebar.
+      expect(layout.responseWidth).toBeGreaterThan(250);
+      await screenshot(phone.page, 'graphiql-390');
+      expect(phone.errors).toEqual([]);
+    } finally {
+      await phone.close();
+    }
   });
 
   it('opens the operation a link names: ?query=, variables and operationName', async () => {

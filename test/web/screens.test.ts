@@ -351,6 +351,7 @@ describe('the screens added to the character sheet, in Chromium', { timeout: 45_
 
     await page.getByLabel('Merged principle of consolidation 1').fill('Never sell steel before the quench has cooled.');
     await page.getByRole('button', { name: 'Weave promoted principles in' }).click();
+    await page.getByRole('button', { name: 'Add to the essence' }).click();
     await page.getByText('The plan is valid.').waitFor(WAIT);
     await page.getByRole('button', { name: 'Level up to 1' }).click();
     await page.getByRole('heading', { name: 'Brannoc reached level 1' }).waitFor(WAIT);

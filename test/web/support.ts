@@ -75,14 +75,18 @@ export async function startSeededServer(options: { tokens?: TokenEntry[] } = {})
 
 export type Chromium = { context: BrowserContext; page: Page; errors: string[]; close(): Promise<void> };
 
-/** One headless Chromium on a fresh profile directory, one page at a laptop's size; page errors are collected for the tests. */
-export async function launchChromium(): Promise<Chromium> {
+/**
+ * One headless Chromium on a fresh profile directory, one page at a laptop's size (or, with `phone`, a phone's: 390 px,
+ * honouring the page's viewport tag as a phone does); page errors are collected for the tests.
+ */
+export async function launchChromium(options: { phone?: boolean } = {}): Promise<Chromium> {
   const profile = mkdtempSync(join(tmpdir(), 'souls-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: requireBrowser(),
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 },
+    viewport: options.phone ? { width: 390, height: 844 } : { width: 1440, height: 900 },
+    ...(options.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
     // The app honours prefers-reduced-motion: cards do not move, so clicks need not wait for animations to settle.
     reducedMotion: 'reduce',
   });

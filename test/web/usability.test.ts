@@ -164,6 +164,29 @@ describe.each([
     expect(chrome.errors).toEqual([]);
   });
 
+  it('puts After under Before below 600 px (and beside it on a wider screen), in refinement and the workshop', async () => {
+    const expectLayout = async (where: string) => {
+      const [before, after] = await Promise.all(['The rendered block before', 'The rendered block after'].map((label) => page.getByLabel(label).evaluate((block) => block.closest('.diff__side')!.getBoundingClientRect().toJSON() as DOMRect)));
+      if (width < 600) {
+        expect(after.top, `${where}: After starts below Before`).toBeGreaterThanOrEqual(before.bottom);
+        // Each side has the panel's whole width, not half of it.
+        expect(Math.min(before.width, after.width), `${where}: side width`).toBeGreaterThan(width * 0.7);
+      } else expect(after.top, `${where}: After beside Before`).toBe(before.top);
+    };
+    await open(server, `#/soul/${id('Mira')}/refine`);
+    await page.getByRole('button', { name: 'Propose a trait from this cluster' }).first().click();
+    await page.getByRole('form', { name: 'The proposed change' }).getByLabel('Principle').fill('Count the stores twice before a single sack leaves them.');
+    await page.getByLabel('The rendered block after').waitFor(WAIT);
+    await expectLayout('refinement');
+    await screenshot(page, `refine-preview-${size}`, true);
+
+    await open(server, `#/soul/${id('Brannoc')}/workshop`);
+    await page.getByRole('combobox', { name: /^Place / }).nth(0).selectOption({ label: 'Promote into the essence' });
+    await page.getByLabel('The rendered block after').waitFor(WAIT);
+    await expectLayout('workshop');
+    expect(chrome.errors).toEqual([]);
+  });
+
   it('shows a visible keyboard focus ring on every kind of button', async () => {
     await open(server, '#/');
     await expectVisibleFocus('primary button (New soul)', page.getByRole('button', { name: 'New soul' }));

@@ -61,6 +61,27 @@ function authorization(): Record<string, string> {
   return token ? { authorization: `Bearer ${token}` } : {};
 }
 
+// --- Whether the server answers ---------------------------------------------------------------------------------------
+
+/** What a request that never reached the server says: the browser's own words ("Failed to fetch") say nothing. */
+export const UNREACHABLE = 'Cannot reach the Souls server. Check that it is running, then try again.';
+
+let reachable = true;
+const reachListeners = new Set<(reachable: boolean) => void>();
+
+function setReachable(value: boolean): void {
+  if (value === reachable) return;
+  reachable = value;
+  for (const listener of reachListeners) listener(value);
+}
+
+/** Called with false when a request cannot reach the server, and with true once one (or the live socket) does again. */
+export function onReachable(listener: (reachable: boolean) => void): () => void {
+  reachListeners.add(listener);
+  listener(reachable);
+  return () => reachListeners.delete(listener);
+}
+
 // --- Queries and mutations ------------------------------------------------------------------------------------------
 
 /** Operations without required variables may omit them. */
@@ -96,9 +117,11 @@ export async function request<TResult, TVars>(document: TypedDocumentNode<TResul
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...authorization() },
       body: JSON.stringify({ query: source(document as TypedDocumentNode<unknown, unknown>), variables: variables ?? {} }),
     });
-  } catch (error) {
-    throw new ApiError(`cannot reach the Souls server: ${(error as Error).message}`, 0);
+  } catch {
+    setReachable(false);
+    throw new ApiError(UNREACHABLE, 0);
   }
+  setReachable(true);
   let body: { data?: TResult | null; errors?: GraphQLErrorShape[] };
   try {
     body = await response.json();
@@ -118,7 +141,8 @@ export async function request<TResult, TVars>(document: TypedDocumentNode<TResul
 
 let socket: Client | null = null;
 const socketListeners = new Set<(state: SocketState) => void>();
-export type SocketState = 'connecting' | 'live' | 'closed' | 'refused';
+/** `closed`: no subscription needs the socket; `reconnecting`: it dropped or could not open, and is retried. */
+export type SocketState = 'connecting' | 'live' | 'closed' | 'reconnecting' | 'refused';
 let socketState: SocketState = 'closed';
 
 function setSocketState(state: SocketState): void {
@@ -148,9 +172,13 @@ function getSocket(): Client {
     shouldRetry: (event) => !(isCloseEvent(event) && event.code === 4403),
     retryWait: async (retries) => new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** retries))),
     on: {
-      connecting: () => setSocketState('connecting'),
-      connected: () => setSocketState('live'),
-      closed: (event) => setSocketState(isCloseEvent(event) && event.code === 4403 ? 'refused' : 'closed'),
+      connecting: () => setSocketState(socketState === 'reconnecting' ? 'reconnecting' : 'connecting'),
+      connected: () => {
+        setReachable(true);
+        setSocketState('live');
+      },
+      // 1000 is the client's own close once no subscription is left; anything else is a lost or refused connection.
+      closed: (event) => setSocketState(!isCloseEvent(event) ? 'reconnecting' : event.code === 4403 ? 'refused' : event.code === 1000 ? 'closed' : 'reconnecting'),
     },
   });
   return socket;

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, currentToken, onSocketState, onUnauthenticated, request, setToken, type SocketState } from './api.ts';
+import { ApiError, currentToken, onReachable, onSocketState, onUnauthenticated, request, setToken, type SocketState } from './api.ts';
 import { Glossary } from './glossary.tsx';
 import { AppCallerDocument, type AppCallerQuery } from './gql/graphql.ts';
 import { href, useRoute } from './hooks.ts';
@@ -16,12 +16,13 @@ type Boot = { state: 'loading' } | { state: 'ready'; data: AppCallerQuery } | { 
 
 export function App() {
   const [boot, setBoot] = useState<Boot>({ state: 'loading' });
-  const [toasts, setToasts] = useState<Toast[]>([]);
+  // One message at a time: a new one replaces the last, so a stale toast never sits over the next message.
+  const [toast, setToast] = useState<Toast | null>(null);
 
   const notify = useCallback((message: string, tone: Toast['tone'] = 'info') => {
     const id = Date.now() + Math.random();
-    setToasts((list) => [...list.slice(-3), { id, message, tone }]);
-    setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), tone === 'error' ? 8000 : 4000);
+    setToast({ id, message, tone });
+    setTimeout(() => setToast((shown) => (shown?.id === id ? null : shown)), tone === 'error' ? 8000 : 4000);
   }, []);
 
   const load = useCallback(async () => {
@@ -80,11 +81,14 @@ export function App() {
         </SessionContext.Provider>
       )}
       <div class="toasts" role="status" aria-live="polite">
-        {toasts.map((toast) => (
+        {toast ? (
           <p key={toast.id} class={`toast toast--${toast.tone}`}>
-            {toast.message}
+            <span>{toast.message}</span>
+            <button type="button" class="toast__close" aria-label="Dismiss the message" onClick={() => setToast(null)}>
+              ×
+            </button>
           </p>
-        ))}
+        ) : null}
       </div>
     </>
   );
@@ -136,10 +140,12 @@ function TokenPrompt({ rejected, onSubmit }: { rejected: boolean; onSubmit: (tok
 function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
   const [socket, setSocket] = useState<SocketState>('closed');
+  const [reachable, setReachable] = useState(true);
   useEffect(() => onSocketState(setSocket), []);
+  useEffect(() => onReachable(setReachable), []);
   return (
     <>
-      <Header socket={socket} onSignOut={onSignOut} />
+      <Header connection={reachable ? socket : 'offline'} onSignOut={onSignOut} />
       <main id="main" class="page" tabIndex={-1}>
         {route.screen === 'roster' ? (
           <Roster />
@@ -161,7 +167,9 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   );
 }
 
-function Header({ socket, onSignOut }: { socket: SocketState; onSignOut: () => void }) {
+type Connection = SocketState | 'offline';
+
+function Header({ connection, onSignOut }: { connection: Connection; onSignOut: () => void }) {
   return (
     <SessionContext.Consumer>
       {(session) =>
@@ -177,9 +185,9 @@ function Header({ socket, onSignOut }: { socket: SocketState; onSignOut: () => v
               <Glossary />
             </nav>
             <div class="topbar__who">
-              <span class={`live live--${socket}`} title={socketTitle[socket]}>
+              <span class={`live live--${connection}`} title={connectionTitle[connection]}>
                 <span class="live__dot" aria-hidden="true" />
-                {socketLabel[socket]}
+                {connectionLabel[connection]}
               </span>
               <span class="who" title={`Scopes: ${session.caller.scopes.join(', ').toLowerCase()}`}>
                 <span class="who__name">{session.caller.name}</span>
@@ -198,10 +206,12 @@ function Header({ socket, onSignOut }: { socket: SocketState; onSignOut: () => v
   );
 }
 
-const socketLabel: Record<SocketState, string> = { connecting: 'Connecting', live: 'Live', closed: 'Idle', refused: 'Refused' };
-const socketTitle: Record<SocketState, string> = {
+const connectionLabel: Record<Connection, string> = { connecting: 'Connecting', live: 'Live', closed: 'Idle', reconnecting: 'Reconnecting', refused: 'Refused', offline: 'Offline' };
+const connectionTitle: Record<Connection, string> = {
   connecting: 'Opening the live connection',
   live: 'Live: changes appear as they happen',
   closed: 'No live subscription open',
+  reconnecting: 'The live connection dropped: retrying',
   refused: 'The server refused the live connection (token)',
+  offline: 'The Souls server cannot be reached: retrying',
 };

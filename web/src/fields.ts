@@ -48,18 +48,42 @@ export function fieldLabel(field: string, itemName?: (list: string, index: numbe
 }
 
 /** "Label: message", whether or not the server's message still starts with the field's path. */
-export function fieldProblem(field: string, message: string, itemName?: (list: string, index: number) => string | undefined): string {
+export function fieldProblem(field: string, message: string, itemName?: (list: string, index: number) => string | undefined, label = fieldLabel(field, itemName)): string {
   const bare = message.replace(/^([A-Za-z_][\w.[\]]*): /, (prefix, path: string) => (field === path || field.endsWith(`.${path}`) || path.endsWith(`.${field}`) ? '' : prefix));
-  return `${fieldLabel(field, itemName)}: ${bare}`;
+  return `${label}: ${bare}`;
 }
 
-/** A result-union error for people: labelled when it names a field. */
-export function resultProblem(error: { message: string; field?: string | null }): string {
-  return error.field ? fieldProblem(error.field, error.message) : error.message;
+/**
+ * The server's messages are shared with the CLI, and some end by naming a flag; in the app the same advice points at
+ * the control that does it (or, for a server setting, at whoever runs the server).
+ */
+const flagAdvice: [RegExp, string][] = [
+  [/give --format [\w, ]+/, 'choose one under “Convention”'],
+  [/raise --trait-limit/, 'ask whoever runs the server to raise its trait limit'],
+];
+
+/** `message` with the CLI's flags put in the app's words. */
+export function appWords(message: string): string {
+  return flagAdvice.reduce((text, [flag, words]) => text.replace(flag, words), message);
+}
+
+/** A result-union error for people: labelled when it names a field. `labels` names the form's own controls, by path or last name. */
+export function resultProblem(error: { message: string; field?: string | null }, labels: Record<string, string> = {}): string {
+  const message = appWords(error.message);
+  if (!error.field) return message;
+  return fieldProblem(error.field, message, undefined, labels[error.field] ?? labels[error.field.split('.').at(-1)!]);
 }
 
 /** A request's GraphQL errors for people; BAD_USER_INPUT errors carry their field in the extensions. */
-export function apiErrorText(error: ApiError): string {
+export function apiErrorText(error: ApiError, labels: Record<string, string> = {}): string {
   if (error.errors.length === 0) return error.message;
-  return error.errors.map((e) => (typeof e.extensions?.field === 'string' ? fieldProblem(e.extensions.field, e.message) : e.message)).join('; ');
+  return error.errors.map((e) => resultProblem({ message: e.message, field: typeof e.extensions?.field === 'string' ? e.extensions.field : null }, labels)).join('; ');
 }
+
+/** Whatever an action threw, for people: the server's errors labelled, an unreachable server said plainly. */
+export function errorText(error: unknown, labels: Record<string, string> = {}): string {
+  return isApiError(error) ? apiErrorText(error, labels) : error instanceof Error ? error.message : String(error);
+}
+
+// By name, not instanceof: this module stays free of api.ts's socket client (its tests run without a browser).
+const isApiError = (error: unknown): error is ApiError => error instanceof Error && error.name === 'ApiError';

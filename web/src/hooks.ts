@@ -1,6 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, request, subscribe } from './api.ts';
+import { ApiError, onSocketState, request, subscribe } from './api.ts';
 
 export type QueryState<T> = {
   data: T | null;
@@ -56,6 +56,36 @@ export function useSubscription<TResult, TVars>(document: TypedDocumentNode<TRes
   const handler = useRef(onEvent);
   handler.current = onEvent;
   useEffect(() => subscribe(document, variables, (data) => handler.current(data)), [document, key]);
+}
+
+/**
+ * Calls `refetch` when what the live events say may have been missed: the tab comes back into view or focus (a
+ * change made by another process, such as an agent attuning over MCP on stdio, publishes no event here), or the live
+ * connection is back after a drop.
+ */
+export function useResync(refetch: () => void): void {
+  const latest = useRef(refetch);
+  latest.current = refetch;
+  useEffect(() => {
+    const visible = () => {
+      if (document.visibilityState === 'visible') latest.current();
+    };
+    let dropped = false;
+    const stopSocket = onSocketState((state) => {
+      if (state === 'reconnecting') dropped = true;
+      else if (state === 'live' && dropped) {
+        dropped = false;
+        latest.current();
+      }
+    });
+    document.addEventListener('visibilitychange', visible);
+    addEventListener('focus', visible);
+    return () => {
+      stopSocket();
+      document.removeEventListener('visibilitychange', visible);
+      removeEventListener('focus', visible);
+    };
+  }, []);
 }
 
 /** `value`, once it has stopped changing for `ms`. */

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { request } from './api.ts';
+import { errorText } from './fields.ts';
 import { date } from './format.ts';
 import { ReactivateTraitDocument, type InactiveTraitFragment, type TraitStatus } from './gql/graphql.ts';
 import { useCan, useSession } from './session.ts';
@@ -49,6 +50,8 @@ function InactiveTraitRow({ trait, blocked, onChanged }: { trait: InactiveTraitF
       if (reactivateTrait.__typename === 'TraitPayload') notify(`Reactivated: ${reactivateTrait.trait.principle}`, 'success');
       else notify(reactivateTrait.message, 'error');
       onChanged();
+    } catch (error) {
+      notify(`The trait was not reactivated. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, request } from './api.ts';
-import { apiErrorText, resultProblem } from './fields.ts';
+import { request } from './api.ts';
+import { errorText, resultProblem } from './fields.ts';
 import { ago, days, decimal, percent, plural, unmetText } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
@@ -117,10 +117,14 @@ function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void
   // Stamped, and no shard has arrived since: stamping again would change nothing.
   const waiting = soul.lastAttunedAt !== null && soul.crystallization.unmet.includes('RECENCY');
   const stamp = async () => {
-    const { stampAttuned } = await request(StampAttunedDocument, { soulId: soul.id });
-    if (stampAttuned.__typename === 'SoulPayload') notify(`${soul.name} is attuned: the next refinement waits for new evidence`, 'success');
-    else notify(stampAttuned.message, 'error');
-    onDone();
+    try {
+      const { stampAttuned } = await request(StampAttunedDocument, { soulId: soul.id });
+      if (stampAttuned.__typename === 'SoulPayload') notify(`${soul.name} is attuned: the next refinement waits for new evidence`, 'success');
+      else notify(stampAttuned.message, 'error');
+      onDone();
+    } catch (error) {
+      notify(`Attunement was not stamped. ${errorText(error)}`, 'error');
+    }
   };
   return (
     <div class="attune">
@@ -376,7 +380,7 @@ function ProposalPanel({ soul, proposal, started, onChange, onConfirmed }: { sou
         onConfirmed();
       } else notify(resultProblem(result), 'error');
     } catch (error) {
-      notify(error instanceof ApiError ? apiErrorText(error) : String(error), 'error');
+      notify(`The change was not made. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }

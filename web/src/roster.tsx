@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { resultProblem } from './fields.ts';
+import { errorText, resultProblem } from './fields.ts';
 import { date, decimal, plural, unmetText } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
@@ -15,12 +15,12 @@ import {
   type RosterQuery,
   type SoulCardFragment,
 } from './gql/graphql.ts';
-import { href, useDebouncedCallback, useQuery, useSubscription } from './hooks.ts';
+import { href, navigate, useDebouncedCallback, useQuery, useResync, useSubscription } from './hooks.ts';
 import { bounds } from './limits.ts';
 import { compareBy, matchesSoul, orderWords, ROSTER_PAGE } from './roster-params.ts';
 import { Pager, RosterToolbar, useRosterParams } from './roster-tools.tsx';
 import { useCan, useSession } from './session.ts';
-import { SoulFields } from './soul-edit.tsx';
+import { SoulFields, soulProblem, type SoulProblem } from './soul-edit.tsx';
 import { ImportSoulMd } from './soulmd.tsx';
 import { Button, ErrorNote, Field, LevelBadge, Loading, Panel, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
 
@@ -60,6 +60,7 @@ export function Roster() {
   useSubscription(RosterShardDroppedDocument, {}, 'roster', (data) => patch(data.shardDropped.shard.souls));
   useSubscription(RosterLevelChangedDocument, {}, 'roster', (data) => patch([data.levelChanged.soul]));
   useSubscription(RosterCrystallizationReadyDocument, {}, 'roster', (data) => patch([data.crystallizationReady.soul]));
+  useResync(refetchSoon);
 
   const readyCount = cards.filter((c) => c.crystallization.ready).length;
   // Search and paging run here: Query.souls has an order but no filter or page arguments (see the README).
@@ -143,11 +144,15 @@ export function SoulCard({ soul, onRetired }: { soul: SoulCardFragment; onRetire
   const { ready, unmet } = soul.crystallization;
   const needs = unmetText(unmet, soul.lastAttunedAt);
   const retire = async () => {
-    const { retireSoul } = await request(RetireSoulDocument, { id: soul.id });
-    if (retireSoul.__typename === 'SoulPayload') {
-      notify(`${soul.name} is dormant now`, 'success');
-      onRetired?.();
-    } else notify(retireSoul.message, 'error');
+    try {
+      const { retireSoul } = await request(RetireSoulDocument, { id: soul.id });
+      if (retireSoul.__typename === 'SoulPayload') {
+        notify(`${soul.name} is dormant now`, 'success');
+        onRetired?.();
+      } else notify(retireSoul.message, 'error');
+    } catch (error) {
+      notify(`${soul.name} was not retired. ${errorText(error)}`, 'error');
+    }
     setConfirming(false);
   };
   return (
@@ -210,20 +215,30 @@ export function SoulCard({ soul, onRetired }: { soul: SoulCardFragment; onRetire
   );
 }
 
+/** Creates a soul and opens its sheet, where its first shards are dropped. */
 function NewSoulForm({ onDone }: { onDone: () => void }) {
   const { notify } = useSession();
   const can = useCan('ADMIN');
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [essence, setEssence] = useState('');
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<SoulProblem | null>(null);
+  const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
-    const { createSoul } = await request(CreateSoulDocument, { input: { name, description: description || null, essence } });
-    if (createSoul.__typename === 'SoulPayload') {
-      notify(`${createSoul.soul.name} joins the roster`, 'success');
-      onDone();
-    } else setProblem(resultProblem(createSoul));
+    setBusy(true);
+    try {
+      const { createSoul } = await request(CreateSoulDocument, { input: { name, description: description || null, essence } });
+      if (createSoul.__typename === 'SoulPayload') {
+        notify(`${createSoul.soul.name} joins the roster: drop its first shards here`, 'success');
+        onDone();
+        navigate(href.sheet(createSoul.soul.id));
+      } else setProblem(soulProblem(createSoul));
+    } catch (error) {
+      setProblem({ field: null, text: `Nothing was created. ${errorText(error)}` });
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <form id="new-soul" class="panel new-soul" onSubmit={(e) => void submit(e)} aria-labelledby="new-soul-title">
@@ -235,7 +250,7 @@ function NewSoulForm({ onDone }: { onDone: () => void }) {
       <div class="panel__body form-grid">
         <SoulFields name={name} description={description} essence={essence} onName={setName} onDescription={setDescription} onEssence={setEssence} essenceRows={3} disabled={!can} problem={problem} />
         <div class="form-actions">
-          <button type="submit" class="btn btn--primary" disabled={!can || !name.trim() || !essence.trim()}>
+          <button type="submit" class="btn btn--primary" disabled={!can || busy || !name.trim() || !essence.trim()}>
             Create soul
           </button>
         </div>
@@ -264,14 +279,18 @@ function DormantRow({ soul, onAwakened }: { soul: Dormant; onAwakened: () => voi
   const { notify } = useSession();
   const [rename, setRename] = useState<string | null>(null);
   const awaken = async () => {
-    const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id, name: rename });
-    if (awakenSoul.__typename === 'SoulPayload') {
-      notify(`${awakenSoul.soul.name} awakens`, 'success');
-      onAwakened();
-    } else if (awakenSoul.__typename === 'ConflictError') {
-      setRename(rename ?? `${soul.name} II`);
-      notify(`${resultProblem(awakenSoul)}: choose another name`, 'error');
-    } else notify(resultProblem(awakenSoul), 'error');
+    try {
+      const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id, name: rename });
+      if (awakenSoul.__typename === 'SoulPayload') {
+        notify(`${awakenSoul.soul.name} awakens`, 'success');
+        onAwakened();
+      } else if (awakenSoul.__typename === 'ConflictError') {
+        setRename(rename ?? `${soul.name} II`);
+        notify(`${resultProblem(awakenSoul)}: choose another name`, 'error');
+      } else notify(resultProblem(awakenSoul), 'error');
+    } catch (error) {
+      notify(`${soul.name} still sleeps. ${errorText(error)}`, 'error');
+    }
   };
   return (
     <li class="dormant__row">

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, request } from './api.ts';
+import { errorText } from './fields.ts';
 import { ago, ageDays, date, plural } from './format.ts';
 import {
   CiteShardDocument,
@@ -214,6 +215,8 @@ function ShardTools({ view, shown, onChanged }: { view: View; shown: ShardRowFra
       if (revealShards.__typename === 'RevealShardsPayload') notify(revealedMessage(revealShards.shards.length, revealShards.readySouls), 'success');
       else notify(revealShards.message, 'error');
       onChanged();
+    } catch (error) {
+      notify(`Nothing was revealed. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }
@@ -224,6 +227,8 @@ function ShardTools({ view, shown, onChanged }: { view: View; shown: ShardRowFra
       const { fadeExhaustedShards } = await request(FadeExhaustedShardsDocument);
       notify(fadeExhaustedShards.fadedCount ? `Faded ${plural(fadeExhaustedShards.fadedCount, 'exhausted shard')}` : 'No shard is exhausted: nothing faded', 'success');
       onChanged();
+    } catch (error) {
+      notify(`Nothing was faded. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }
@@ -286,6 +291,8 @@ function ShardItem({
       if (revealShards.__typename === 'RevealShardsPayload') notify(revealedMessage(1, revealShards.readySouls), 'success');
       else notify(revealShards.message, 'error');
       onChanged();
+    } catch (error) {
+      notify(`Nothing was revealed. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }
@@ -360,6 +367,8 @@ function CiteForm({ shard, soul, onDone, onChanged }: { shard: ShardRowFragment;
         onDone();
         onChanged();
       } else notify(citeShard.message, 'error');
+    } catch (error) {
+      notify(`The shard was not cited. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }

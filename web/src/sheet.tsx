@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { resultProblem } from './fields.ts';
+import { errorText, resultProblem } from './fields.ts';
 import { ago, date, decimal, percent, plural, unmetText } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
@@ -97,10 +97,14 @@ export function SoulHero({ soul, onChanged, children }: { soul: SoulCardFragment
   const { ready, unmet } = soul.crystallization;
   const needs = unmetText(unmet, soul.lastAttunedAt);
   const awaken = async () => {
-    const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id });
-    if (awakenSoul.__typename === 'SoulPayload') notify(`${soul.name} awakens`, 'success');
-    else notify(awakenSoul.message, 'error');
-    onChanged?.();
+    try {
+      const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id });
+      if (awakenSoul.__typename === 'SoulPayload') notify(`${soul.name} awakens`, 'success');
+      else notify(awakenSoul.message, 'error');
+      onChanged?.();
+    } catch (error) {
+      notify(`${soul.name} still sleeps. ${errorText(error)}`, 'error');
+    }
   };
   return (
     <section class={`hero${ready ? ' hero--ready' : ''}${levelled ? ' hero--levelled' : ''}`} aria-labelledby="hero-name">
@@ -199,10 +203,14 @@ function Timeline({ soulId, history, onReverted }: { soulId: string; history: re
   const latest = [...history].reverse().find((e) => !e.revertedAt) ?? null;
   const revert = async () => {
     setConfirming(false);
-    const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId });
-    if (revertLevelUp.__typename === 'RevertLevelUpPayload') notify(`Level-up reverted: back to level ${revertLevelUp.soul.level}`, 'success');
-    else notify(revertLevelUp.message, 'error');
-    onReverted();
+    try {
+      const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId });
+      if (revertLevelUp.__typename === 'RevertLevelUpPayload') notify(`Level-up reverted: back to level ${revertLevelUp.soul.level}`, 'success');
+      else notify(revertLevelUp.message, 'error');
+      onReverted();
+    } catch (error) {
+      notify(`The level-up was not reverted. ${errorText(error)}`, 'error');
+    }
   };
   if (history.length === 0) return <p class="muted">No level-up yet. When the traits fill the bar, consolidate them in the workshop.</p>;
   return (
@@ -269,26 +277,37 @@ function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => 
   const [content, setContent] = useState('');
   const [source, setSource] = useState('manual_reflection');
   const [tags, setTags] = useState('');
+  // Empty means now; an earlier day records evidence gathered before (readiness wants it spread over more than a day).
+  const [observed, setObserved] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
-    const { dropShard } = await request(DropShardDocument, {
-      input: {
-        content,
-        source,
-        soulIds: [soul.id],
-        tags: tags
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
-      },
-    });
-    if (dropShard.__typename === 'DropShardPayload') {
-      notify(dropShard.readySouls.length ? `Shard dropped: ${soul.name} is ready to refine` : 'Shard dropped', 'success');
-      setContent('');
-      setProblem(null);
-      onDropped();
-    } else setProblem(resultProblem(dropShard));
+    setBusy(true);
+    try {
+      const { dropShard } = await request(DropShardDocument, {
+        input: {
+          content,
+          source,
+          soulIds: [soul.id],
+          tags: tags
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean),
+          createdAt: observedAt(observed),
+        },
+      });
+      if (dropShard.__typename === 'DropShardPayload') {
+        notify(dropShard.readySouls.length ? `Shard dropped: ${soul.name} is ready to refine` : 'Shard dropped', 'success');
+        setContent('');
+        setProblem(null);
+        onDropped();
+      } else setProblem(resultProblem(dropShard, { createdAt: 'Observed on' }));
+    } catch (error) {
+      setProblem(`The shard was not dropped. ${errorText(error)}`);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <div class="drop">
@@ -307,13 +326,26 @@ function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => 
               ))}
             </datalist>
             <Field label="Tags" value={tags} onInput={setTags} disabled={!can} hint={`Comma-separated; up to ${bounds.tagsPerShard} tags of ${bounds.tagLength} characters`} maxLength={tagListLength} />
+            <Field label="Observed on" type="date" value={observed} onInput={setObserved} disabled={!can} max={localDay(new Date())} hint="Leave empty for now; an earlier day records past evidence" />
           </div>
           <ProblemNote problem={problem} />
-          <button type="submit" class="btn btn--primary" disabled={!can || !content.trim() || !source.trim()}>
+          <button type="submit" class="btn btn--primary" disabled={!can || busy || !content.trim() || !source.trim()}>
             Drop shard
           </button>
         </form>
       ) : null}
     </div>
   );
+}
+
+/** YYYY-MM-DD of `when` in this browser's time zone (a date input's value). */
+function localDay(when: Date): string {
+  return `${when.getFullYear()}-${String(when.getMonth() + 1).padStart(2, '0')}-${String(when.getDate()).padStart(2, '0')}`;
+}
+
+/** A day picked in the date input, as an instant (noon of that day here); none, or today, is left to the server's now. */
+function observedAt(day: string): string | null {
+  if (!day || day >= localDay(new Date())) return null;
+  const [y, m, d] = day.split('-').map(Number);
+  return new Date(y, m - 1, d, 12).toISOString();
 }

@@ -1,14 +1,23 @@
 import { useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { UpdateSoulDocument, type UpdateSoulInput } from './gql/graphql.ts';
-import { resultProblem } from './fields.ts';
+import { errorText, resultProblem } from './fields.ts';
 import { bounds } from './limits.ts';
 import { useCan, useSession } from './session.ts';
 import { Area, Button, Field, ProblemNote } from './ui.tsx';
 
 type Editable = { id: string; name: string; description: string; essence: string };
 
-/** A soul's name, description and essence, and why the server refused them: the new-soul and edit forms. */
+/** Why the server refused the form: `field` is the path it names (input.name, …), null for the form as a whole. */
+export type SoulProblem = { field: string | null; text: string };
+
+/** Which of the three fields a refusal is about, by its path's last name. */
+function problemAt(problem: SoulProblem | null, name: 'name' | 'description' | 'essence'): string | null {
+  if (!problem?.field) return null;
+  return problem.field.split('.').at(-1) === name ? problem.text : null;
+}
+
+/** A soul's name, description and essence, each with the server's refusal right under it: the new-soul and edit forms. */
 export function SoulFields(props: {
   name: string;
   description: string;
@@ -18,16 +27,23 @@ export function SoulFields(props: {
   onEssence: (value: string) => void;
   essenceRows: number;
   disabled: boolean;
-  problem: string | null;
+  problem: SoulProblem | null;
 }) {
+  const { problem } = props;
+  const placed = (['name', 'description', 'essence'] as const).some((name) => problemAt(problem, name) !== null);
   return (
     <>
-      <Field label="Name" value={props.name} onInput={props.onName} required disabled={props.disabled} maxLength={bounds.nameLength} />
-      <Field label="Description" hint="A short line for cards and listings" value={props.description} onInput={props.onDescription} disabled={props.disabled} maxBytes={bounds.descriptionBytes} />
-      <Area label="Essence" hint="The narrative core of the identity, as prose" value={props.essence} onInput={props.onEssence} required rows={props.essenceRows} disabled={props.disabled} maxBytes={bounds.essenceBytes} />
-      <ProblemNote problem={props.problem} />
+      <Field label="Name" value={props.name} onInput={props.onName} required disabled={props.disabled} maxLength={bounds.nameLength} problem={problemAt(problem, 'name')} />
+      <Field label="Description" hint="A short line for cards and listings" value={props.description} onInput={props.onDescription} disabled={props.disabled} maxBytes={bounds.descriptionBytes} problem={problemAt(problem, 'description')} />
+      <Area label="Essence" hint="The narrative core of the identity, as prose" value={props.essence} onInput={props.onEssence} required rows={props.essenceRows} disabled={props.disabled} maxBytes={bounds.essenceBytes} problem={problemAt(problem, 'essence')} />
+      <ProblemNote problem={placed ? null : (problem?.text ?? null)} />
     </>
   );
+}
+
+/** A refusal of the soul forms, or a request that failed, as the forms show it. */
+export function soulProblem(error: { message: string; field?: string | null }): SoulProblem {
+  return { field: error.field ?? null, text: resultProblem(error) };
 }
 
 /**
@@ -41,7 +57,7 @@ export function SoulEditor({ soul, onSaved }: { soul: Editable; onSaved: () => v
   const [name, setName] = useState(soul.name);
   const [description, setDescription] = useState(soul.description);
   const [essence, setEssence] = useState(soul.essence);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<SoulProblem | null>(null);
   const [busy, setBusy] = useState(false);
 
   const start = () => {
@@ -66,9 +82,9 @@ export function SoulEditor({ soul, onSaved }: { soul: Editable; onSaved: () => v
         notify(`Saved ${updateSoul.soul.name}`, 'success');
         setOpen(false);
         onSaved();
-      } else setProblem(resultProblem(updateSoul));
+      } else setProblem(soulProblem(updateSoul));
     } catch (error) {
-      setProblem(error instanceof Error ? error.message : String(error));
+      setProblem({ field: null, text: errorText(error) });
     } finally {
       setBusy(false);
     }

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
-import { ApiError, request } from './api.ts';
-import { apiErrorText, resultProblem } from './fields.ts';
+import { request } from './api.ts';
+import { errorText, resultProblem } from './fields.ts';
 import { date, plural } from './format.ts';
 import { ImportSoulMdDocument, SoulMdExportDocument, type ImportSoulMdMutation, type SoulMdFormat } from './gql/graphql.ts';
 import { useCan, useSession } from './session.ts';
@@ -44,7 +44,7 @@ export function ExportSoulMd({ soulId }: { soulId: string }) {
       setExported({ text: soul.soulMd, file });
       setUrl(URL.createObjectURL(new Blob([soul.soulMd], { type: 'text/markdown' })));
     } catch (error) {
-      notify(error instanceof ApiError ? apiErrorText(error) : String(error), 'error');
+      notify(`Nothing was exported. ${errorText(error)}`, 'error');
     }
   };
   return (
@@ -73,6 +73,9 @@ export function ExportSoulMd({ soulId }: { soulId: string }) {
 }
 
 type ImportAnswer = ImportSoulMdMutation['importSoulMd'];
+
+/** The import form's controls, by the field the server's refusal names. */
+const importLabels: Record<string, string> = { format: 'Convention', essence: 'SOUL.md text', traits: 'SOUL.md text', path: 'SOUL.md text', text: 'SOUL.md text' };
 type Plan = Extract<ImportAnswer, { __typename: 'SoulMdImportPlan' }>;
 
 /** The roster's "Import": paste a SOUL.md or choose a file, read the plan, then apply it. */
@@ -94,7 +97,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
       const { importSoulMd } = await request(ImportSoulMdDocument, { input: { text, fileName, name: name.trim() || null, format: format === 'AUTO' ? null : format, apply } });
       return importSoulMd;
     } catch (error) {
-      setProblem(error instanceof ApiError ? apiErrorText(error) : String(error));
+      setProblem(errorText(error, importLabels));
       return null;
     } finally {
       setBusy(false);
@@ -108,7 +111,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
     if (answer.__typename === 'SoulMdImportPlan') setPlan(answer);
     else if (answer.__typename === 'ValidationError' || answer.__typename === 'ConflictError') {
       setPlan(null);
-      setProblem(resultProblem(answer));
+      setProblem(resultProblem(answer, importLabels));
     }
   };
   const apply = async () => {
@@ -119,7 +122,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
       setPlan(null);
       setText('');
       onImported();
-    } else if (answer.__typename === 'ValidationError' || answer.__typename === 'ConflictError') setProblem(resultProblem(answer));
+    } else if (answer.__typename === 'ValidationError' || answer.__typename === 'ConflictError') setProblem(resultProblem(answer, importLabels));
   };
   const choose = async (input: HTMLInputElement) => {
     const file = input.files?.[0];

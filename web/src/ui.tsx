@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
 import { diffLines } from './diff.ts';
 import { apiErrorText } from './fields.ts';
+import { Term } from './glossary.tsx';
 import { utf8Bytes } from './limits.ts';
 import type { Scope } from './gql/graphql.ts';
 import { scopeNeeds, useCan, useSession } from './session.ts';
@@ -168,6 +169,9 @@ export function RenderedBlock({ text, full, onToggleFull, label = 'Rendered iden
         </Button>
       </div>
       <MarkdownLines text={text} label={label} />
+      <p class="field__hint rendered__note">
+        Traits are listed by <Term name="density">citation density</Term>, the best evidenced first; ties, the oldest first.
+      </p>
     </div>
   );
 }
@@ -263,8 +267,17 @@ export function ErrorNote({ error, retry }: { error: Error; retry?: () => void }
  */
 type Bounded = { maxLength?: number; maxBytes?: number };
 
-function describedBy(id: string, hint: string | undefined, maxBytes: number | undefined): string | undefined {
-  return [hint ? `${id}-hint` : '', maxBytes ? `${id}-count` : ''].filter(Boolean).join(' ') || undefined;
+function describedBy(id: string, hint: string | undefined, maxBytes: number | undefined, problem?: string | null): string | undefined {
+  return [problem ? `${id}-problem` : '', hint ? `${id}-hint` : '', maxBytes ? `${id}-count` : ''].filter(Boolean).join(' ') || undefined;
+}
+
+/** The server's refusal of this one field, under it. */
+function FieldProblem({ id, problem }: { id: string; problem?: string | null }) {
+  return problem ? (
+    <p id={`${id}-problem`} class="error-note field__problem" role="alert">
+      {problem}
+    </p>
+  ) : null;
 }
 
 function ByteCount({ id, value, maxBytes }: { id: string; value: string; maxBytes: number }) {
@@ -277,7 +290,7 @@ function ByteCount({ id, value, maxBytes }: { id: string; value: string; maxByte
 }
 
 /** A labelled text field; every input of the app goes through it or Area so none is unlabelled. */
-export function Field({ label, hint, value, onInput, required, placeholder, name, type = 'text', disabled, list, maxLength, maxBytes }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; placeholder?: string; name?: string; type?: 'text' | 'search'; disabled?: boolean; list?: string } & Bounded) {
+export function Field({ label, hint, value, onInput, required, placeholder, name, type = 'text', disabled, list, maxLength, maxBytes, max, problem }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; placeholder?: string; name?: string; type?: 'text' | 'search' | 'date'; disabled?: boolean; list?: string; max?: string; problem?: string | null } & Bounded) {
   const id = useId();
   return (
     <div class="field">
@@ -285,7 +298,8 @@ export function Field({ label, hint, value, onInput, required, placeholder, name
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      <input id={id} name={name} type={type} value={value} required={required} placeholder={placeholder} disabled={disabled} list={list} maxLength={maxLength ?? maxBytes} aria-describedby={describedBy(id, hint, maxBytes)} onInput={(e) => onInput(e.currentTarget.value)} />
+      <input id={id} name={name} type={type} value={value} required={required} placeholder={placeholder} disabled={disabled} list={list} max={max} maxLength={maxLength ?? maxBytes} aria-invalid={problem ? true : undefined} aria-describedby={describedBy(id, hint, maxBytes, problem)} onInput={(e) => onInput(e.currentTarget.value)} />
+      <FieldProblem id={id} problem={problem} />
       {hint ? (
         <small id={`${id}-hint`} class="field__hint">
           {hint}
@@ -296,7 +310,7 @@ export function Field({ label, hint, value, onInput, required, placeholder, name
   );
 }
 
-export function Area({ label, hint, value, onInput, required, rows = 3, placeholder, name, disabled, maxLength, maxBytes }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; rows?: number; placeholder?: string; name?: string; disabled?: boolean } & Bounded) {
+export function Area({ label, hint, value, onInput, required, rows = 3, placeholder, name, disabled, maxLength, maxBytes, problem }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; rows?: number; placeholder?: string; name?: string; disabled?: boolean; problem?: string | null } & Bounded) {
   const id = useId();
   return (
     <div class="field">
@@ -304,7 +318,8 @@ export function Area({ label, hint, value, onInput, required, rows = 3, placehol
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      <textarea id={id} name={name} rows={rows} value={value} required={required} placeholder={placeholder} disabled={disabled} maxLength={maxLength ?? maxBytes} aria-describedby={describedBy(id, hint, maxBytes)} onInput={(e) => onInput(e.currentTarget.value)} />
+      <textarea id={id} name={name} rows={rows} value={value} required={required} placeholder={placeholder} disabled={disabled} maxLength={maxLength ?? maxBytes} aria-invalid={problem ? true : undefined} aria-describedby={describedBy(id, hint, maxBytes, problem)} onInput={(e) => onInput(e.currentTarget.value)} />
+      <FieldProblem id={id} problem={problem} />
       {hint ? (
         <small id={`${id}-hint`} class="field__hint">
           {hint}

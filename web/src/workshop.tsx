@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, request } from './api.ts';
-import { apiErrorText, fieldProblem } from './fields.ts';
+import { request } from './api.ts';
+import { errorText, fieldProblem } from './fields.ts';
 import { plural } from './format.ts';
 import {
   LevelUpDocument,
@@ -168,9 +168,13 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
   const verdict = preview.data?.previewLevelUp ?? null;
 
   const promoted = members('promote');
-  const weave = () => {
-    const missing = promoted.map((t) => t.principle.trim()).filter((p) => !essence.includes(p));
-    if (missing.length) setEssence(`${essence.trim()} ${missing.join(' ')}`.trim());
+  // A principle is an imperative ("Keep the forge lit") and the essence third-person prose: the principles are offered
+  // as a draft to rewrite in the essence's voice, and only what the person adds joins the essence.
+  const [weaving, setWeaving] = useState<string | null>(null);
+  const weave = () => setWeaving(promoted.map((t) => t.principle.trim()).filter((p) => !essence.includes(p)).join(' '));
+  const addWoven = () => {
+    if (weaving?.trim()) setEssence(`${essence.trim()} ${weaving.trim()}`.trim());
+    setWeaving(null);
   };
 
   const execute = async () => {
@@ -185,7 +189,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
       }
     } catch (error) {
       executing.current = false;
-      notify(error instanceof ApiError ? apiErrorText(error) : String(error), 'error');
+      notify(`${soul.name} did not level up. ${errorText(error)}`, 'error');
     } finally {
       setBusy(false);
     }
@@ -299,13 +303,34 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
         <Panel title={`The new essence (level ${newLevel})`} id="essence-title">
           <Area label="Essence" hint="The narrative core after this level-up; promoted principles belong in it" value={essence} onInput={setEssence} required rows={6} disabled={!canRefine} maxBytes={bounds.essenceBytes} />
           <div class="form-actions">
-            <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0}>
+            <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0 || weaving !== null} aria-expanded={weaving !== null} aria-controls="weave-draft">
               Weave promoted principles in
             </Button>
             <Button variant="quiet" onClick={() => setEssence(soul.essence)} disabled={essence === soul.essence}>
               Restore the current essence
             </Button>
           </div>
+          {weaving !== null ? (
+            <div id="weave-draft" class="weave">
+              <Area
+                label="Draft for the essence"
+                hint={`The promoted principles as they were written, in the imperative: rewrite them as prose about ${soul.name}, as the essence reads, then add them`}
+                value={weaving}
+                onInput={setWeaving}
+                rows={3}
+                disabled={!canRefine}
+                maxBytes={bounds.essenceBytes}
+              />
+              <div class="form-actions">
+                <Button scope="REFINE" variant="plain" onClick={addWoven} disabled={!weaving.trim()}>
+                  Add to the essence
+                </Button>
+                <Button variant="quiet" onClick={() => setWeaving(null)}>
+                  Discard the draft
+                </Button>
+              </div>
+            </div>
+          ) : null}
         </Panel>
         <Panel title="Preview" id="preview-title" class="preview">
           <div class="verdict-line" aria-live="polite">
@@ -313,7 +338,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
               <Loading what="the preview" />
             ) : verdict.valid ? (
               <p class={`verdict verdict--ready${upToDate ? '' : ' stale-preview'}`}>
-                <strong>The plan is valid.</strong> {plural(plan.consolidations.length, 'consolidation')}, {plan.promotedTraitIds.length} promoted, {plan.carriedTraitIds.length} carried: {soul.activeTraitCount} → {plan.consolidations.length + plan.carriedTraitIds.length} active traits.
+                <strong>The plan is valid.</strong> {plural(plan.consolidations.length, 'consolidation')}, {plan.promotedTraitIds.length} promoted, {plan.carriedTraitIds.length} carried: {soul.activeTraitCount} → {plural(plan.consolidations.length + plan.carriedTraitIds.length, 'active trait')}.
               </p>
             ) : (
               <div class={`verdict verdict--invalid${upToDate ? '' : ' stale-preview'}`}>
@@ -419,12 +444,16 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
     return () => clearTimeout(timer);
   }, [payload]);
   const revert = async () => {
-    const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId: payload.soul.id });
-    if (revertLevelUp.__typename === 'RevertLevelUpPayload') {
-      notify(`Reverted: ${soulName} is level ${revertLevelUp.soul.level} again`, 'success');
-      setReverted(true);
-      setShown({ level: revertLevelUp.soul.level, active: before.active });
-    } else notify(revertLevelUp.message, 'error');
+    try {
+      const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId: payload.soul.id });
+      if (revertLevelUp.__typename === 'RevertLevelUpPayload') {
+        notify(`Reverted: ${soulName} is level ${revertLevelUp.soul.level} again`, 'success');
+        setReverted(true);
+        setShown({ level: revertLevelUp.soul.level, active: before.active });
+      } else notify(revertLevelUp.message, 'error');
+    } catch (error) {
+      notify(`The level-up was not reverted. ${errorText(error)}`, 'error');
+    }
   };
   const levelled = shown.level !== before.level;
   return (
@@ -439,11 +468,11 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
           <XpBar active={shown.active} limit={payload.soul.traitLimit} />
           {reverted ? (
             <p class="muted">
-              The level-up is undone: its {before.active} traits are active again as they were, the merged ones are gone and the essence is the one before.
+              The level-up is undone: its {plural(before.active, 'trait')} {before.active === 1 ? 'is' : 'are'} active again as they were, the merged ones are gone and the essence is the one before.
             </p>
           ) : (
             <p class="muted">
-              {before.active} active traits became {payload.soul.activeTraitCount}: {plural(payload.event.consolidated.length, 'trait')} merged into {payload.event.merged.length}, {payload.event.promoted.length} promoted into the essence,{' '}
+              {plural(before.active, 'active trait')} became {payload.soul.activeTraitCount}: {plural(payload.event.consolidated.length, 'trait')} merged into {payload.event.merged.length}, {payload.event.promoted.length} promoted into the essence,{' '}
               {payload.event.carried.length} carried.
             </p>
           )}
@@ -480,10 +509,13 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
                     <li key={t.id}>{t.principle}</li>
                   ))}
                 </ul>
-              ) : null}
+              ) : (
+                <p class="muted">No trait promoted: the essence below is the one written in the plan.</p>
+              )}
               <p class="essence-flow">{payload.soul.essence}</p>
             </Panel>
             <Panel title="Carried" id="carried-title">
+              {payload.event.carried.length === 0 ? <p class="muted">No trait carried: every one was merged or promoted.</p> : null}
               <ul class="carry-list">
                 {payload.event.carried.map((t) => (
                   <li key={t.id}>{t.principle}</li>
