@@ -39,7 +39,7 @@ describe('bodies from callers without a valid token', () => {
 
   it('refuses a GraphQL POST from its headers, before any of its body is sent', async () => {
     const server = await start({ app: { tokens: tokens } });
-    for (const headers of [{}, { authorization: 'Bearer tok-not-one-of-ours-0000000000' }]) {
+    for (const headers of [{}, { authorization: 'Bearer tok-not-one-of-ours-0000000000' }] as Record<string, string>[]) {
       const answer = await postHeadersFirst(server, '/graphql', headers, bodyBytes);
       expect(answer.status, answer.text).toBe(401);
       expect(answer.headers['www-authenticate']).toMatch(/^Bearer realm="souls"/);

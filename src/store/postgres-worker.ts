@@ -77,9 +77,11 @@ async function answersQuickly(): Promise<boolean> {
     await client.query('SELECT 1');
     await client.end();
     return true;
-  } catch {
+  } catch (error) {
     socketOf(client)?.destroy();
-    return false;
+    // A refusal with a SQLSTATE (too many connections, shutting down) is an answer: the server is not hung.
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && /^(?=.*\d)[0-9A-Z]{5}$/.test(code);
   }
 }
 
@@ -89,9 +91,12 @@ let probing = false;
 /** Until the server answers again, the main thread fails every call at once instead of waiting for each. */
 function markDown(): void {
   Atomics.store(flags, DOWN, 1);
-  destroyConnection?.();
-  destroyConnection = null;
-  connection = null;
+  // PGlite runs in this thread: a new connection would be a new database.
+  if (!pglite) {
+    destroyConnection?.();
+    destroyConnection = null;
+    connection = null;
+  }
   if (probing) return;
   probing = true;
   void (async () => {
