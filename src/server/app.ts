@@ -512,7 +512,7 @@ export function buildApp(options: AppOptions): App {
         const record = records.get(request);
         if (!record) return;
         const caller = wsCallers.get(socket);
-        logger.info({ requestId: record.id, method: 'GET', path: request.url?.split('?')[0], protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
+        logger.info({ requestId: record.id, method: 'GET', path: loggable(request.url?.split('?')[0] ?? '/'), protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
       });
       const stream = request.socket;
       let received = 0;
