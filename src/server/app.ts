@@ -447,15 +447,7 @@ export function buildApp(options: AppOptions): App {
     req.resume();
     return true;
   };
-  const server = createServer(
-    {
-      // Node's requestTimeout bounds how long headers and body take to arrive (answered 408); it is checked every
-      // connectionsCheckingInterval, so that interval follows it.
-      requestTimeout: limits.bodyTimeoutMs,
-      headersTimeout: Math.min(60_000, limits.bodyTimeoutMs),
-      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(limits.bodyTimeoutMs / 10))),
-    },
-    (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (release && !isProbe(req.url)) release.activity();
     if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${describeError(error)}`), redis?.ready)) return;
@@ -480,7 +472,16 @@ export function buildApp(options: AppOptions): App {
         res.writeHead(500).end();
       },
     );
+  };
+  const server = createServer(
+    {
+      // Node's requestTimeout bounds how long headers and body take to arrive (answered 408); it is checked every
+      // connectionsCheckingInterval, so that interval follows it.
+      requestTimeout: limits.bodyTimeoutMs,
+      headersTimeout: Math.min(60_000, limits.bodyTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(limits.bodyTimeoutMs / 10))),
     },
+    handle,
   );
   /**
    * graphql-ws on the same port and path. ws and graphql-ws (about 12 MiB resident) are loaded by the first
