@@ -101,12 +101,31 @@ describe('request log lines', () => {
     const wrong = 'tok-wrong-0123456789abcdef';
     const refused = await server.request('query Roster { souls { id } }', undefined, { authorization: `Bearer ${wrong}`, 'x-request-id': 'refused-1' });
     expect(refused.status).toBe(401);
-    expect(await lineFor(records, 'refused-1')).toMatchObject({ status: 401, caller: null, operation: 'Roster', errorCodes: ['UNAUTHENTICATED'] });
+    // Refused from its headers: the body, and the operation's name in it, were never read.
+    expect(await lineFor(records, 'refused-1')).toMatchObject({ status: 401, caller: null, operation: null, errorCodes: ['UNAUTHENTICATED'] });
     const invalid = await server.request('query Broken { noSuchField }', undefined, { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'invalid-1' });
     expect(invalid.status).toBe(400);
     expect(await lineFor(records, 'invalid-1')).toMatchObject({ status: 400, caller: 'ops-bot', operation: 'Broken', errorCodes: ['GRAPHQL_VALIDATION_FAILED'] });
     expect(lines.join('')).not.toContain(wrong);
     expect(lines.join('')).not.toContain('noSuchField');
+  });
+
+  it('bounds the client-supplied texts it logs: operation names and paths keep their start and their length', async () => {
+    const { server, lines, records, auth } = await loggedServer();
+    const long = `Q${'n'.repeat(999_999)}`;
+    const shown = `Q${'n'.repeat(127)}… (1000000 characters)`;
+    const post = (body: object, requestId: string) =>
+      fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, 'x-request-id': requestId }, body: JSON.stringify(body) }).then((r) => r.text());
+    await post({ query: `query ${long} { __typename }`, operationName: long }, 'long-1');
+    expect(await lineFor(records, 'long-1')).toMatchObject({ status: 200, operation: shown });
+    await post({ query: '{ __typename }', operationName: long }, 'long-2');
+    expect(await lineFor(records, 'long-2')).toMatchObject({ operation: shown });
+    await post({ query: `query ${long} { __typename }` }, 'long-3');
+    expect(await lineFor(records, 'long-3')).toMatchObject({ operation: shown });
+    const path = `/${'p'.repeat(8000)}`;
+    await (await fetch(server.url.replace(/\/graphql$/, path), { headers: { ...auth, 'x-request-id': 'long-4' } })).text();
+    expect((await lineFor(records, 'long-4')).path).toBe(`/${'p'.repeat(127)}… (8001 characters)`);
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(1000);
   });
 
   it('logs other paths too (the web app), and probes only at debug level', async () => {

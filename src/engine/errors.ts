@@ -34,6 +34,7 @@ export class ValidationError extends SoulsError {
 /** "field: message" for a person reading a log or a terminal, where no form shows the field. */
 export function describeError(error: unknown): string {
   if (error instanceof ValidationError) return `${error.field}: ${error.message}`;
+  if (error instanceof StorageError && error.detail) return `${error.message} (${error.detail})`;
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -94,9 +95,12 @@ export class StorageError extends SoulsError {
   override name = 'StorageError';
   readonly code: StorageErrorCode;
   readonly path: string;
-  constructor(code: StorageErrorCode, path: string, message: string) {
+  /** For the operator's log only (a driver's message naming the server's address); clients get the message. */
+  readonly detail: string | null;
+  constructor(code: StorageErrorCode, path: string, message: string, detail: string | null = null) {
     super(message);
     this.code = code;
     this.path = path;
+    this.detail = detail;
   }
 }

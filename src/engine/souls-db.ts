@@ -43,6 +43,8 @@ export type OpenOptions = {
   path?: string;
   /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
   timeoutMs?: number;
+  /** PostgreSQL only: how long a new connection may take to answer (see PostgresOptions.connectTimeoutMs). */
+  connectTimeoutMs?: number;
   /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it. */
   mode?: OpenMode;
   /** A store to use instead of opening SQLite. */
@@ -57,7 +59,7 @@ export type OpenOptions = {
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
   const observer: EngineObserver = options.observer ?? {};
-  const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, observer });
+  const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, observer });
   const mode = settings.similarity;
   const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
   const cacheBytes = settings.maxCacheMegabytes * 2 ** 20;

@@ -12,13 +12,13 @@ import { createContext, type Context } from './context.ts';
 import { defaultLimits, nestingDepth, type Limits } from './limits.ts';
 import { boundingCost } from './request-cost.ts';
 import { sharingSubscriptions } from './subscriptions.ts';
-import { closeSoulsDb, getCrystallization, settleSlicedWork, type SoulsDb } from '../engine/index.ts';
+import { closeSoulsDb, describeError, getCrystallization, settleSlicedWork, type SoulsDb } from '../engine/index.ts';
 import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
 import { localGraphiQL, serveGraphiQLAsset } from './graphiql.ts';
 import { corsFor, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import { serveWebApp } from './web.ts';
 import { HEALTH_PATH, READY_PATH, serveHealth } from './health.ts';
-import { createLogger, requestIdOf, type Logger } from './log.ts';
+import { createLogger, loggable, requestIdOf, type Logger } from './log.ts';
 import { createMetrics, METRICS_PATH } from './metrics.ts';
 import { startMemoryRelease, type MemoryRelease } from './memory-release.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
@@ -88,18 +88,30 @@ export const PRE_ACK_MAX_BYTES = 64 * 1024;
 /** Header names a request can carry to show it is not a cross-site form post (see useCSRFPrevention). */
 export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'authorization'];
 
+const hasBody = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS';
+
 /**
  * Bodies must declare their length and stay under the limit: answered here,
  * with a GraphQL-shaped error, before anything reads them.
  */
 function oversizedBody(req: IncomingMessage, maxBytes: number): Refusal | null {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return null;
+  if (!hasBody(req)) return null;
   const declared = req.headers['content-length'];
   const chunked = declared === undefined && req.headers['transfer-encoding'] !== undefined;
   if (!chunked && (declared === undefined || Number(declared) <= maxBytes)) return null;
   return chunked
     ? { status: 411, code: 'LENGTH_REQUIRED', message: 'request bodies must declare their Content-Length' }
     : { status: 413, code: 'PAYLOAD_TOO_LARGE', message: `request body over the limit of ${maxBytes} bytes` };
+}
+
+/** A GraphQL result in the form the client accepts, as Yoga would send it: one SSE event, or JSON. */
+function graphqlAnswer(accept: string | undefined, result: object): { type: string; text: string } {
+  const json = JSON.stringify(result);
+  const wants = (type: string) => accept?.includes(type) === true;
+  if (wants('text/event-stream') && !wants('application/json') && !wants('application/graphql-response+json')) {
+    return { type: 'text/event-stream', text: `event: next\ndata: ${json}\n\nevent: complete\ndata:\n\n` };
+  }
+  return { type: wants('application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json', text: json };
 }
 
 /** Answers a refused request with a GraphQL-shaped error before anything reads its body. */
@@ -191,14 +203,14 @@ function recordingOperations(records: WeakMap<object, RequestRecord>): Plugin {
     const record = recordOf(context);
     if (!record) return;
     const operation = getOperationAST(document, operationName);
-    record.operation = operation?.name?.value ?? record.operation;
+    record.operation = operation?.name ? loggable(operation.name.value) : record.operation;
     record.operationType = operation?.operation ?? record.operationType;
   };
   const named = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null } }) => name(args.contextValue, args.document, args.operationName);
   return {
     onParams: ({ params, context }) => {
       const record = recordOf(context);
-      if (record && typeof params.operationName === 'string') record.operation = params.operationName;
+      if (record && typeof params.operationName === 'string') record.operation = loggable(params.operationName);
     },
     // Validation runs before the caller is known: a refused or invalid operation is named too.
     onValidate: ({ context, params }) => name(context, params.documentAST, (context as { params?: { operationName?: string } }).params?.operationName),
@@ -360,7 +372,7 @@ export function buildApp(options: AppOptions): App {
       error: (...args) => {
         const storage = args.map(storageErrorOf).find((e) => e !== null);
         // Clients get a coded error without the path; the operator's log names the file, in one line.
-        if (storage) console.error(`${storage.code}: database ${storage.path}: ${storage.message}`);
+        if (storage) console.error(`${storage.code}: database ${storage.path}: ${storage.message}${storage.detail ? ` (${storage.detail})` : ''}`);
         else if (!args.some(isExpected)) console.error(...args);
       },
     },
@@ -394,7 +406,7 @@ export function buildApp(options: AppOptions): App {
     const record = newRecord(req);
     res.setHeader('x-request-id', record.id);
     res.once('close', () => {
-      const path = (req.url ?? '/').split('?')[0];
+      const path = loggable((req.url ?? '/').split('?')[0]);
       const line = {
         requestId: record.id,
         method: req.method,
@@ -416,12 +428,32 @@ export function buildApp(options: AppOptions): App {
   };
 
   const mcp = mcpEndpoint({ db, pubsub, callerOf, maxBodyBytes: limits.maxBodyBytes, limits });
-  const server = createServer((req, res) => {
+  /**
+   * With tokens, a body from nobody known is never read: refused from its headers, so that unauthenticated clients
+   * cannot make the server hold their bodies (GraphQL, MCP and any other path alike).
+   */
+  const unauthenticatedBody = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (table === null || !hasBody(req) || callerOf(req.headers.authorization) !== null) return false;
+    records.get(req)?.errorCodes.add('UNAUTHENTICATED');
+    const message = 'a valid bearer token is required (Authorization: Bearer <token>)';
+    const origin = req.headers.origin;
+    // A page of an allowed origin can read why, as it could when GraphQL answered.
+    const cors = origin && originPolicy.corsOrigins.includes(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
+    const { type, text } = mcp.handles(req)
+      ? { type: 'application/json', text: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message } }) }
+      : graphqlAnswer(req.headers.accept, { errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] });
+    res.writeHead(401, { 'content-type': `${type}; charset=utf-8`, 'www-authenticate': bearerChallenge(req.headers.authorization), connection: 'close', ...cors });
+    res.end(text);
+    req.resume();
+    return true;
+  };
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (!omitted.has('requestLine')) lineOnClose(req, res);
     if (release && !isProbe(req.url)) release.activity();
-    if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${error instanceof Error ? error.message : String(error)}`), redis?.ready)) return;
+    if (serveHealth(req, res, db, (error) => console.error(`souls: /ready: the database does not answer: ${describeError(error)}`), redis?.ready)) return;
     const refusal = refusalOf(req) ?? oversizedBody(req, limits.maxBodyBytes);
     if (refusal) return refuse(req, res, refusal);
+    if (unauthenticatedBody(req, res)) return;
     if ((req.url ?? '/').split('?')[0] === METRICS_PATH) return serveMetrics(req, res);
     if (mcp.handles(req)) {
       mcp.serve(req, res).catch(() => {
@@ -440,7 +472,17 @@ export function buildApp(options: AppOptions): App {
         res.writeHead(500).end();
       },
     );
-  });
+  };
+  const server = createServer(
+    {
+      // Node's requestTimeout bounds how long headers and body take to arrive (answered 408); it is checked every
+      // connectionsCheckingInterval, so that interval follows it.
+      requestTimeout: limits.bodyTimeoutMs,
+      headersTimeout: Math.min(60_000, limits.bodyTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.round(limits.bodyTimeoutMs / 10))),
+    },
+    handle,
+  );
   /**
    * graphql-ws on the same port and path. ws and graphql-ws (about 12 MiB resident) are loaded by the first
    * WebSocket upgrade rather than at start: a server no socket ever reaches never holds them.
@@ -471,7 +513,7 @@ export function buildApp(options: AppOptions): App {
         const record = records.get(request);
         if (!record) return;
         const caller = wsCallers.get(socket);
-        logger.info({ requestId: record.id, method: 'GET', path: request.url?.split('?')[0], protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
+        logger.info({ requestId: record.id, method: 'GET', path: loggable(request.url?.split('?')[0] ?? '/'), protocol: 'websocket', caller: caller?.name ?? null, status: 101, closeCode: code, durationMs: durationOf(record) }, 'websocket closed');
       });
       const stream = request.socket;
       let received = 0;

@@ -14,6 +14,8 @@ export type ServerConfig = {
   dbFrom: string;
   /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
   dbTimeoutMs: number;
+  /** PostgreSQL only: how long a new connection may take to answer, and how long a call runs before the server is checked. */
+  dbConnectTimeoutMs: number;
   settings: Settings;
   /** null: no tokens file, so loopback only and every caller has every scope. */
   tokens: TokenEntry[] | null;
@@ -40,7 +42,7 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormats = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof logFormats)[number];
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:', releaseMemoryAfterSeconds: 10 };
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, dbConnectTimeoutMs: 5_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:', releaseMemoryAfterSeconds: 10 };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -100,7 +102,7 @@ const valuedOptions = (names: readonly string[]): Record<string, OptionSpec> => 
  * and `settings`; only `serve` takes `server`.
  */
 export const optionGroups = {
-  database: valuedOptions(['db', 'db-timeout', 'config']),
+  database: valuedOptions(['db', 'db-timeout', 'db-connect-timeout', 'config']),
   settings: valuedOptions(settingNames.map(kebab)),
   server: {
     ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', 'release-memory-after', ...limitNames.map(kebab)]),
@@ -148,7 +150,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -209,13 +211,19 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     }))];
   };
   const dbPick = pick('db', 'db', 'SOULS_DB');
-  const timeoutPick = pick('dbTimeout', 'db-timeout', 'SOULS_DB_TIMEOUT');
-  const dbTimeoutMs = timeoutPick ? number(timeoutPick.where, timeoutPick.raw) : defaults.dbTimeoutMs;
-  if (!Number.isInteger(dbTimeoutMs) || dbTimeoutMs < 1) throw new ValidationError(timeoutPick!.where, `must be a whole number of milliseconds, at least 1, got ${JSON.stringify(timeoutPick!.raw)}`);
+  const milliseconds = (name: string, flag: string, variable: string, fallback: number): number => {
+    const found = pick(name, flag, variable);
+    const value = found ? number(found.where, found.raw) : fallback;
+    if (!Number.isInteger(value) || value < 1) throw new ValidationError(found!.where, `must be a whole number of milliseconds, at least 1, got ${JSON.stringify(found!.raw)}`);
+    return value;
+  };
+  const dbTimeoutMs = milliseconds('dbTimeout', 'db-timeout', 'SOULS_DB_TIMEOUT', defaults.dbTimeoutMs);
+  const dbConnectTimeoutMs = milliseconds('dbConnectTimeout', 'db-connect-timeout', 'SOULS_DB_CONNECT_TIMEOUT', defaults.dbConnectTimeoutMs);
   const database = {
     db: dbPick ? String(dbPick.raw) : defaults.db,
     dbFrom: dbPick ? dbPick.where : 'the default of --db',
     dbTimeoutMs,
+    dbConnectTimeoutMs,
     settings: resolveSettings(overrides),
     limits,
   };
@@ -266,6 +274,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
     database: () => [
       line('--db PATH|URL', 'SOULS_DB', `(SQLite file, default ${defaults.db}; ':memory:' for none; postgres://… for PostgreSQL)`),
       line('--db-timeout MS', 'SOULS_DB_TIMEOUT', `(PostgreSQL: longest wait for one database call; default ${defaults.dbTimeoutMs})`),
+      line('--db-connect-timeout MS', 'SOULS_DB_CONNECT_TIMEOUT', `(PostgreSQL: longest wait for a new connection; a call running longer has the server checked, and a server that does not answer fails calls at once until it does; default ${defaults.dbConnectTimeoutMs})`),
       line('--config FILE', 'SOULS_CONFIG', '(JSON object of any of these settings)'),
     ],
     settings: () =>

@@ -6,6 +6,8 @@ export type Limits = {
   maxDirectives: number;
   maxCost: number;
   maxBodyBytes: number;
+  /** How long a request's headers and body may take to arrive, in ms; a slower one is answered 408 and its connection closed. */
+  bodyTimeoutMs: number;
   maxNesting: number;
   /** Tags in a shard filter (shards, Soul.shards, Soul.evidence), as many as a shard may carry. */
   maxFilterTags: number;
@@ -31,6 +33,8 @@ export const defaultLimits: Limits = {
   maxCost: 20_000,
   // A full dropShards batch (10,000 shards) fits, given as variables.
   maxBodyBytes: 16 * 1024 * 1024,
+  // Node's own default is 300 s, long enough for a few slow uploads to hold a lot of memory; 16 MiB in 30 s is 4.5 Mbit/s.
+  bodyTimeoutMs: 30_000,
   // Brackets, braces and parentheses inside one another; graphql-js parses them recursively and overflows the
   // stack near 2,500, inside the token limit. The deepest query the depth limit allows needs about 30.
   maxNesting: 100,

@@ -52,6 +52,14 @@ export function prettyLine(json: string): string {
   return `${String(record.time)} ${String(record.level).toUpperCase().padEnd(5)} ${String(record.msg ?? '')}${fields.length > 0 ? ` ${fields.join(' ')}` : ''}\n`;
 }
 
+/** The longest client-supplied text (an operation name, a path) a log line carries. */
+export const MAX_LOGGED_CHARS = 128;
+
+/** A client-supplied text for a log line: as given when short, else its start and its length (a body may hold megabytes). */
+export function loggable(text: string): string {
+  return text.length <= MAX_LOGGED_CHARS ? text : `${text.slice(0, MAX_LOGGED_CHARS)}… (${text.length} characters)`;
+}
+
 /** A request id from the client's `x-request-id` when it is a plain token of at most 128 characters, else a new UUID. */
 export function requestIdOf(header: string | string[] | undefined): string {
   const given = Array.isArray(header) ? header[0] : header;

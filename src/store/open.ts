@@ -8,9 +8,9 @@ import type { SoulsStore } from './store.ts';
  * A postgres:// URL opens PostgreSQL (its driver loads in the bridge's worker thread only);
  * anything else is a SQLite file path, or ':memory:'. The observer's hooks are SQLite's write-lock waits.
  */
-export function openStore(options: { path?: string; mode?: OpenMode; timeoutMs?: number; observer?: StoreObserver }): SoulsStore {
+export function openStore(options: { path?: string; mode?: OpenMode; timeoutMs?: number; connectTimeoutMs?: number; observer?: StoreObserver }): SoulsStore {
   const path = options.path ?? ':memory:';
-  if (isPostgresUrl(path)) return openPostgresStore({ url: path, mode: options.mode, timeoutMs: options.timeoutMs });
+  if (isPostgresUrl(path)) return openPostgresStore({ url: path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs });
   return openSqliteStore({ path, mode: options.mode, observer: options.observer });
 }
 

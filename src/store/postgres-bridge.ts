@@ -11,7 +11,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import * as errors from '../engine/errors.ts';
 import type { SoulsStore } from './store.ts';
-import { ANSWERED, EXITED, type Answer, type SerializedError, type WorkerData } from './postgres-protocol.ts';
+import { ANSWERED, DOWN, EXITED, FLAG_COUNT, PROBE, type Answer, type SerializedError, type WorkerData } from './postgres-protocol.ts';
 
 /** The store methods, every one answered by the worker; the type check below fails if one is missing. */
 const METHODS = [
@@ -37,9 +37,16 @@ export type PostgresOptions = {
   timeoutMs?: number;
   /** How long connecting and migrating may take. */
   openTimeoutMs?: number;
+  /**
+   * How long a new connection may take to answer; also how long a call runs before the worker checks, over a second
+   * connection, that the server still answers (a server that does not fails the call and every call after it at
+   * once, until it answers again).
+   */
+  connectTimeoutMs?: number;
 };
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
 const domainClasses: Record<string, { prototype: object }> = Object.fromEntries(
   Object.values(errors)
@@ -69,15 +76,26 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** Flags a worker accepts that may matter to it, those that take their value as the next argument marked true. */
+const WORKER_FLAGS: ReadonlyMap<string, boolean> = new Map([
+  ['--import', true], ['--require', true], ['-r', true], ['--loader', true], ['--experimental-loader', true], ['--disable-warning', true],
+  ['--no-warnings', false], ['--enable-source-maps', false], ['--trace-warnings', false],
+]);
+
 /**
- * The worker resolves packages as plain Node does: a parent started with `--conditions import` (Vitest) would
- * otherwise hand pg's CommonJS build the ES module of pg-pool.
+ * The parent's flags a worker thread accepts: Node refuses to start a worker given V8 or process-wide flags (`npm start`
+ * runs with --max-semi-space-size), and the worker resolves packages as plain Node does (a parent started with
+ * `--conditions import`, as Vitest is, would hand pg's CommonJS build the ES module of pg-pool).
  */
-function withoutConditions(execArgv: readonly string[]): string[] {
+export function workerExecArgv(execArgv: readonly string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i < execArgv.length; i++) {
-    if (execArgv[i] === '--conditions' || execArgv[i] === '-C') i++;
-    else if (!execArgv[i].startsWith('--conditions=')) kept.push(execArgv[i]);
+    const [name] = execArgv[i].split('=', 1);
+    const valued = WORKER_FLAGS.get(name);
+    const experimental = /^--(no-)?experimental-/.test(name) && name !== '--experimental-loader';
+    if (valued === undefined && !experimental) continue;
+    kept.push(execArgv[i]);
+    if (valued && !execArgv[i].includes('=') && i + 1 < execArgv.length) kept.push(execArgv[++i]);
   }
   return kept;
 }
@@ -99,10 +117,11 @@ export class PostgresStore implements SoulsStore {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const flagBuffer = new SharedArrayBuffer(8);
+    const flagBuffer = new SharedArrayBuffer(4 * FLAG_COUNT);
     this.flags = new Int32Array(flagBuffer);
-    const workerData: WorkerData = { port: port2, flags: flagBuffer, url: options.url, target: this.target, mode: options.mode ?? 'create' };
-    this.worker = new Worker(new URL('./postgres-worker.ts', import.meta.url), { workerData, transferList: [port2], execArgv: withoutConditions(process.execArgv) });
+    const connectTimeoutMs = options.connectTimeoutMs ?? Math.min(this.timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+    const workerData: WorkerData = { port: port2, flags: flagBuffer, url: options.url, target: this.target, mode: options.mode ?? 'create', connectTimeoutMs };
+    this.worker = new Worker(new URL('./postgres-worker.ts', import.meta.url), { workerData, transferList: [port2], execArgv: workerExecArgv(process.execArgv) });
     // A replica that forgets to close its store still exits.
     this.worker.unref();
     try {
@@ -116,6 +135,7 @@ export class PostgresStore implements SoulsStore {
   /** Posts the call and blocks until its answer; answers to calls abandoned after a timeout are dropped. */
   call(method: string, args: unknown[], timeoutMs = this.timeoutMs): unknown {
     if (this.closed) throw new errors.StorageError('STORAGE_UNAVAILABLE', this.target, 'the database connection is closed');
+    if (this.down) throw new errors.StorageError('STORAGE_UNAVAILABLE', this.target, 'the database does not answer: calls fail at once until it answers again');
     const id = this.nextId++;
     const deadline = performance.now() + timeoutMs;
     this.port.postMessage({ id, method, args });
@@ -133,6 +153,9 @@ export class PostgresStore implements SoulsStore {
       }
       const left = deadline - performance.now();
       if (left <= 0) {
+        // The next calls fail at once until the worker's probe hears the server again: one wait, not one per call.
+        Atomics.store(this.flags, DOWN, 1);
+        this.port.postMessage({ id: 0, method: PROBE, args: [] });
         throw new errors.StorageError('STORAGE_UNAVAILABLE', this.target, `the database did not answer ${method} within ${timeoutMs} ms: its outcome is unknown`);
       }
       // The worker raises ANSWERED after each answer and as it exits.
@@ -150,9 +173,15 @@ export class PostgresStore implements SoulsStore {
     return this.call('importTables', [tables, idFloors], timeoutMs) as Record<string, number>;
   }
 
+  /** Whether calls fail at once because the server did not answer (until the worker's probe hears it again). */
+  get down(): boolean {
+    return Atomics.load(this.flags, DOWN) !== 0;
+  }
+
   close(): { checkpointDeferred: string | null } {
     if (this.closed) return { checkpointDeferred: null };
     try {
+      if (this.down) return { checkpointDeferred: null };
       return this.call('close', []) as { checkpointDeferred: string | null };
     } finally {
       this.closed = true;

@@ -9,10 +9,11 @@ import type { QueryResult } from 'pg';
 import { SoulsError, StorageError } from '../engine/errors.ts';
 import { migratePostgres, parseInt8, PostgresWorkerStore, schemaVersion, type Connection } from './postgres.ts';
 import { pgMigrations } from './postgres-schema.ts';
-import { ANSWERED, EXITED, type Answer, type Call, type SerializedError, type WorkerData } from './postgres-protocol.ts';
+import { ANSWERED, DOWN, EXITED, PROBE, type Answer, type Call, type SerializedError, type WorkerData } from './postgres-protocol.ts';
 
-const { port, flags: flagBuffer, url, target, mode } = workerData as WorkerData;
+const { port, flags: flagBuffer, url, target, mode, connectTimeoutMs } = workerData as WorkerData;
 const flags = new Int32Array(flagBuffer);
+const pglite = url.startsWith('pglite:');
 
 function raise(slot: number): void {
   Atomics.add(flags, slot, 1);
@@ -24,8 +25,11 @@ process.on('exit', () => {
   raise(ANSWERED);
 });
 
+/** Drops the current connection's socket at once (a hung server never answers the polite Terminate). */
+let destroyConnection: (() => void) | null = null;
+
 async function connect(): Promise<Connection> {
-  if (url.startsWith('pglite:')) {
+  if (pglite) {
     // For tests: the real PostgreSQL engine compiled to WebAssembly (a devDependency), in memory or in a folder.
     const { PGlite } = await import('@electric-sql/pglite');
     const where = url.slice('pglite:'.length);
@@ -39,14 +43,17 @@ async function connect(): Promise<Connection> {
   const pg = (await import('pg')).default;
   const client = new pg.Client({
     connectionString: url,
+    connectionTimeoutMillis: connectTimeoutMs,
     types: { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format ?? 'text')) },
   });
   // A lost connection is reported by the next query; the next call after that connects again.
   client.on('error', () => {
-    connection = null;
+    if (destroyConnection === destroy) connection = null;
   });
+  const destroy = () => socketOf(client)?.destroy();
   await client.connect();
   if (mode === 'read-only') await client.query('SET default_transaction_read_only = on');
+  destroyConnection = destroy;
   return {
     // A parameterless text with several statements answers one result each: the last one is the caller's.
     query: async (sql, params) => {
@@ -55,6 +62,74 @@ async function connect(): Promise<Connection> {
     },
     close: () => client.end(),
   };
+}
+
+const socketOf = (client: object) => (client as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+
+/** Whether the server answers a new connection and a `SELECT 1`, each within the connect timeout. */
+async function answersQuickly(): Promise<boolean> {
+  if (pglite) return true;
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, query_timeout: connectTimeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    await client.end();
+    return true;
+  } catch (error) {
+    socketOf(client)?.destroy();
+    // A refusal with a SQLSTATE (too many connections, shutting down) is an answer: the server is not hung.
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && /^(?=.*\d)[0-9A-Z]{5}$/.test(code);
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let probing = false;
+
+/** Until the server answers again, the main thread fails every call at once instead of waiting for each. */
+function markDown(): void {
+  Atomics.store(flags, DOWN, 1);
+  // PGlite runs in this thread: a new connection would be a new database.
+  if (!pglite) {
+    destroyConnection?.();
+    destroyConnection = null;
+    connection = null;
+  }
+  if (probing) return;
+  probing = true;
+  void (async () => {
+    while (!(await answersQuickly())) await pause(connectTimeoutMs);
+    probing = false;
+    Atomics.store(flags, DOWN, 0);
+  })();
+}
+
+const hungError = () =>
+  new StorageError('STORAGE_UNAVAILABLE', target, 'the database does not answer: calls fail at once until it answers again', `no answer to a new connection within ${connectTimeoutMs} ms`);
+
+/**
+ * A call still running after the connect timeout may be slow or may wait on a server that no longer answers: a second
+ * connection tells which, and a hung server's call fails now rather than at the caller's timeout.
+ */
+async function watched<T>(work: Promise<T>): Promise<T> {
+  if (pglite) return work;
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  const watchdog = (async (): Promise<never> => {
+    for (;;) {
+      await Promise.race([done, pause(connectTimeoutMs)]);
+      if (settled) return new Promise<never>(() => undefined);
+      if (!(await answersQuickly()) && !settled) {
+        markDown();
+        throw hungError();
+      }
+    }
+  })();
+  return Promise.race([done, watchdog]);
 }
 
 let connection: Connection | null = null;
@@ -80,11 +155,12 @@ async function open(): Promise<PostgresWorkerStore> {
 function unavailable(error: unknown): StorageError | null {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  if (code === '53100') return new StorageError('STORAGE_FULL', target, 'the storage is full: nothing was written; retry once space has been freed');
+  if (code === '53100') return new StorageError('STORAGE_FULL', target, 'the storage is full: nothing was written; retry once space has been freed', message);
   const lost = typeof code !== 'string' || /^(08|57P|53)/.test(code) || /^E[A-Z]+$/.test(code);
   if (!lost) return null;
   if (/^E[A-Z]+$/.test(String(code)) || code === undefined) connection = null;
-  return new StorageError('STORAGE_UNAVAILABLE', target, `the database is unavailable: ${message}`);
+  // The driver's words name the server's address: the operator's log has them (detail), the client only the code.
+  return new StorageError('STORAGE_UNAVAILABLE', target, 'the database is unavailable: retry later', message);
 }
 
 function serialize(error: unknown): SerializedError {
@@ -100,11 +176,13 @@ function serialize(error: unknown): SerializedError {
 
 async function answer(call: Call): Promise<Answer> {
   try {
-    const opened = await open();
+    // A call posted before the main thread saw the server hung: its answer is dropped, so it is not run.
+    if (Atomics.load(flags, DOWN) !== 0 && call.method !== 'close') throw hungError();
+    const opened = await watched(open());
     if (call.method === 'open') return { id: call.id, ok: true, value: migrated };
     const method = (opened as unknown as Record<string, (...args: unknown[]) => unknown>)[call.method];
     if (typeof method !== 'function') throw new Error(`no store method ${call.method}`);
-    const value = await method.apply(opened, call.args);
+    const value = await watched(Promise.resolve(method.apply(opened, call.args)));
     if (call.method === 'close') connection = null;
     return { id: call.id, ok: true, value };
   } catch (error) {
@@ -115,6 +193,7 @@ async function answer(call: Call): Promise<Answer> {
 // One call at a time, in order: a call the main thread gave up on (timeout) still finishes before the next starts.
 let queue = Promise.resolve();
 port.on('message', (call: Call) => {
+  if (call.method === PROBE) return markDown();
   queue = queue.then(async () => {
     port.postMessage(await answer(call));
     raise(ANSWERED);
