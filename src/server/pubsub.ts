@@ -144,6 +144,7 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
       const messages: (readonly SoulsEvents[T][])[] = [];
       let offset = 0;
       let waiting = 0;
+      let started = false;
       let ended = false;
       let failure: GraphQLError | null = null;
       let wake: (() => void) | null = null;
@@ -154,7 +155,7 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
         failure = error;
         messages.length = 0;
         waiting = 0;
-        detach(topic, subscriber);
+        if (started) detach(topic, subscriber);
         wake?.();
       };
       const subscriber: Subscriber = {
@@ -170,13 +171,17 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
           wake?.();
         },
       };
-      attach(topic, subscriber);
 
       const iterator: AsyncIterableIterator<SoulsEvents[T]> = {
         [Symbol.asyncIterator]() {
           return iterator;
         },
         async next() {
+          // Listening from the first read on: a stream never read is never attached.
+          if (!started && !ended) {
+            started = true;
+            attach(topic, subscriber);
+          }
           while (waiting === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
           wake = null;
           if (waiting > 0) {
