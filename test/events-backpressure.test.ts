@@ -5,11 +5,14 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { serverPerTest, type LiveServer } from './support/server.ts';
+import { cliRunner } from './support/cli.ts';
 
 const start = serverPerTest(afterEach);
+const { cli, printed, killAll } = cliRunner();
 const sockets: WebSocket[] = [];
 const aborts: AbortController[] = [];
 afterEach(() => {
+  killAll();
   for (const socket of sockets.splice(0)) socket.terminate();
   for (const abort of aborts.splice(0)) abort.abort();
 });
@@ -26,7 +29,10 @@ async function until(done: () => boolean | Promise<boolean>, what: () => string,
   }
 }
 
-async function newSoul(server: LiveServer, name: string): Promise<string> {
+/** A server in this process, or `souls serve` in a child process (where a crash ends it, as in production). */
+type Api = Pick<LiveServer, 'url' | 'wsUrl' | 'request'>;
+
+async function newSoul(server: Api, name: string): Promise<string> {
   const created = await server.request(
     'mutation($input: CreateSoulInput!) { createSoul(input: $input) { ... on SoulPayload { soul { id } } ... on Error { message } } }',
     { input: { name, description: `Test soul ${name}`, essence: `${name} is here so that the test has somebody to watch.` } },
@@ -36,7 +42,7 @@ async function newSoul(server: LiveServer, name: string): Promise<string> {
 }
 
 /** One write of `count` shards for a soul; the shards' ids in order. */
-async function dropMany(server: LiveServer, soulId: string, count = BATCH, padding = 400): Promise<string[]> {
+async function dropMany(server: Api, soulId: string, count = BATCH, padding = 400): Promise<string[]> {
   const inputs = Array.from({ length: count }, (_, i) => ({ soulIds: [soulId], content: `Entry ${i} of the ledger: ${'tally '.repeat(padding / 6)}`, source: 'ledger' }));
   const answer = await server.request(
     'mutation($inputs: [DropShardInput!]!) { dropShards(inputs: $inputs) { __typename ... on DropShardsPayload { shards { id } } ... on Error { message } } }',
@@ -49,7 +55,7 @@ async function dropMany(server: LiveServer, soulId: string, count = BATCH, paddi
 }
 
 /** The server is up and answers. */
-async function answers(server: LiveServer): Promise<void> {
+async function answers(server: Api): Promise<void> {
   const read = await server.request('{ souls { id } }', undefined, AUTH);
   expect(read.status).toBe(200);
   expect(read.body.errors).toBeUndefined();
@@ -135,16 +141,25 @@ describe('10,000 shards in one write, with subscribers that never read', { timeo
     expect(received).toEqual(dropped);
   });
 
-  it('MCP subscriptions/listen over HTTP, a stream never read and filtered to another soul: the server stays up', async () => {
-    const server = await start({ app: { tokens: TOKENS } });
+  it('MCP subscriptions/listen over HTTP, a stream never read and filtered to another soul: `souls serve` stays up', async () => {
+    const child = cli(['serve', '--port', '0', '--db', ':memory:']);
+    const url = (await printed(child, /Souls API on (\S+)/))[1];
+    const server: Api = {
+      url,
+      wsUrl: url.replace(/^http/, 'ws'),
+      async request(query, variables, headers) {
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
+        return { status: response.status, body: await response.json() };
+      },
+    };
     const watched = await newSoul(server, 'Brannoc');
     const other = await newSoul(server, 'Relay');
     const abort = new AbortController();
     aborts.push(abort);
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
-    const listen = await fetch(server.url.replace(/graphql$/, 'mcp'), {
+    const listen = await fetch(url.replace(/graphql$/, 'mcp'), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-method': 'subscriptions/listen', 'mcp-protocol-version': '2026-07-28', ...AUTH },
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-method': 'subscriptions/listen', 'mcp-protocol-version': '2026-07-28' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 'listen:0', method: 'subscriptions/listen', params: { _meta: meta, notifications: { resourceSubscriptions: [`souls://${other}/soul.md`] } } }),
       signal: abort.signal,
     });
@@ -155,6 +170,7 @@ describe('10,000 shards in one write, with subscribers that never read', { timeo
     await answers(server);
     await dropMany(server, watched, 2_000);
     await answers(server);
+    expect(child.process.exitCode).toBeNull();
   });
 
   it('importSoulMd: a MEMORY.md log of 2,000 entries, with a subscriber that never reads', async () => {

@@ -149,12 +149,15 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
       let failure: GraphQLError | null = null;
       let wake: (() => void) | null = null;
 
+      // Cut off as too slow, it still reads what it was owed up to the cut, then the error; gone, it reads nothing more.
       const end = (error: GraphQLError | null) => {
         if (ended) return;
         ended = true;
         failure = error;
-        messages.length = 0;
-        waiting = 0;
+        if (!error) {
+          messages.length = 0;
+          waiting = 0;
+        }
         if (started) detach(topic, subscriber);
         wake?.();
       };

@@ -43,9 +43,9 @@ function fanOut(upstream: Stream, onIdle: () => void, onTooSlow: () => void) {
     }
     for (const consumer of consumers) consumer.wake?.();
   };
-  // The final word a subscriber gets: after it, nothing.
+  // The final word a subscriber gets, after what it was owed: then nothing.
   const closeWith = (consumer: Consumer, result: ExecutionResult) => {
-    consumer.queue = [result];
+    consumer.queue.push(result);
     consumer.last = true;
     consumers.delete(consumer);
     consumer.wake?.();
