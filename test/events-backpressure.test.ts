@@ -108,6 +108,35 @@ describe('10,000 shards in one write, with subscribers that never read', { timeo
     await answers(server);
   });
 
+  it('graphql-ws, two subscribers sharing one resolution: the one 10,000 results behind the other gets what it was owed, then SUBSCRIBER_TOO_SLOW', async () => {
+    const server = await start({ app: { tokens: TOKENS } });
+    const watched = await newSoul(server, 'Tamsin');
+    const shared = bulky.replace('($soulId: ID)', '').replace('(soulId: $soulId)', `(soulId: "${watched}")`);
+    const reader = await rawSubscriber(server, { same: shared });
+    const stalled = await rawSubscriber(server, { same: shared });
+    await until(() => listening(server, 'websocket', 2), () => 'two subscriptions listening');
+    pause(stalled.socket);
+
+    const dropped = [...(await dropMany(server, watched)), ...(await dropMany(server, watched, 5_000, 0))];
+    await until(() => shardIds(reader.messages, 'same').length === dropped.length, () => `the reader's ${dropped.length} events (${shardIds(reader.messages, 'same').length} so far)`);
+    expect(shardIds(reader.messages, 'same')).toEqual(dropped);
+    await answers(server);
+
+    resume(stalled.socket);
+    await until(() => stalled.messages.some((m) => m.type === 'complete'), () => 'the stalled subscription to complete');
+    const nexts = stalled.messages.filter((m) => m.type === 'next');
+    const got = nexts.slice(0, -1).map((m) => m.payload.data.shardDropped.shard.id);
+    expect(got.length).toBeGreaterThanOrEqual(10_000);
+    expect(got.length).toBeLessThan(dropped.length);
+    expect(got).toEqual(dropped.slice(0, got.length));
+    expect(nexts.at(-1)!.payload).toMatchObject({ errors: [{ extensions: { code: 'SUBSCRIBER_TOO_SLOW', limit: 10_000 } }] });
+    expect(stalled.messages.at(-1)).toEqual({ id: 'same', type: 'complete' });
+    expect(await metric(server, /^souls_subscribers_too_slow_total 1$/m)).toBe(true);
+    // The socket stays open: it can subscribe again.
+    stalled.socket.send(JSON.stringify({ id: 'again', type: 'subscribe', payload: { query: 'subscription { soulChanged { kind } }' } }));
+    await until(() => listening(server, 'websocket', 2), () => 'the new subscription listening');
+  });
+
   it('SSE: the server stays up while a stream is not read, and the stream holds every shard when it is', async () => {
     const server = await start({ app: { tokens: TOKENS } });
     const watched = await newSoul(server, 'Ilse');
