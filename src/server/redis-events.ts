@@ -81,6 +81,7 @@ export function redisEventTarget(channels: RedisChannels, options: { channelPref
       }
     }
   };
+  let warned = false;
   channels.onMessage((channel, message) => {
     if (!listeners.has(channel)) return;
     let detail: unknown;
@@ -88,7 +89,9 @@ export function redisEventTarget(channels: RedisChannels, options: { channelPref
       detail = JSON.parse(message);
     } catch {
       counters.dropped?.inc({ reason: 'unparsable' });
-      logger.warn({ channel, bytes: Buffer.byteLength(message) }, 'redis: dropped a message that is not JSON');
+      // Once: a flood of them must not flood the log too (the metric counts each).
+      if (!warned) logger.warn({ channel, bytes: Buffer.byteLength(message) }, 'redis: dropped a message that is not JSON (the next ones are only counted, in souls_pubsub_messages_dropped_total)');
+      warned = true;
       return;
     }
     deliver(channel, detail);

@@ -19,7 +19,7 @@ function tooMany(message: string, limit: number, setting: string): ExecutionResu
  * SUBSCRIBER_TOO_SLOW: one full dropShards batch. Results are resolved and kept, so this bound is tighter than the
  * pubsub's.
  */
-export const MAX_SHARED_LAG = 10_000;
+const MAX_SHARED_LAG = 10_000;
 
 /**
  * One upstream subscription feeding any number of subscribers: each event is resolved once, and every subscriber
