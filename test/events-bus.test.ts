@@ -7,6 +7,9 @@ import { redisEventTarget, type RedisChannels } from '../src/server/redis-events
 import { createLogger } from '../src/server/log.ts';
 import { manualClock } from '../src/engine/index.ts';
 import { serverPerTest } from './support/server.ts';
+import { followSoulChanges } from '../src/mcp/server.ts';
+import { mcpEndpoint } from '../src/mcp/endpoint.ts';
+import { closeSoulsDb, openSoulsDb } from '../src/engine/index.ts';
 
 const start = serverPerTest(afterEach);
 
@@ -159,6 +162,51 @@ describe('through Redis channels (no Redis server)', () => {
     expect(count.publishFailures()).toBe(1);
     await reader.return!();
     await stalled.return!();
+  });
+});
+
+describe('the server\'s own followers (MCP resource updates, refiners\' regrets)', () => {
+  /** Rejections nobody handled while `work` ran (each would end a real server). */
+  async function unhandled(work: () => Promise<void>): Promise<unknown[]> {
+    const seen: unknown[] = [];
+    const listener = (reason: unknown) => void seen.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      await work();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    return seen;
+  }
+
+  it('cut off as too slow, resource updates follow the bus again instead of failing', async () => {
+    const pubsub = createSoulsPubSub(new EventTarget(), { maxWaitingEvents: 2 });
+    const changed: Array<[number, string]> = [];
+    let stop = () => {};
+    const rejections = await unhandled(async () => {
+      stop = followSoulChanges(pubsub, (soulId, what) => changed.push([soulId, what]));
+      // Five writes in one turn: the follower cannot read between them.
+      for (let soulId = 1; soulId <= 5; soulId++) pubsub.publish('soulChanged', { soulId, kind: 'UPDATED', at: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      pubsub.publish('soulChanged', { soulId: 9, kind: 'UPDATED', at: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    });
+    stop();
+    expect(rejections).toEqual([]);
+    expect(changed).toContainEqual([9, 'soul']);
+  });
+
+  it('cut off as too slow, the refiners\' regrets follow the bus again instead of failing', async () => {
+    const db = openSoulsDb({ clock: manualClock(0), path: ':memory:' });
+    const pubsub = createSoulsPubSub(new EventTarget(), { maxWaitingEvents: 2 });
+    const endpoint = mcpEndpoint({ db, pubsub, callerOf: () => null, maxBodyBytes: 1024 });
+    const rejections = await unhandled(async () => {
+      for (let soulId = 1; soulId <= 5; soulId++) pubsub.publish('soulChanged', { soulId, kind: 'TRAIT_REVERTED', at: 0 });
+    });
+    await endpoint.close();
+    closeSoulsDb(db);
+    expect(rejections).toEqual([]);
   });
 });
 
