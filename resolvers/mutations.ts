@@ -73,7 +73,7 @@ async function traitPayload(ctx: Context, trait: TraitRecord, kind: SoulChangeKi
 /** Announces new shards and every soul the write made ready (once per soul per crossing). */
 async function shardsWritten(ctx: Context, shards: readonly ShardRecord[], readySoulIds: readonly number[], announceShards: boolean): Promise<SoulRecord[]> {
   const at = ctx.db.clock.now();
-  if (announceShards) for (const shard of shards) ctx.pubsub.publish('shardDropped', { shardId: shard.id, soulIds: shard.soulIds, at });
+  if (announceShards) ctx.pubsub.publishAll('shardDropped', shards.map((shard) => ({ shardId: shard.id, soulIds: shard.soulIds, at })));
   return announceReady(ctx, readySoulIds);
 }
 
@@ -82,7 +82,7 @@ export async function announceReady(ctx: Context, readySoulIds: readonly number[
   if (readySoulIds.length === 0) return [];
   const at = ctx.db.clock.now();
   const verdicts = await getCrystallization(ctx.db, readySoulIds);
-  for (const soulId of readySoulIds) ctx.pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
+  ctx.pubsub.publishAll('crystallizationReady', readySoulIds.map((soulId) => ({ soulId, priority: verdicts.get(soulId)?.priority ?? 0, at })));
   const souls = await getSouls(ctx.db, readySoulIds);
   return readySoulIds.map((id) => souls.get(id)!);
 }

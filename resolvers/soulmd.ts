@@ -73,7 +73,7 @@ builder.mutationField('importSoulMd', (t) =>
       soulChanged(ctx, result.soul.id, result.created ? 'CREATED' : 'TRAIT_ADDED');
       const at = ctx.db.clock.now();
       const shards = await getShards(ctx.db, result.shardIds);
-      for (const shard of shards.values()) ctx.pubsub.publish('shardDropped', { shardId: shard.id, soulIds: shard.soulIds, at });
+      ctx.pubsub.publishAll('shardDropped', [...shards.values()].map((shard) => ({ shardId: shard.id, soulIds: shard.soulIds, at })));
       return {
         __typename: 'SoulMdImportPayload' as const,
         plan: named,

@@ -59,7 +59,7 @@ export async function announceReady(ctx: ToolContext, readySoulIds: readonly num
   if (readySoulIds.length === 0) return [];
   const at = ctx.db.clock.now();
   const verdicts = await getCrystallization(ctx.db, readySoulIds);
-  for (const soulId of readySoulIds) ctx.pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
+  ctx.pubsub.publishAll('crystallizationReady', readySoulIds.map((soulId) => ({ soulId, priority: verdicts.get(soulId)?.priority ?? 0, at })));
   const souls = await getSouls(ctx.db, readySoulIds);
   return readySoulIds.map((id) => ({ id, name: souls.get(id)?.name ?? `soul ${id}` }));
 }

@@ -130,7 +130,7 @@ async function announceShard(db: SoulsDb, pubsub: SoulsPubSub | undefined, shard
   pubsub.publish('shardDropped', { shardId, soulIds: [refinerId], at });
   if (readySoulIds.length === 0) return;
   const verdicts = await getCrystallization(db, readySoulIds);
-  for (const soulId of readySoulIds) pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
+  pubsub.publishAll('crystallizationReady', readySoulIds.map((soulId) => ({ soulId, priority: verdicts.get(soulId)?.priority ?? 0, at })));
 }
 
 async function refinerShards(db: SoulsDb, refinerId: number, source: string): Promise<Shard[]> {

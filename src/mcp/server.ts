@@ -2,7 +2,7 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
 import { formatEvidence, getSoul, listSouls, NotFoundError, renderSoul, type SoulsDb } from '../engine/index.ts';
 import { mayReadSouls, type Caller } from '../server/auth.ts';
-import type { SoulsPubSub } from '../server/pubsub.ts';
+import type { SoulsEvents, SoulsPubSub } from '../server/pubsub.ts';
 import type { ToolContext, ToolDefinition } from './context.ts';
 import { soulEvidence } from './evidence.ts';
 import { levelup, levelupRevert } from './levels.ts';
@@ -162,8 +162,6 @@ function registerResources(mcp: McpServer, db: SoulsDb): void {
  * event loop (a batch of 10,000 shards for one soul is one change, not 10,000).
  */
 export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number, what: 'soul' | 'evidence') => void): () => void {
-  const changes = pubsub.subscribe('soulChanged');
-  const drops = pubsub.subscribe('shardDropped');
   const pending = new Map<number, 'soul' | 'evidence'>();
   const note = (soulId: number, what: 'soul' | 'evidence') => {
     if (pending.size === 0) setImmediate(flush);
@@ -172,17 +170,38 @@ export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number
   const flush = () => {
     const batch = [...pending];
     pending.clear();
-    for (const [soulId, what] of batch) onChange(soulId, what);
+    for (const [soulId, what] of batch) {
+      try {
+        onChange(soulId, what);
+      } catch {
+        // A listener gone wrong loses its update; thrown from here it would end the process.
+      }
+    }
   };
-  void (async () => {
-    for await (const event of changes) note(event.soulId, 'soul');
-  })();
-  void (async () => {
-    for await (const event of drops) for (const soulId of event.soulIds) note(soulId, 'evidence');
-  })();
+  let stopped = false;
+  const streams = new Set<AsyncIterator<unknown>>();
+  // Cut off as too slow (SUBSCRIBER_TOO_SLOW), a topic is followed again from then on.
+  const follow = async <T extends 'soulChanged' | 'shardDropped'>(topic: T, each: (event: SoulsEvents[T]) => void) => {
+    while (!stopped) {
+      const stream = pubsub.subscribe(topic);
+      streams.add(stream);
+      try {
+        for await (const event of stream) each(event);
+        return;
+      } catch {
+        continue;
+      } finally {
+        streams.delete(stream);
+      }
+    }
+  };
+  void follow('soulChanged', (event) => note(event.soulId, 'soul'));
+  void follow('shardDropped', (event) => {
+    for (const soulId of event.soulIds) note(soulId, 'evidence');
+  });
   return () => {
-    void changes.return?.();
-    void drops.return?.();
+    stopped = true;
+    for (const stream of streams) void stream.return?.();
   };
 }
 

@@ -135,7 +135,7 @@ export const shardObserve = defineTool({
         shardIds = written.shardIds;
         written.readySoulIds.forEach((i) => ready.add(i));
         const at = ctx.db.clock.now();
-        drops.forEach((shard, i) => ctx.pubsub.publish('shardDropped', { shardId: shardIds[i], soulIds: [...new Set(shard.soulIds)], at }));
+        ctx.pubsub.publishAll('shardDropped', drops.map((shard, i) => ({ shardId: shardIds[i], soulIds: [...new Set(shard.soulIds)], at })));
       }
       if (reveal.length > 0) (await revealShards(ctx.db, reveal)).readySoulIds.forEach((i) => ready.add(i));
       return ok({ shardIds, revealed: reveal, readySouls: await announceReady(ctx, [...ready]) });

@@ -248,13 +248,8 @@ export function buildApp(options: AppOptions): App {
   const metrics = createMetrics();
   Object.assign(db.observer, metrics.observer);
   const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
-  const redis: RedisEvents | null = options.redis ? createRedisEvents({ ...options.redis, logger, counters: metrics.redis }) : null;
-  const pubsub = createSoulsPubSub(redis?.eventTarget);
-  const publish = pubsub.publish;
-  pubsub.publish = (topic, ...payload) => {
-    metrics.published.inc({ topic });
-    publish(topic, ...payload);
-  };
+  const redis: RedisEvents | null = options.redis ? createRedisEvents({ ...options.redis, logger, counters: { ...metrics.redis, dropped: metrics.pubsub.dropped } }) : null;
+  const pubsub = createSoulsPubSub(redis?.eventTarget, { counters: metrics.pubsub });
   const release = options.memoryRelease
     ? startMemoryRelease({
         ...options.memoryRelease,
@@ -268,7 +263,7 @@ export function buildApp(options: AppOptions): App {
   const stopAnnouncing = db.semantic?.onReady((soulIds) => {
     void getCrystallization(db, soulIds).then((verdicts) => {
       const at = db.clock.now();
-      for (const soulId of soulIds) pubsub.publish('crystallizationReady', { soulId, priority: verdicts.get(soulId)?.priority ?? 0, at });
+      pubsub.publishAll('crystallizationReady', soulIds.map((soulId) => ({ soulId, priority: verdicts.get(soulId)?.priority ?? 0, at })));
     }, () => {
       // The database closed meanwhile: nothing to announce.
     });
@@ -337,7 +332,7 @@ export function buildApp(options: AppOptions): App {
       },
     }],
     ['cost', boundingCost(limits, db.settings)],
-    [null, sharingSubscriptions(limits)],
+    [null, sharingSubscriptions(limits, metrics.pubsub.tooSlow)],
     [null, metrics.plugin()],
   ];
   if (release) layered.push([null, countsAsActivity(release)]);

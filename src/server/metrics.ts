@@ -71,6 +71,13 @@ export function createMetrics() {
   const subscriptions = new Gauge({ name: 'souls_subscriptions_active', help: 'Live GraphQL subscriptions, by transport (websocket or sse).', labelNames: ['transport'] as const, registers: [registry] });
   const webSockets = new Gauge({ name: 'souls_websocket_connections_active', help: 'Open graphql-ws connections.', registers: [registry] });
   const published = new Counter({ name: 'souls_events_published_total', help: 'Events published to subscribers, by topic.', labelNames: ['topic'] as const, registers: [registry] });
+  const dropped = new Counter({
+    name: 'souls_pubsub_messages_dropped_total',
+    help: 'Messages from the event bus dropped unread: not JSON (unparsable) or not the shape of their topic\'s events (invalid).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const tooSlow = new Counter({ name: 'souls_subscribers_too_slow_total', help: 'Subscribers closed with SUBSCRIBER_TOO_SLOW: too many events waited for them.', registers: [registry] });
   const delivered = new Counter({
     name: 'souls_events_delivered_total',
     help: 'Events sent to subscribers (one per subscriber that receives it), by topic (the subscription field) and transport (websocket or sse).',
@@ -115,6 +122,7 @@ export function createMetrics() {
   });
   const memoryReleasedBytes = new Counter({ name: 'souls_memory_released_bytes_total', help: 'Resident memory those collections gave back.', registers: [registry] });
   for (const transport of ['websocket', 'sse']) subscriptions.set({ transport }, 0);
+  for (const reason of ['unparsable', 'invalid']) dropped.inc({ reason }, 0);
   for (const outcome of gateOutcomes) gateChecks.inc({ outcome }, 0);
 
   const names = new Set<string>();
@@ -146,6 +154,7 @@ export function createMetrics() {
     registry,
     webSockets,
     published,
+    pubsub: { published, dropped, tooSlow },
     observer,
     operation,
     redis: { reconnects: redisReconnects, publishFailures: redisPublishFailures },

@@ -1,5 +1,4 @@
-import { setMaxListeners } from 'node:events';
-import { createPubSub } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
 
 export const soulChangeKinds = [
   'CREATED',
@@ -23,20 +22,198 @@ export type SoulChangedPayload = { soulId: number; kind: SoulChangeKind; at: num
 export type ShardDroppedPayload = { shardId: number; soulIds: number[]; at: number };
 
 export type SoulsEvents = {
-  crystallizationReady: [CrystallizationReadyPayload];
-  levelChanged: [LevelChangedPayload];
-  soulChanged: [SoulChangedPayload];
-  shardDropped: [ShardDroppedPayload];
+  crystallizationReady: CrystallizationReadyPayload;
+  levelChanged: LevelChangedPayload;
+  soulChanged: SoulChangedPayload;
+  shardDropped: ShardDroppedPayload;
+};
+export type Topic = keyof SoulsEvents;
+
+/**
+ * How many events one subscriber may have waiting before it is closed with SUBSCRIBER_TOO_SLOW: ten full batches
+ * (dropShards takes 10,000). A write's events are one message, kept by reference, so waiting events cost a pointer each.
+ */
+export const MAX_WAITING_EVENTS = 100_000;
+
+/** Why a message from the event target was dropped (souls_pubsub_messages_dropped_total). */
+export type DropReason = 'unparsable' | 'invalid';
+
+export type PubSubCounters = {
+  published?: { inc(labels: { topic: string }, value?: number): void };
+  dropped?: { inc(labels: { reason: DropReason }): void };
+  tooSlow?: { inc(): void };
+};
+
+export type PubSubOptions = { counters?: PubSubCounters; maxWaitingEvents?: number };
+
+/** The error a subscriber that fell too far behind gets last; it must re-read what it follows and subscribe again. */
+export function subscriberTooSlow(limit: number): GraphQLError {
+  return new GraphQLError(`this subscriber fell ${limit} events behind and was closed; re-read what it follows (e.g. the shards since the last one it got) and subscribe again`, {
+    extensions: { code: 'SUBSCRIBER_TOO_SLOW', limit },
+  });
+}
+
+export function isSubscriberTooSlow(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && error.extensions.code === 'SUBSCRIBER_TOO_SLOW';
+}
+
+export type SoulsPubSub = {
+  /** One event. */
+  publish<T extends Topic>(topic: T, event: SoulsEvents[T]): void;
+  /** A write's events as one message: however many, no subscriber's buffer fills with them at once. */
+  publishAll<T extends Topic>(topic: T, events: readonly SoulsEvents[T][]): void;
+  /** Every event of the topic, one at a time, at the reader's pace; ends with subscriberTooSlow() past maxWaitingEvents. */
+  subscribe<T extends Topic>(topic: T): AsyncIterableIterator<SoulsEvents[T]>;
+};
+
+const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const validators: { [T in Topic]: (event: Record<string, unknown>) => boolean } = {
+  crystallizationReady: (e) => isId(e.soulId) && typeof e.priority === 'number' && Number.isFinite(e.priority) && isTime(e.at),
+  levelChanged: (e) => isId(e.soulId) && isId(e.eventId) && (e.kind === 'LEVEL_UP' || e.kind === 'REVERT') && isTime(e.at),
+  soulChanged: (e) => isId(e.soulId) && (soulChangeKinds as readonly unknown[]).includes(e.kind) && isTime(e.at),
+  shardDropped: (e) => isId(e.shardId) && Array.isArray(e.soulIds) && e.soulIds.every(isId) && isTime(e.at),
 };
 
 /**
- * The typed event bus the mutations publish to and the subscriptions read from, behind an EventTarget: in-process by
- * default, or one that goes through Redis (redis-events.ts) so that every replica hears every replica's writes.
+ * A message's events if every one has its topic's shape, else null. A message is an array of events (one write's);
+ * a lone event is read as an array of one, as replicas before batching sent it.
  */
-export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget()) {
-  // Each live subscription is one listener on its topic: without this, Node warns of a possible memory leak from the 11th subscriber on.
-  if (eventTarget instanceof EventTarget) setMaxListeners(0, eventTarget);
-  return createPubSub<SoulsEvents>({ eventTarget });
+export function validEvents<T extends Topic>(topic: T, detail: unknown): SoulsEvents[T][] | null {
+  const events = Array.isArray(detail) ? detail : [detail];
+  const valid = validators[topic];
+  return events.every((event) => isObject(event) && valid(event)) ? (events as SoulsEvents[T][]) : null;
 }
 
-export type SoulsPubSub = ReturnType<typeof createSoulsPubSub>;
+const topicOf = (type: string): Topic | null => (Object.hasOwn(validators, type) ? (type as Topic) : null);
+
+type Subscriber = { take(events: readonly unknown[]): void };
+
+/**
+ * The typed event bus the mutations publish to and the subscriptions read from, behind an EventTarget: in-process by
+ * default, or one that goes through Redis (redis-events.ts) so that every replica hears every replica's writes. Each
+ * topic has one listener on the target, which checks every message once and hands it to the topic's subscribers by
+ * reference; each subscriber reads it one event at a time. Nothing here throws into the target's dispatch.
+ */
+export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), options: PubSubOptions = {}): SoulsPubSub {
+  const { counters = {} } = options;
+  const maxWaiting = options.maxWaitingEvents ?? MAX_WAITING_EVENTS;
+  const subscribers = new Map<Topic, Set<Subscriber>>();
+
+  const listener = (event: Event) => {
+    const topic = topicOf(event.type);
+    const listening = topic ? subscribers.get(topic) : undefined;
+    if (!topic || !listening) return;
+    const events = validEvents(topic, (event as CustomEvent).detail);
+    if (!events) {
+      counters.dropped?.inc({ reason: 'invalid' });
+      return;
+    }
+    if (events.length === 0) return;
+    for (const subscriber of [...listening]) subscriber.take(events);
+  };
+
+  const attach = (topic: Topic, subscriber: Subscriber) => {
+    let listening = subscribers.get(topic);
+    if (!listening) {
+      subscribers.set(topic, (listening = new Set()));
+      eventTarget.addEventListener(topic, listener);
+    }
+    listening.add(subscriber);
+  };
+  const detach = (topic: Topic, subscriber: Subscriber) => {
+    const listening = subscribers.get(topic);
+    if (!listening?.delete(subscriber) || listening.size > 0) return;
+    subscribers.delete(topic);
+    eventTarget.removeEventListener(topic, listener);
+  };
+
+  const dispatch = (topic: Topic, events: readonly unknown[]) => {
+    if (events.length === 0) return;
+    counters.published?.inc({ topic }, events.length);
+    eventTarget.dispatchEvent(new CustomEvent(topic, { detail: events }));
+  };
+
+  return {
+    publish: (topic, event) => dispatch(topic, [event]),
+    publishAll: (topic, events) => dispatch(topic, events),
+    subscribe<T extends Topic>(topic: T): AsyncIterableIterator<SoulsEvents[T]> {
+      // Messages waiting, the first one read from `offset` on: `waiting` events in all.
+      const messages: (readonly SoulsEvents[T][])[] = [];
+      let offset = 0;
+      let waiting = 0;
+      let started = false;
+      let ended = false;
+      let failure: GraphQLError | null = null;
+      let wake: (() => void) | null = null;
+
+      // Cut off as too slow, it still reads what it was owed up to the cut, then the error; gone, it reads nothing more.
+      const end = (error: GraphQLError | null) => {
+        if (ended) return;
+        ended = true;
+        failure = error;
+        if (!error) {
+          messages.length = 0;
+          waiting = 0;
+        }
+        if (started) detach(topic, subscriber);
+        wake?.();
+      };
+      const subscriber: Subscriber = {
+        take(events) {
+          // A whole write is always taken by a subscriber that has read everything before it.
+          if (waiting > 0 && waiting + events.length > maxWaiting) {
+            counters.tooSlow?.inc();
+            end(subscriberTooSlow(maxWaiting));
+            return;
+          }
+          messages.push(events as readonly SoulsEvents[T][]);
+          waiting += events.length;
+          wake?.();
+        },
+      };
+
+      const iterator: AsyncIterableIterator<SoulsEvents[T]> = {
+        [Symbol.asyncIterator]() {
+          return iterator;
+        },
+        async next() {
+          // Listening from the first read on: a stream never read is never attached.
+          if (!started && !ended) {
+            started = true;
+            attach(topic, subscriber);
+          }
+          while (waiting === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+          if (waiting > 0) {
+            const message = messages[0];
+            const event = message[offset++];
+            waiting--;
+            if (offset === message.length) {
+              messages.shift();
+              offset = 0;
+            }
+            return { value: event, done: false };
+          }
+          if (failure) {
+            const error = failure;
+            failure = null;
+            throw error;
+          }
+          return { value: undefined, done: true };
+        },
+        async return() {
+          end(null);
+          return { value: undefined, done: true };
+        },
+        async throw(error: unknown) {
+          end(null);
+          throw error;
+        },
+      };
+      return iterator;
+    },
+  };
+}

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -29,7 +28,7 @@ function databaseKey(database: string): string {
 }
 
 /** What the replica counts about Redis (metrics.ts); each is optional so that the events work without metrics. */
-export type RedisCounters = { reconnects?: { inc(): void }; publishFailures?: { inc(): void } };
+export type RedisCounters = { reconnects?: { inc(): void }; publishFailures?: { inc(): void }; dropped?: { inc(labels: { reason: 'unparsable' }): void } };
 
 export type RedisEventsOptions = {
   url: string;
@@ -40,14 +39,102 @@ export type RedisEventsOptions = {
 };
 
 export type RedisEvents = {
-  /** The EventTarget createPubSub runs on: topics map to namespaced channels. */
+  /** The EventTarget createSoulsPubSub runs on: topics map to namespaced channels. */
   eventTarget: EventTarget;
   /** Both connections are up and Redis answers a PING in time. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
 };
 
+/** What redisEventTarget needs of the two connections (a seam: tests give it no Redis at all). */
+export type RedisChannels = {
+  /** Rejects (or throws) when Redis does not take the message. */
+  publish(channel: string, message: string): Promise<unknown>;
+  /** Whether this replica hears Redis now: while it does not, its own messages reach it here directly. */
+  hearing(): boolean;
+  subscribe(channel: string): void;
+  unsubscribe(channel: string): void;
+  onMessage(handler: (channel: string, message: string) => void): void;
+};
+
 type Listener = EventListenerOrEventListenerObject;
+const call = (listener: Listener, event: Event) => (typeof listener === 'function' ? listener(event) : listener.handleEvent(event));
+
+/**
+ * Topics as channels: an event goes out as JSON and comes back, from every replica, as the event of its topic. A
+ * message that is not JSON is dropped and counted here (its shape is the pubsub's to check); nothing a message holds
+ * can throw into the connection's handler.
+ */
+export function redisEventTarget(channels: RedisChannels, options: { channelPrefix: string; logger: Logger; counters?: RedisCounters }): EventTarget {
+  const { channelPrefix, logger, counters = {} } = options;
+  const listeners = new Map<string, Set<Listener>>();
+  const deliver = (channel: string, detail: unknown) => {
+    const listening = listeners.get(channel);
+    if (!listening) return;
+    const event = new CustomEvent(channel.slice(channelPrefix.length), { detail });
+    for (const listener of [...listening]) {
+      try {
+        call(listener, event);
+      } catch (error) {
+        // Thrown here it would reach the connection's handler and end the process.
+        logger.error({ channel, err: error instanceof Error ? error.message : String(error) }, 'redis: an event listener failed');
+      }
+    }
+  };
+  let warned = false;
+  channels.onMessage((channel, message) => {
+    if (!listeners.has(channel)) return;
+    let detail: unknown;
+    try {
+      detail = JSON.parse(message);
+    } catch {
+      counters.dropped?.inc({ reason: 'unparsable' });
+      // Once: a flood of them must not flood the log too (the metric counts each).
+      if (!warned) logger.warn({ channel, bytes: Buffer.byteLength(message) }, 'redis: dropped a message that is not JSON (the next ones are only counted, in souls_pubsub_messages_dropped_total)');
+      warned = true;
+      return;
+    }
+    deliver(channel, detail);
+  });
+  return {
+    addEventListener(topic: string, listener: Listener | null) {
+      if (!listener) return;
+      const channel = `${channelPrefix}${topic}`;
+      let listening = listeners.get(channel);
+      if (!listening) {
+        listeners.set(channel, (listening = new Set()));
+        channels.subscribe(channel);
+      }
+      listening.add(listener);
+    },
+    removeEventListener(topic: string, listener: Listener | null) {
+      if (!listener) return;
+      const channel = `${channelPrefix}${topic}`;
+      const listening = listeners.get(channel);
+      if (!listening?.delete(listener) || listening.size > 0) return;
+      listeners.delete(channel);
+      channels.unsubscribe(channel);
+    },
+    dispatchEvent(event: Event) {
+      const channel = `${channelPrefix}${event.type}`;
+      const detail = (event as CustomEvent).detail;
+      // While this replica is not listening to Redis, it hears its own writes here (Redis still takes them for the others).
+      const deaf = !channels.hearing();
+      if (deaf) deliver(channel, detail);
+      const failed = () => {
+        counters.publishFailures?.inc();
+        logger.debug({ topic: event.type }, 'redis down: event delivered to this replica only');
+        if (!deaf) deliver(channel, detail);
+      };
+      try {
+        channels.publish(channel, JSON.stringify(detail)).catch(failed);
+      } catch {
+        failed();
+      }
+      return true;
+    },
+  };
+}
 
 /**
  * Events through Redis: one connection publishes, one subscribes (a subscribed connection can do nothing else).
@@ -59,7 +146,6 @@ export function createRedisEvents(options: RedisEventsOptions): RedisEvents {
   const { logger, counters = {} } = options;
   // Required here, not imported: ioredis costs about 20 MiB resident, which a server without Redis never pays.
   const { Redis } = require('ioredis') as typeof import('ioredis');
-  const { createRedisEventTarget } = require('@graphql-yoga/redis-event-target') as typeof import('@graphql-yoga/redis-event-target');
   const common = { lazyConnect: false, connectTimeout: 5000 } as const;
   // No offline queue for publishing: an event queued during an outage would arrive long after the write, out of order.
   const publisher = new Redis(options.url, { ...common, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
@@ -68,47 +154,17 @@ export function createRedisEvents(options: RedisEventsOptions): RedisEvents {
   watch(publisher, 'publish', logger, counters);
   watch(subscriber, 'subscribe', logger, counters);
 
-  const channel = (topic: string) => `${options.channelPrefix}${topic}`;
-  const local = new EventTarget();
-  setMaxListeners(0, local);
-  const publishing = {
-    publish(name: string, message: string) {
-      const deliverHere = () => local.dispatchEvent(new CustomEvent(name, { detail: message === '' ? null : JSON.parse(message) }));
-      // While this replica is not listening to Redis, it hears its own writes here (Redis still takes them for the others).
-      const deafToRedis = subscriber.status !== 'ready';
-      if (deafToRedis) deliverHere();
-      const failed = () => {
-        counters.publishFailures?.inc();
-        logger.debug({ topic: name.slice(options.channelPrefix.length) }, 'redis down: event delivered to this replica only');
-        if (!deafToRedis) deliverHere();
-      };
-      if (publisher.status !== 'ready') return failed();
-      publisher.publish(name, message).catch(failed);
+  const eventTarget = redisEventTarget(
+    {
+      publish: (channel, message) => (publisher.status === 'ready' ? publisher.publish(channel, message) : Promise.reject(new Error('not connected'))),
+      hearing: () => subscriber.status === 'ready',
+      // Queued while disconnected and sent on connection; a failure is the connection's, already logged.
+      subscribe: (channel) => void subscriber.subscribe(channel).catch(() => undefined),
+      unsubscribe: (channel) => void subscriber.unsubscribe(channel).catch(() => undefined),
+      onMessage: (handler) => subscriber.on('message', handler),
     },
-  };
-  const subscribing = {
-    on: (event: string, listener: (...args: any[]) => void) => subscriber.on(event, listener),
-    // Queued while disconnected and sent on connection; a failure is the connection's, already logged.
-    subscribe: (name: string) => subscriber.subscribe(name).catch(() => undefined),
-    unsubscribe: (name: string) => subscriber.unsubscribe(name).catch(() => undefined),
-  };
-  const redisTarget = createRedisEventTarget<CustomEvent>({ publishClient: publishing as unknown as Redis, subscribeClient: subscribing as unknown as Redis });
-
-  const eventTarget: EventTarget = {
-    addEventListener(topic: string, listener: Listener | null) {
-      if (!listener) return;
-      redisTarget.addEventListener(channel(topic), listener);
-      local.addEventListener(channel(topic), listener);
-    },
-    removeEventListener(topic: string, listener: Listener | null) {
-      if (!listener) return;
-      redisTarget.removeEventListener(channel(topic), listener);
-      local.removeEventListener(channel(topic), listener);
-    },
-    dispatchEvent(event: Event) {
-      return redisTarget.dispatchEvent(new CustomEvent(channel(event.type), { detail: (event as CustomEvent).detail }));
-    },
-  };
+    { channelPrefix: options.channelPrefix, logger, counters },
+  );
 
   return {
     eventTarget,

@@ -2,6 +2,7 @@ import { GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Caller } from './auth.ts';
 import type { Limits } from './limits.ts';
+import { isSubscriberTooSlow, subscriberTooSlow } from './pubsub.ts';
 
 type Stream = AsyncIterable<ExecutionResult>;
 type SubscribeArgs = { document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue?: unknown };
@@ -14,61 +15,107 @@ function tooMany(message: string, limit: number, setting: string): ExecutionResu
 }
 
 /**
- * One upstream subscription feeding any number of subscribers: each event is
- * resolved once, and every subscriber gets the same result. The upstream ends
- * when its last subscriber leaves.
+ * How far a subscriber may fall behind the fastest one sharing its upstream before it is closed with
+ * SUBSCRIBER_TOO_SLOW: one full dropShards batch. Results are resolved and kept, so this bound is tighter than the
+ * pubsub's.
  */
-function fanOut(upstream: Stream, onIdle: () => void) {
-  type Consumer = { queue: ExecutionResult[]; wake: (() => void) | null; done: boolean };
+const MAX_SHARED_LAG = 10_000;
+
+/**
+ * One upstream subscription feeding any number of subscribers: each event is resolved once, and every subscriber
+ * gets the same result. The upstream is read only while a subscriber waits for its next event, so a stream nobody
+ * reads stops at the pubsub, where a write's events wait by reference. A subscriber MAX_SHARED_LAG results behind
+ * the others gets SUBSCRIBER_TOO_SLOW and leaves; so do all of them when the pubsub gives up on the upstream.
+ * The upstream ends when its last subscriber leaves.
+ */
+function fanOut(upstream: Stream, onIdle: () => void, onTooSlow: () => void) {
+  type Consumer = { queue: ExecutionResult[]; wake: (() => void) | null; done: boolean; last: boolean };
   const consumers = new Set<Consumer>();
   const iterator = upstream[Symbol.asyncIterator]();
   let failure: { error: unknown } | null = null;
   let ended = false;
+  let pulling = false;
 
   const finish = () => {
-    ended = true;
-    onIdle();
+    if (!ended) {
+      ended = true;
+      onIdle();
+    }
     for (const consumer of consumers) consumer.wake?.();
   };
-  void (async () => {
+  // The final word a subscriber gets, after what it was owed: then nothing.
+  const closeWith = (consumer: Consumer, result: ExecutionResult) => {
+    consumer.queue.push(result);
+    consumer.last = true;
+    consumers.delete(consumer);
+    consumer.wake?.();
+  };
+  const waitedFor = () => {
+    for (const consumer of consumers) if (consumer.wake && consumer.queue.length === 0) return true;
+    return false;
+  };
+  const stopUpstream = async () => {
+    if (ended) return;
+    finish();
+    await iterator.return?.();
+  };
+  const pull = async () => {
+    if (pulling || ended) return;
+    pulling = true;
+    let over = false;
     try {
-      for (;;) {
+      while (!ended && waitedFor()) {
         const step = await iterator.next();
-        if (step.done) break;
-        for (const consumer of consumers) {
-          consumer.queue.push(step.value);
-          consumer.wake?.();
+        if (step.done) {
+          over = true;
+          break;
         }
+        for (const consumer of consumers) {
+          if (consumer.queue.length >= MAX_SHARED_LAG) {
+            onTooSlow();
+            closeWith(consumer, { errors: [subscriberTooSlow(MAX_SHARED_LAG)] });
+          }
+          else {
+            consumer.queue.push(step.value);
+            consumer.wake?.();
+          }
+        }
+        if (consumers.size === 0) await stopUpstream();
       }
     } catch (error) {
-      failure = { error };
+      over = true;
+      if (isSubscriberTooSlow(error)) for (const consumer of [...consumers]) closeWith(consumer, { errors: [error] });
+      else failure = { error };
+    } finally {
+      pulling = false;
     }
-    finish();
-  })();
+    if (over) finish();
+  };
 
   return function join(): AsyncIterableIterator<ExecutionResult> {
-    const consumer: Consumer = { queue: [], wake: null, done: false };
+    const consumer: Consumer = { queue: [], wake: null, done: false, last: false };
     consumers.add(consumer);
     const leave = async () => {
       if (consumer.done) return;
       consumer.done = true;
       consumers.delete(consumer);
       consumer.wake?.();
-      if (consumers.size === 0 && !ended) {
-        ended = true;
-        onIdle();
-        await iterator.return?.();
-      }
+      if (consumers.size === 0) await stopUpstream();
     };
     return {
       [Symbol.asyncIterator]() {
         return this;
       },
       async next(): Promise<IteratorResult<ExecutionResult>> {
-        while (consumer.queue.length === 0 && !consumer.done && !ended) await new Promise<void>((resolve) => (consumer.wake = resolve));
+        while (consumer.queue.length === 0 && !consumer.done && !consumer.last && !ended) {
+          const waited = new Promise<void>((resolve) => (consumer.wake = resolve));
+          void pull();
+          await waited;
+        }
         consumer.wake = null;
         if (consumer.queue.length > 0) return { value: consumer.queue.shift()!, done: false };
-        if (failure && !consumer.done) throw failure.error;
+        consumer.done = true;
+        if (failure && !consumer.last) throw failure.error;
         return { value: undefined, done: true };
       },
       async return(): Promise<IteratorResult<ExecutionResult>> {
@@ -89,7 +136,7 @@ function fanOut(upstream: Stream, onIdle: () => void) {
  * operation with the same variables under the same token share one upstream:
  * an event is resolved once for all of them, however many they are.
  */
-export function sharingSubscriptions(limits: Pick<Limits, 'maxSubscriptions' | 'maxSubscriptionsPerConnection'>): Plugin {
+export function sharingSubscriptions(limits: Pick<Limits, 'maxSubscriptions' | 'maxSubscriptionsPerConnection'>, tooSlow?: { inc(): void }): Plugin {
   let total = 0;
   const perConnection = new WeakMap<object, number>();
   const shared = new Map<string, () => AsyncIterableIterator<ExecutionResult>>();
@@ -116,9 +163,13 @@ export function sharingSubscriptions(limits: Pick<Limits, 'maxSubscriptions' | '
       void result[Symbol.asyncIterator]().return?.();
       return raced();
     }
-    const join = fanOut(result, () => {
-      if (shared.get(key) === join) shared.delete(key);
-    });
+    const join = fanOut(
+      result,
+      () => {
+        if (shared.get(key) === join) shared.delete(key);
+      },
+      () => tooSlow?.inc(),
+    );
     shared.set(key, join);
     return join();
   };

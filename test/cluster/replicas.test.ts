@@ -1,4 +1,5 @@
 // Three `souls serve` replicas on one database and one Redis, checked from outside: over HTTP and graphql-ws only.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cluster, exited, gql, killAll, liveSubscriptions, redisRelay, requireCluster, shuffled, startReplica, subscribe, until, type Replica, type Subscriber } from './support.ts';
 
@@ -176,4 +177,44 @@ describe('three replicas', () => {
       await relay.close();
     }
   });
+  it('one write of 10,000 shards reaches a subscriber on another replica, every shard, as one message through Redis', async () => {
+    const [a, b] = replicas;
+    const soulId = await newSoul(a, 'Tallyman');
+    const listener = subscribe(b, 'B', `subscription($soulId: ID) { shardDropped(soulId: $soulId) { shard { id } } }`, { soulId });
+    subscribers.push(listener);
+    await until(async () => (await liveSubscriptions(b)) >= 1, () => 'the subscription on B');
+    const inputs = Array.from({ length: 10_000 }, (_, i) => ({ soulIds: [soulId], content: `Tally ${i} of the harbour ledger.`, source: 'ledger' }));
+    const data = await gql(a, dropShards, { inputs });
+    const ids = data.dropShards.shards.map((shard: { id: string }) => shard.id);
+    await until(() => listener.events.length === 10_000, () => `B's 10,000 events (${listener.events.length} so far)`, 60_000);
+    expect(listener.events.map((event) => event.shardDropped.shard.id)).toEqual(ids);
+    expect(listener.errors).toEqual([]);
+  });
+
+  it('malformed messages on the replicas\' channels are dropped and counted by every replica; none goes down', async () => {
+    const listeners = replicas.map((replica) => subscribe(replica, replica.name, `subscription { soulChanged { kind soul { name } } }`));
+    subscribers.push(...listeners);
+    await until(async () => (await Promise.all(replicas.map(liveSubscriptions))).every((n) => n >= 1), () => 'a subscription on every replica');
+    const channels = /channels (\S+)\*/.exec(replicas[0].child.output().stdout)![1];
+    const before = await Promise.all(replicas.map(dropped));
+    const redis = new Redis(cluster.redisUrl);
+    try {
+      for (const message of ['not json {', '', '{"soulId":"1","kind":"CREATED","at":0}', '[{"soulId":1,"kind":"EXPLODED","at":0}]', 'null']) await redis.publish(`${channels}soulChanged`, message);
+    } finally {
+      redis.disconnect();
+    }
+    await until(async () => (await Promise.all(replicas.map(dropped))).every((now, i) => now.unparsable - before[i].unparsable === 2 && now.invalid - before[i].invalid === 3), () => 'every replica to count 2 unparsable and 3 invalid messages');
+    const id = await newSoul(replicas[0], 'After the garbage');
+    for (const listener of listeners) {
+      await until(() => listener.events.some((event) => event.soulChanged.soul.name === 'After the garbage'), () => `${listener.label} to hear the write after the garbage`);
+      expect(listener.events.filter((event) => event.soulChanged.soul.name !== 'After the garbage')).toEqual([]);
+    }
+    for (const replica of replicas) expect((await gql(replica, `query($id: ID!) { soul(id: $id) { name } }`, { id })).soul.name).toBe('After the garbage');
+  });
 });
+
+async function dropped(replica: Replica): Promise<{ unparsable: number; invalid: number }> {
+  const text = await (await fetch(`${replica.base}metrics`)).text();
+  const count = (reason: string) => Number(new RegExp(`^souls_pubsub_messages_dropped_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { unparsable: count('unparsable'), invalid: count('invalid') };
+}
