@@ -98,6 +98,6 @@ describe("the README's Bring your SOUL.md operations", () => {
     const plan = await server.request(operations[0]);
     expect(plan.body.data.importSoulMd).toMatchObject({ __typename: 'SoulMdImportPlan', name: 'Tamsin', traits: [{ principle: 'Every crossing has a price.', provenance: 'imported from SOUL.md:Worldview', present: false }] });
     const exported = await server.request(operations[1]);
-    expect(exported.body.data.soulByName.soulMd).toContain('<!-- souls:traits:start -->\n**Check the ledger before you answer.**');
+    expect(exported.body.data.soulByName.soulMd).toBe(fixture('openclaw/SOUL.md'));
   });
 });

@@ -194,11 +194,13 @@ describe('bad input', () => {
     expect(await listSouls(db)).toEqual([]);
   });
 
-  it('refuses more traits than the trait limit allows, before writing anything', async () => {
+  it('refuses more traits than the trait limit allows, in the plan, before writing anything', async () => {
     const many = Array.from({ length: 11 }, (_, i) => `- Principle number ${i + 1} of many.`).join('\n');
-    const error = await planImport(db, files({ 'SOUL.md': `# Many\n\n## Who I Am\n\nSomeone.\n\n## Worldview\n\n${many}\n` })).catch((e: unknown) => e);
-    expect(error).toMatchObject({ field: 'traits' });
-    expect((error as Error).message).toContain('the trait limit is 10');
+    const plan = await planImport(db, files({ 'SOUL.md': `# Many\n\n## Who I Am\n\nSomeone.\n\n## Worldview\n\n${many}\n` }));
+    expect(plan.traits).toHaveLength(11);
+    expect(plan.problems).toMatchObject([{ field: 'traits', message: expect.stringContaining('SOUL.md has 11 traits, over the trait limit of 10') }]);
+    await expect(applyImport(db, plan)).rejects.toMatchObject({ field: 'traits' });
+    expect(await listSouls(db)).toEqual([]);
   });
 
   it('cannot guess a file that follows no convention', async () => {

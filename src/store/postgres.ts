@@ -6,10 +6,10 @@
  * serialized and each sees the other's committed shards.
  */
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect, type Row } from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardWrite, SoulPatch, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -474,6 +474,25 @@ export class PostgresWorkerStore {
     });
     for (const r of rows) result.get(Number(r.soul_id))!.push(Number(r.attuned_at));
     return result;
+  }
+
+  // Imported documents
+
+  putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): Promise<SoulDocument> {
+    return this.transaction(async () => {
+      await this.awakeSoulRow(soulId);
+      await this.changes(
+        `INSERT INTO soul_documents (soul_id, format, file, text, stored_at) VALUES (:soulId, :format, :file, :text, :now)
+         ON CONFLICT (soul_id, format) DO UPDATE SET file = excluded.file, text = excluded.text, stored_at = excluded.stored_at`,
+        { soulId, format: document.format, file: document.file, text: document.text, now },
+      );
+      return { soulId, ...document, storedAt: now };
+    });
+  }
+
+  async getSoulDocument(soulId: number, format: string): Promise<SoulDocument | null> {
+    const row = await this.get('SELECT * FROM soul_documents WHERE soul_id = :soulId AND format = :format', { soulId, format });
+    return row ? toSoulDocument(row) : null;
   }
 
   // Level-ups
