@@ -19,6 +19,7 @@ export async function storeSoulDocument(db: SoulsDb, soulId: number, input: Soul
   if (input.file === '' || [...input.file].length > 200 || /[\r\n\0]/.test(input.file)) throw new ValidationError('file', 'must be a file name of at most 200 characters on one line');
   // Kept byte for byte: the text is not cleaned, so an untouched import exports to the same bytes.
   if (exceedsUtf8Bytes(input.text, MAX_DOCUMENT_BYTES)) throw new ValidationError('text', `must be at most ${MAX_DOCUMENT_BYTES} bytes`);
+  if (input.text.includes('\0')) throw new ValidationError('text', 'must not contain NUL characters (not text)');
   return db.store.putSoulDocument(id, input, db.clock.now());
 }
 

@@ -149,6 +149,7 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
     : null;
   const document = { file: read.mainFile, text: files.get(read.mainFile) ?? '' };
   bounded(read.mainFile, document.text, MAX_DOCUMENT_BYTES);
+  if (document.text.includes('\0')) throw new ValidationError(read.mainFile, 'holds NUL characters: not a text file');
   return { format, mainFile: read.mainFile, name, description: read.description, essence: read.essence, existingSoulId: existing?.id ?? null, merge, traits, shards, notes, problems, document };
 }
 
