@@ -92,31 +92,38 @@ function consideredQuery(soulIds: readonly number[], cutoff: number, scope: Shar
 
 const bytes = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 
-/** Applies the migrations not yet applied, each in one transaction, under an advisory lock so replicas starting together take turns. */
+/**
+ * Applies the migrations not yet applied, each in one transaction, under an advisory lock held for the whole run, so
+ * replicas starting together take turns: one applies them all, the others find nothing to do.
+ */
 export async function migratePostgres(conn: Connection): Promise<{ from: number; to: number }> {
-  let from = -1;
-  for (;;) {
-    await conn.query('BEGIN');
-    try {
-      await conn.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-      // Under the lock: two processes creating the table at once would collide in the catalog.
-      await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
-      const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
-      if (from < 0) from = current;
-      if (current > pgMigrations.length) {
-        throw new StorageError('STORAGE_UNAVAILABLE', '', `database schema version ${current} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
-      }
-      if (current === pgMigrations.length) {
+  await conn.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  try {
+    let from = -1;
+    for (;;) {
+      await conn.query('BEGIN');
+      try {
+        // Under the lock: two processes creating the table at once would collide in the catalog.
+        await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
+        const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
+        if (from < 0) from = current;
+        if (current > pgMigrations.length) {
+          throw new StorageError('STORAGE_UNAVAILABLE', '', `database schema version ${current} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
+        }
+        if (current === pgMigrations.length) {
+          await conn.query('COMMIT');
+          return { from, to: current };
+        }
+        await conn.query(pgMigrations[current]);
+        await conn.query('INSERT INTO souls_schema_migrations (version, applied_at) VALUES ($1, $2)', [current + 1, Date.now()]);
         await conn.query('COMMIT');
-        return { from, to: current };
+      } catch (error) {
+        await conn.query('ROLLBACK');
+        throw error;
       }
-      await conn.query(pgMigrations[current]);
-      await conn.query('INSERT INTO souls_schema_migrations (version, applied_at) VALUES ($1, $2)', [current + 1, Date.now()]);
-      await conn.query('COMMIT');
-    } catch (error) {
-      await conn.query('ROLLBACK');
-      throw error;
     }
+  } finally {
+    await conn.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
   }
 }
 
