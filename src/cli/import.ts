@@ -16,7 +16,11 @@ const help = commandHelp({
     'STYLE.md, MEMORY.md with a dated "## Log") or one markdown file with YAML frontmatter, and shows what it would\n' +
     'create: the soul (name, description, essence), its traits (provenance "imported from <file>:<heading>") and\n' +
     'one shard per dated memory entry (created on its date, the file as its source). Nothing is written without\n' +
-    '--apply, and a dry run never creates the database. Importing the same files again adds nothing that is already there.',
+    '--apply, and a dry run never creates the database. Only the workspace is read: a symbolic link out of it is refused.\n' +
+    'A soul of that name is merged into (the plan says so): it keeps its name, description and essence, gets only the\n' +
+    'traits and shards it lacks (nothing is added twice), and a new principle that nearly repeats one of its traits is\n' +
+    'shown beside it (~). When the new traits would pass the trait limit, the plan is shown and the import refused (exit 1).\n' +
+    'The main file is stored with the soul, so `souls export` can write it anywhere with its other sections.',
   options: [
     ['--format F', 'the convention (default auto: told apart by frontmatter, IDENTITY.md, memory/, headings)'],
     ['--name NAME', "the soul's name when the files give none (an OpenClaw SOUL.md without IDENTITY.md)"],

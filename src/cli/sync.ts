@@ -19,7 +19,9 @@ const help = commandHelp({
     'Keeps a SOUL.md current: writes the soul into FILE now, then again each time the soul changes (a trait added,\n' +
     'revised or reverted, a level-up or its revert, an update), rewriting only the regions Souls owns (see\n' +
     '`souls export --help`). Each write is atomic: a temporary file beside FILE, flushed, then renamed over it, so\n' +
-    'FILE is always the old version or the new one; the old one is kept as FILE.bak. When a person has edited the\n' +
+    'FILE is always the old version or the new one; the old one is kept as FILE.bak, both with FILE\'s mode (a FILE that\n' +
+    'is a symbolic link is written through; the link stays). A FILE not there yet is written over the SOUL.md the soul\n' +
+    'was imported from in that convention, when there is one. When a person has edited the\n' +
     'text inside an owned region since Souls wrote it, sync refuses (nothing is written, the message says where)\n' +
     'and stops; move the edit outside the markers or make it in the soul, then start sync again. Changes are followed\n' +
     'from the database (--db, read only, checked every --interval-ms) or, with --url, from a running server\'s\n' +
