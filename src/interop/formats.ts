@@ -45,7 +45,7 @@ function insideWorkspace(root: string, path: string, shown: string): string {
   const real = realpathSync(path);
   const within = relative(root, real);
   if (within === '' || within.startsWith(`..${sep}`) || within === '..' || isAbsolute(within)) {
-    throw new ValidationError('path', `${shown} is a symbolic link to a file outside the workspace: Souls imports only what the workspace holds (copy the file in, or remove the link)`);
+    throw new ValidationError('path', `${shown} is a symbolic link that leads outside the workspace: Souls imports only what the workspace holds (copy the file in, or remove the link)`);
   }
   return real;
 }

@@ -21,7 +21,7 @@ function writeDurably(path: string, text: string | Buffer, mode: number | null):
 }
 
 /** The file a path names: through a symbolic link (a SOUL.md linked from elsewhere stays a link), else the path itself. */
-export function throughLinks(path: string): string {
+function throughLinks(path: string): string {
   try {
     return realpathSync(path);
   } catch {
