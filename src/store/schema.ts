@@ -177,9 +177,9 @@ export const migrations: readonly Migration[] = [
   UPDATE soul_gate SET through = (SELECT COALESCE(MAX(id), 0) FROM soul_shards);
   `,
   // Version 6: the SOUL.md a soul was imported from, per convention, so it can be exported anywhere with the
-  // sections Souls does not own (SPEC §12).
+  // sections Souls does not own (SPEC §12). IF NOT EXISTS: a file set back to an older version still has it.
   `
-  CREATE TABLE soul_documents (
+  CREATE TABLE IF NOT EXISTS soul_documents (
     soul_id INTEGER NOT NULL REFERENCES souls(id),
     format TEXT NOT NULL,
     file TEXT NOT NULL,
