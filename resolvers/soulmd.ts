@@ -1,11 +1,11 @@
 import { ConflictError, getShards, orderForRender, ValidationError, type Citation, type Soul as SoulRecord } from '../src/engine/index.ts';
 import type { Context } from '../src/server/context.ts';
 import type { SoulMdFormat as Format, SoulState } from '../src/interop/document.ts';
-import { EditedRegionError, exportSoulMd } from '../src/interop/export.ts';
+import { EditedRegionError, exportSoulMd, storedDocument } from '../src/interop/export.ts';
 import { applyImport, planImport } from '../src/interop/import.ts';
 import { builder } from '../schema/builder.ts';
 import { Soul } from '../schema/soul.ts';
-import { ImportSoulMdInput, ImportSoulMdResult, SoulMdFormat } from '../schema/soulmd.ts';
+import { ImportSoulMdInput, ImportSoulMdResult, SoulMdFormat, underInputField } from '../schema/soulmd.ts';
 import { activeTraits } from './loaders.ts';
 import { announceReady, soulChanged } from './mutations.ts';
 
@@ -29,12 +29,14 @@ function boundedText(field: string, text: string): void {
 builder.objectField(Soul, 'soulMd', (t) =>
   t.string({
     description:
-      'The soul as a SOUL.md of that convention. With `base` (a SOUL.md Souls wrote or imported), written over it: only the owned regions and identity lines change; an edit a person made inside an owned region is refused (BAD_USER_INPUT on base).',
+      'The soul as a SOUL.md of that convention. With `base` (a SOUL.md Souls wrote or imported), written over it: only the owned regions and identity lines change; an edit a person made inside an owned region is refused (BAD_USER_INPUT on base). Without `base`, written over the SOUL.md the soul was imported from in that convention (stored with the soul), so an untouched import comes back byte for byte; a soul never imported in it gets a new file in its layout.',
     args: { format: t.arg({ type: SoulMdFormat, required: true }), base: t.arg.string() },
     resolve: async (soul, args, ctx) => {
       if (args.base !== null && args.base !== undefined) boundedText('base', args.base);
       try {
-        return exportSoulMd(formatOf(args.format), await stateOf(ctx, soul), args.base ?? null);
+        const format = formatOf(args.format);
+        const base = args.base ?? null;
+        return exportSoulMd(format, await stateOf(ctx, soul), base, { stored: base === null ? await storedDocument(ctx.db, soul.id, format) : null });
       } catch (error) {
         if (error instanceof EditedRegionError) throw new ValidationError('base', error.message);
         throw error;
@@ -46,8 +48,8 @@ builder.objectField(Soul, 'soulMd', (t) =>
 /** Errors of the files name a file and heading; in the API they belong to the input field they came from. */
 function underInput(error: unknown): unknown {
   if (!(error instanceof ValidationError)) return error;
-  if (error.field === 'name' || error.field === 'format') return new ValidationError(`input.${error.field}`, error.message);
-  return new ValidationError('input.text', `${error.field}: ${error.message}`);
+  const field = underInputField(error.field);
+  return new ValidationError(field, field === 'input.text' && error.field !== 'traits' ? `${error.field}: ${error.message}` : error.message);
 }
 
 builder.mutationField('importSoulMd', (t) =>

@@ -2,7 +2,9 @@ import type { ImportPlan } from '../src/interop/import.ts';
 import type { Soul as SoulRecord } from '../src/engine/index.ts';
 import { ConflictError, ValidationError } from '../src/engine/index.ts';
 import { builder } from './builder.ts';
+import { errorAsData } from './errors.ts';
 import { Soul } from './soul.ts';
+import { Trait } from './trait.ts';
 
 type Named<N extends string, T> = T & { __typename: N };
 
@@ -21,11 +23,25 @@ export const ImportSoulMdInput = builder.inputType('ImportSoulMdInput', {
   }),
 });
 
+const NearDuplicate = builder.objectRef<ImportPlan['traits'][number]['nearDuplicates'][number]>('SoulMdNearDuplicate').implement({
+  description: "An active trait of the existing soul that a new principle nearly repeats: a warning, the principle is added all the same.",
+  fields: (t) => ({
+    trait: t.field({ type: Trait, resolve: async (d, _, ctx) => (await ctx.loaders.trait.load(d.traitId))! }),
+    principle: t.exposeString('principle', { description: "the existing trait's principle" }),
+    similarity: t.exposeFloat('similarity', { description: 'at least the consolidationThreshold, the similarity a level-up consolidation is judged by' }),
+  }),
+});
+
 const PlannedTrait = builder.objectRef<ImportPlan['traits'][number]>('SoulMdPlannedTrait').implement({
   fields: (t) => ({
     principle: t.exposeString('principle'),
     provenance: t.exposeString('provenance'),
     present: t.exposeBoolean('present', { description: 'the soul already has a trait with this principle: not added again' }),
+    nearDuplicates: t.field({
+      type: [NearDuplicate],
+      description: "the existing soul's active traits this principle nearly repeats, most similar first (empty when it is new or present)",
+      resolve: (p) => p.nearDuplicates,
+    }),
   }),
 });
 
@@ -40,6 +56,11 @@ const PlannedShard = builder.objectRef<ImportPlan['shards'][number]>('SoulMdPlan
 
 const formatName = (format: ImportPlan['format']) => format.toUpperCase() as 'OPENCLAW' | 'SOULMD' | 'FRONTMATTER';
 
+/** Problems of the files belong to the input field they came from: the text, or the name. */
+export function underInputField(field: string): string {
+  return field === 'name' || field === 'format' ? `input.${field}` : 'input.text';
+}
+
 export const SoulMdImportPlan = builder.objectRef<Named<'SoulMdImportPlan', ImportPlan>>('SoulMdImportPlan').implement({
   description: 'What importing the text would do; nothing was written.',
   fields: (t) => ({
@@ -52,6 +73,16 @@ export const SoulMdImportPlan = builder.objectRef<Named<'SoulMdImportPlan', Impo
       nullable: true,
       description: 'the soul of that name, which the import would extend; null: it would create one',
       resolve: async (p, _, ctx) => (p.existingSoulId === null ? null : ctx.loaders.soul.load(p.existingSoulId)),
+    }),
+    merge: t.string({
+      nullable: true,
+      description: 'null: the import creates the soul; else, in words, how it merges into the existing soul of that name (found by name, what is kept)',
+      resolve: (p) => p.merge,
+    }),
+    problems: t.field({
+      type: [ValidationError],
+      description: 'what stops the plan from being applied (the trait limit, saying how many traits the soul already has); apply answers the first as a ValidationError',
+      resolve: (p) => p.problems.map((e) => errorAsData(new ValidationError(underInputField(e.field), e.message))),
     }),
     traits: t.field({ type: [PlannedTrait], resolve: (p) => p.traits }),
     shards: t.field({ type: [PlannedShard], resolve: (p) => p.shards }),

@@ -7,7 +7,7 @@
 //   souls seed-demo [--db path] [--force]
 //
 // It refuses a database that already has souls unless --force is given.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -323,6 +323,21 @@ export async function seedDemo(db: SoulsDb, clock: ManualClock, options: { now?:
   };
 }
 
+/**
+ * Whether another program has the SQLite file open now: a connection in WAL mode keeps `FILE-wal` beside it, and the
+ * last one to close removes it. Asked before the demo opens the file itself.
+ */
+export function openElsewhere(path: string): boolean {
+  return path !== ':memory:' && !/^[a-z]+:\/\//i.test(path) && existsSync(`${path}-wal`);
+}
+
+/** What to do next: start a server on the file, or, when one has it open already, only reload the page. */
+export function demoNextStep(path: string, elsewhere: boolean, start: string): string {
+  return elsewhere
+    ? `${path} is open in another program, a running server most likely: it sees the souls at once, so reload the character sheet (http://127.0.0.1:4000/ by default).`
+    : `Start the server on it (${start}) and open http://127.0.0.1:4000/ for the character sheet.`;
+}
+
 /** `npm run demo` and `souls seed-demo`: seeds a database file and prints what it made. */
 export async function runDemo(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -332,6 +347,7 @@ export async function runDemo(argv: string[]): Promise<void> {
   });
   const path = values.db ?? process.env.SOULS_DB ?? './data/souls.db';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const elsewhere = openElsewhere(path);
   const now = Date.now();
   const clock = manualClock(now);
   const db = openSoulsDb({ path, clock });
@@ -339,7 +355,7 @@ export async function runDemo(argv: string[]): Promise<void> {
     const summary = await seedDemo(db, clock, { now, force: values.force });
     console.log(`Seeded ${path}: ${Object.keys(summary.souls).join(', ')} (${summary.traitCount} traits, ${summary.shardCount} shards over ${DEMO_SPAN_DAYS} days).`);
     console.log(`Ready for refinement: ${summary.readySouls.join(', ') || 'none'}. Dormant: ${summary.dormantSouls.join(', ') || 'none'}.`);
-    console.log(`Start the server on it (npm start -- --db ${path}) and open http://127.0.0.1:4000/ for the character sheet.`);
+    console.log(demoNextStep(path, elsewhere, `npm start -- --db ${path}`));
   } finally {
     closeSoulsDb(db);
   }

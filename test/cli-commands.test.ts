@@ -249,7 +249,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
       const verdicts = await getCrystallization(engine, souls.map((s) => s.id));
       return Promise.all(
         souls.map(async (soul) => ({
-          id: soul.id,
+          id: String(soul.id),
           name: soul.name,
           level: soul.level,
           dormant: false,
@@ -296,17 +296,17 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
       return { soul, active: await listTraits(engine, soul.id, { status: 'active' }), all: await listTraits(engine, soul.id) };
     });
     const traitJson = (t: (typeof all)[number]) => ({
-      id: t.id,
+      id: String(t.id),
       principle: t.principle,
       provenance: t.provenance,
       generation: t.generation,
       status: t.status,
-      mergedInto: t.mergedInto,
+      mergedInto: t.mergedInto === null ? null : String(t.mergedInto),
       createdAt: iso(t.createdAt),
       updatedAt: iso(t.updatedAt),
     });
     expect(shown.soul).toEqual({
-      id: soul.id,
+      id: String(soul.id),
       name: 'Ada',
       slug: soul.slug,
       description: 'Careful engineer',
@@ -324,7 +324,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     expect(shown.crystallization).toMatchObject({ ready: false, pendingCount: 0, unmet: expect.arrayContaining(['MIN_SHARDS', 'SOURCE_DIVERSITY']) });
 
     const every = JSON.parse((await run(['show', String(soul.id), '--all', '--json', '--db', db])).stdout);
-    expect(every.traits.map((t: { id: number; status: string }) => [t.id, t.status])).toEqual(all.toSorted((a, b) => a.id - b.id).map((t) => [t.id, t.status]));
+    expect(every.traits.map((t: { id: string; status: string }) => [t.id, t.status])).toEqual(all.toSorted((a, b) => a.id - b.id).map((t) => [String(t.id), t.status]));
     expect(every.activeTraitCount).toBe(2);
 
     const bram = JSON.parse((await run(['show', 'Bram', '--json', '--db', db])).stdout);
@@ -332,7 +332,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
       { source: 'standup', count: 2 },
       { source: 'tracker', count: 1 },
     ]);
-    const verdict = await engineView(async (engine) => (await getCrystallization(engine, [bram.soul.id])).get(bram.soul.id)!);
+    const verdict = await engineView(async (engine) => (await getCrystallization(engine, [Number(bram.soul.id)])).get(Number(bram.soul.id))!);
     const { soulId: _, clusteredShardCount: __, ...apiFields } = verdict;
     // Bram was never attuned, so its priority does not move with the clock: the whole verdict matches.
     expect(bram.crystallization).toEqual(apiFields);
@@ -347,7 +347,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
       const soul = (await listSouls(engine)).find((s) => s.name === 'Ada')! as Soul;
       return { soul, levels: await getLevelHistory(engine, soul.id) };
     });
-    expect(history.soul).toEqual({ id: soul.id, name: 'Ada', level: 0, dormant: false });
+    expect(history.soul).toEqual({ id: String(soul.id), name: 'Ada', level: 0, dormant: false });
     const timeline = history.events.map((e: { at: string; kind: string; trait?: { principle: string; statusNow: string } }) => [e.at, e.kind, e.trait?.principle, e.trait?.statusNow]);
     expect(timeline).toEqual([
       [iso(at.adaCreated), 'CREATED', undefined, undefined],
@@ -363,14 +363,14 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     expect(levels).toHaveLength(1);
     const [event] = levels;
     const levelEvent = {
-      id: event.id,
+      id: String(event.id),
       level: 1,
       essenceBefore: 'Calm under pressure.',
       essenceAfter: 'Calm under pressure; proves a change before sharing it.',
-      consolidated: event.consolidated,
-      merged: event.merged,
+      consolidated: event.consolidated.map(String),
+      merged: event.merged.map(String),
       promoted: [],
-      carried: event.carried.map((c) => c.id),
+      carried: event.carried.map((c) => String(c.id)),
       createdAt: iso(event.createdAt),
       revertedAt: iso(event.revertedAt),
     };

@@ -60,6 +60,67 @@ describe('importSoulMd', () => {
   });
 });
 
+describe('importSoulMd into a soul that exists', () => {
+  const PLAN = `mutation($input: ImportSoulMdInput!) {
+    importSoulMd(input: $input) {
+      __typename
+      ... on SoulMdImportPlan { existingSoul { id activeTraitCount } merge traits { principle present nearDuplicates { trait { id principle } principle similarity } } problems { field message } }
+      ... on SoulMdImportPayload { created traitsAdded }
+      ... on ValidationError { field message }
+    }
+  }`;
+
+  async function brannocWith(server: Awaited<ReturnType<typeof start>>, principles: string[]): Promise<{ soulId: string; traitIds: string[] }> {
+    const created = await server.request(`mutation { createSoul(input: { name: "Brannoc", essence: "A smith." }) { ... on SoulPayload { soul { id } } } }`);
+    const soulId = created.body.data.createSoul.soul.id;
+    const traitIds: string[] = [];
+    for (const principle of principles) {
+      const added = await server.request(`mutation($id: ID!, $p: String!) { addTrait(soulId: $id, input: { principle: $p, provenance: "a test" }) { ... on TraitPayload { trait { id } } } }`, { id: soulId, p: principle });
+      traitIds.push(added.body.data.addTrait.trait.id);
+    }
+    return { soulId, traitIds };
+  }
+
+  it('says it merges by name, lists near-duplicates beside the existing trait, and shows the plan with the trait-limit problem', async () => {
+    const server = await start(options);
+    const near = 'Judge a tool by how it fails, not by how it shines at the fair.';
+    const others = Array.from({ length: 8 }, (_, i) => `Keep forge rule number ${i + 1} without exception.`);
+    const { soulId, traitIds } = await brannocWith(server, [near, ...others]);
+    const text = fixture('frontmatter/brannoc.md');
+
+    const plan = (await server.request(PLAN, { input: { text, fileName: 'brannoc.md' } })).body.data.importSoulMd;
+    expect(plan.__typename).toBe('SoulMdImportPlan');
+    expect(plan.existingSoul).toEqual({ id: soulId, activeTraitCount: 9 });
+    expect(plan.merge).toBe(`merges into the existing soul "Brannoc" (id ${soulId}), found by name: it keeps its name, description and essence and its 9 active traits; only the traits and shards it does not have are added`);
+    expect(plan.traits[0]).toMatchObject({ principle: 'Judge a tool by how it fails, not by how it shines.', present: false, nearDuplicates: [{ trait: { id: traitIds[0], principle: near }, principle: near }] });
+    expect(plan.traits[0].nearDuplicates[0].similarity).toBeGreaterThanOrEqual(0.3);
+    expect(plan.traits[1]).toMatchObject({ principle: 'Quote the real delivery date, even when the customer frowns.', nearDuplicates: [] });
+    expect(plan.problems).toEqual([
+      {
+        field: 'input.text',
+        message: '"Brannoc" already has 9 active traits and brannoc.md adds 2 new ones: 11 in all, over the trait limit of 10 (a soul keeps few principles: merge or drop some in the file, level up "Brannoc" first, or raise --trait-limit)',
+      },
+    ]);
+
+    const refused = (await server.request(PLAN, { input: { text, fileName: 'brannoc.md', apply: true } })).body.data.importSoulMd;
+    expect(refused).toEqual({ __typename: 'ValidationError', field: 'input.text', message: plan.problems[0].message });
+    expect((await server.request(`{ soul(id: "${soulId}") { activeTraitCount } }`)).body.data.soul.activeTraitCount).toBe(9);
+
+    await server.request(`mutation($id: ID!) { revertTrait(id: $id) { __typename } }`, { id: traitIds[8] });
+    const fits = (await server.request(PLAN, { input: { text, fileName: 'brannoc.md' } })).body.data.importSoulMd;
+    expect(fits.problems).toEqual([]);
+    const applied = (await server.request(PLAN, { input: { text, fileName: 'brannoc.md', apply: true } })).body.data.importSoulMd;
+    expect(applied).toEqual({ __typename: 'SoulMdImportPayload', created: false, traitsAdded: 2 });
+  });
+
+  it('a new soul has no merge, and a file over the trait limit is a problem of the plan', async () => {
+    const server = await start(options);
+    const many = Array.from({ length: 11 }, (_, i) => `- Principle number ${i + 1} of many.`).join('\n');
+    const plan = (await server.request(PLAN, { input: { text: `# Many\n\n## Who I Am\n\nSomeone.\n\n## Worldview\n\n${many}\n` } })).body.data.importSoulMd;
+    expect(plan).toMatchObject({ __typename: 'SoulMdImportPlan', existingSoul: null, merge: null, problems: [{ field: 'input.text', message: expect.stringContaining('SOUL.md has 11 traits, over the trait limit of 10') }] });
+  });
+});
+
 describe('Soul.soulMd', () => {
   const EXPORT = `query($name: String!, $format: SoulMdFormat!, $base: String) { soulByName(name: $name) { soulMd(format: $format, base: $base) } }`;
 
@@ -69,6 +130,7 @@ describe('Soul.soulMd', () => {
     await server.request(IMPORT, { input: { text, fileName: 'brannoc.md', apply: true } });
     const over = await server.request(EXPORT, { name: 'Brannoc', format: 'FRONTMATTER', base: text });
     expect(over.body.data.soulByName.soulMd).toBe(text);
+    expect((await server.request(EXPORT, { name: 'Brannoc', format: 'FRONTMATTER' })).body.data.soulByName.soulMd).toBe(text);
     const fresh = (await server.request(EXPORT, { name: 'Brannoc', format: 'SOULMD' })).body.data.soulByName.soulMd;
     expect(fresh).toMatch(/^# Brannoc\n\nBlacksmith of the lower ward\n/);
     expect(fresh).toContain('<!-- souls:traits:start -->\n- Judge a tool by how it fails, not by how it shines.\n');
@@ -78,6 +140,13 @@ describe('Soul.soulMd', () => {
     const written = (await server.request(EXPORT, { name: 'Brannoc', format: 'FRONTMATTER', base: text })).body.data.soulByName.soulMd;
     expect(written).toContain('- Sharpen before you sell.\n<!-- souls:traits:end sha256=');
     expect(written.slice(0, text.indexOf('## Who You Are'))).toBe(text.slice(0, text.indexOf('## Who You Are')));
+    expect((await server.request(EXPORT, { name: 'Brannoc', format: 'FRONTMATTER' })).body.data.soulByName.soulMd).toBe(written);
+    // A re-import stores its document in place of the first one.
+    const reimported = `${text}\n## Forge\n\nThe lower ward's, by the river.\n`;
+    await server.request(IMPORT, { input: { text: reimported, fileName: 'brannoc.md', apply: true } });
+    const stored = (await server.request(EXPORT, { name: 'Brannoc', format: 'FRONTMATTER' })).body.data.soulByName.soulMd;
+    expect(stored).toContain('## Forge\n\nThe lower ward\'s, by the river.\n');
+    expect(stored).toContain('- Sharpen before you sell.\n<!-- souls:traits:end sha256=');
     const edited = written.replace('- Sharpen before you sell.', '- Sharpen before you sell, always.');
     const refused = await server.request(EXPORT, { name: 'Brannoc', format: 'FRONTMATTER', base: edited });
     expect(refused.body.data).toEqual({ soulByName: null });
@@ -98,6 +167,6 @@ describe("the README's Bring your SOUL.md operations", () => {
     const plan = await server.request(operations[0]);
     expect(plan.body.data.importSoulMd).toMatchObject({ __typename: 'SoulMdImportPlan', name: 'Tamsin', traits: [{ principle: 'Every crossing has a price.', provenance: 'imported from SOUL.md:Worldview', present: false }] });
     const exported = await server.request(operations[1]);
-    expect(exported.body.data.soulByName.soulMd).toContain('<!-- souls:traits:start -->\n**Check the ledger before you answer.**');
+    expect(exported.body.data.soulByName.soulMd).toBe(fixture('openclaw/SOUL.md'));
   });
 });

@@ -5,6 +5,11 @@ import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   addTrait,
+  createSoul,
+  getSoulDocument,
+  NotFoundError,
+  retireSoul,
+  storeSoulDocument,
   updateSoul,
   DAY_MS,
   levelUp,
@@ -194,11 +199,28 @@ describe('bad input', () => {
     expect(await listSouls(db)).toEqual([]);
   });
 
-  it('refuses more traits than the trait limit allows, before writing anything', async () => {
+  it('refuses more traits than the trait limit allows, in the plan, before writing anything', async () => {
     const many = Array.from({ length: 11 }, (_, i) => `- Principle number ${i + 1} of many.`).join('\n');
-    const error = await planImport(db, files({ 'SOUL.md': `# Many\n\n## Who I Am\n\nSomeone.\n\n## Worldview\n\n${many}\n` })).catch((e: unknown) => e);
-    expect(error).toMatchObject({ field: 'traits' });
-    expect((error as Error).message).toContain('the trait limit is 10');
+    const plan = await planImport(db, files({ 'SOUL.md': `# Many\n\n## Who I Am\n\nSomeone.\n\n## Worldview\n\n${many}\n` }));
+    expect(plan.traits).toHaveLength(11);
+    expect(plan.problems).toMatchObject([{ field: 'traits', message: expect.stringContaining('SOUL.md has 11 traits, over the trait limit of 10') }]);
+    await expect(applyImport(db, plan)).rejects.toMatchObject({ field: 'traits' });
+    expect(await listSouls(db)).toEqual([]);
+  });
+
+  it('keeps a document only within its bounds, naming the field, and refuses a text file with NUL before writing', async () => {
+    const soul = await createSoul(db, { name: 'Doc', essence: 'e' });
+    await expect(storeSoulDocument(db, soul.id, { format: 'Open Claw', file: 'SOUL.md', text: 'x' })).rejects.toMatchObject({ field: 'format' });
+    await expect(storeSoulDocument(db, soul.id, { format: 'openclaw', file: 'a\nb', text: 'x' })).rejects.toMatchObject({ field: 'file' });
+    await expect(storeSoulDocument(db, soul.id, { format: 'openclaw', file: 'SOUL.md', text: 'x'.repeat(1024 * 1024 + 1) })).rejects.toMatchObject({ field: 'text' });
+    await expect(storeSoulDocument(db, soul.id, { format: 'openclaw', file: 'SOUL.md', text: 'a\0b' })).rejects.toMatchObject({ field: 'text' });
+    await expect(storeSoulDocument(db, 999, { format: 'openclaw', file: 'SOUL.md', text: 'x' })).rejects.toBeInstanceOf(NotFoundError);
+    expect(await getSoulDocument(db, soul.id, 'openclaw')).toBeNull();
+    await storeSoulDocument(db, soul.id, { format: 'openclaw', file: 'SOUL.md', text: 'kept' });
+    await retireSoul(db, soul.id);
+    expect(await getSoulDocument(db, soul.id, 'openclaw')).toMatchObject({ text: 'kept' });
+    const nul = files({ 'SOUL.md': `# Nul\n\n## Who I Am\n\nSomeone.\u0000\n` });
+    await expect(planImport(db, nul)).rejects.toMatchObject({ field: 'SOUL.md' });
   });
 
   it('cannot guess a file that follows no convention', async () => {

@@ -7,11 +7,14 @@ export const isoTime = (ms: number | null) => (ms === null ? null : new Date(ms)
 
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
-/** "ready (priority 12.5)", "dormant", or what is missing: "not ready: 2/3 shards, 1/2 sources". */
-export function readinessText(c: Crystallization, crystallizationThreshold: number): string {
+/**
+ * "ready (priority 12.5)", "dormant", or what is missing: "not ready: 2/3 shards, 1/2 sources". A soul never attuned
+ * has nothing to be new since: the engine lists RECENCY when it has no shard at all, which the shard count already says.
+ */
+export function readinessText(c: Crystallization, crystallizationThreshold: number, lastAttunedAt: number | null): string {
   if (c.ready) return `ready (priority ${round(c.priority)})`;
   if (c.unmet.includes('DORMANT')) return 'dormant';
-  const missing = c.unmet.map((condition) => {
+  const missing = c.unmet.filter((condition) => condition !== 'RECENCY' || lastAttunedAt !== null).map((condition) => {
     switch (condition) {
       case 'MIN_SHARDS':
         return `${c.pendingCount}/${crystallizationThreshold} shards`;
@@ -44,10 +47,13 @@ export function crystallizationJson(c: Crystallization) {
   };
 }
 
-/** A soul's own fields, named as the API names them, times in ISO 8601. */
+/** A row id as the API's ID: a decimal string. */
+export const idJson = (id: number) => String(id);
+
+/** A soul's own fields, named as the API names them (ids as strings), times in ISO 8601. */
 export function soulJson(soul: Soul, options: { essence?: boolean } = {}) {
   return {
-    id: soul.id,
+    id: idJson(soul.id),
     name: soul.name,
     slug: soul.slug,
     description: soul.description,

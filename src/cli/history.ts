@@ -3,7 +3,7 @@ import { getLevelHistory, listTraits, type LevelEvent, type Soul, type Trait } f
 import { jsonOption, parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { findSoul, withExistingDb } from './database.ts';
-import { humanTime, isoTime, json } from './format.ts';
+import { humanTime, idJson, isoTime, json } from './format.ts';
 import { commandHelp } from './help.ts';
 import { colours } from './terminal.ts';
 
@@ -57,18 +57,18 @@ function entryJson(entry: Entry) {
   return {
     at: isoTime(entry.at),
     kind: entry.kind,
-    ...(trait ? { trait } : {}),
+    ...(trait ? { trait: { ...trait, id: idJson(trait.id) } } : {}),
     ...(event
       ? {
           levelEvent: {
-            id: event.id,
+            id: idJson(event.id),
             level: event.level,
             essenceBefore: event.essenceBefore,
             essenceAfter: event.essenceAfter,
-            consolidated: event.consolidated,
-            merged: event.merged,
-            promoted: event.promoted,
-            carried: event.carried.map((c) => c.id),
+            consolidated: event.consolidated.map(idJson),
+            merged: event.merged.map(idJson),
+            promoted: event.promoted.map(idJson),
+            carried: event.carried.map((c) => idJson(c.id)),
             createdAt: isoTime(event.createdAt),
             revertedAt: isoTime(event.revertedAt),
           },
@@ -99,7 +99,7 @@ export const historyCommand: Command = {
       return { soul, traits, entries: soulTimeline(soul, traits, await getLevelHistory(db, soul.id)) };
     });
     if (values.json) {
-      io.stdout.write(json({ soul: { id: soul.id, name: soul.name, level: soul.level, dormant: soul.deletedAt !== null }, events: entries.map(entryJson) }));
+      io.stdout.write(json({ soul: { id: idJson(soul.id), name: soul.name, level: soul.level, dormant: soul.deletedAt !== null }, events: entries.map(entryJson) }));
       return 0;
     }
     const paint = colours(io.stdout, io.env);

@@ -1,6 +1,6 @@
 // souls import <path>: a SOUL.md workspace (OpenClaw, soul.md) or a frontmatter file becomes a soul; a dry run
 // unless --apply.
-import { closeSoulsDb, openSoulsDb, SoulsError, type SoulsDb } from '../engine/index.ts';
+import { closeSoulsDb, openSoulsDb, type SoulsDb } from '../engine/index.ts';
 import { readWorkspace, parseFormat, formatChoices } from '../interop/formats.ts';
 import { applyImport, planImport, type ImportPlan, type ImportResult } from '../interop/import.ts';
 import type { Command, CommandIo } from './command.ts';
@@ -16,7 +16,11 @@ const help = commandHelp({
     'STYLE.md, MEMORY.md with a dated "## Log") or one markdown file with YAML frontmatter, and shows what it would\n' +
     'create: the soul (name, description, essence), its traits (provenance "imported from <file>:<heading>") and\n' +
     'one shard per dated memory entry (created on its date, the file as its source). Nothing is written without\n' +
-    '--apply, and a dry run never creates the database. Importing the same files again adds nothing that is already there.',
+    '--apply, and a dry run never creates the database. Only the workspace is read: a symbolic link out of it is refused.\n' +
+    'A soul of that name is merged into (the plan says so): it keeps its name, description and essence, gets only the\n' +
+    'traits and shards it lacks (nothing is added twice), and a new principle that nearly repeats one of its traits is\n' +
+    'shown beside it (~). When the new traits would pass the trait limit, the plan is shown and the import refused (exit 1).\n' +
+    'The main file is stored with the soul, so `souls export` can write it anywhere with its other sections.',
   options: [
     ['--format F', 'the convention (default auto: told apart by frontmatter, IDENTITY.md, memory/, headings)'],
     ['--name NAME', "the soul's name when the files give none (an OpenClaw SOUL.md without IDENTITY.md)"],
@@ -30,8 +34,16 @@ const help = commandHelp({
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const clip = (text: string, width: number) => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
 
+/** The plan as the GraphQL API names it: ids as strings, times in ISO 8601, problems as field and message; the document left out. */
 export function planAsJson(plan: ImportPlan) {
-  return { ...plan, shards: plan.shards.map((s) => ({ ...s, createdAt: new Date(s.createdAt).toISOString() })) };
+  const { document: _, existingSoulId, problems, ...rest } = plan;
+  return {
+    ...rest,
+    existingSoulId: existingSoulId === null ? null : String(existingSoulId),
+    traits: plan.traits.map((t) => ({ ...t, nearDuplicates: t.nearDuplicates.map((d) => ({ ...d, traitId: String(d.traitId) })) })),
+    shards: plan.shards.map((s) => ({ ...s, createdAt: new Date(s.createdAt).toISOString() })),
+    problems: problems.map((p) => ({ field: p.field, message: p.message })),
+  };
 }
 
 function printPlan(plan: ImportPlan, path: string, io: CommandIo): void {
@@ -40,10 +52,15 @@ function printPlan(plan: ImportPlan, path: string, io: CommandIo): void {
   const newTraits = plan.traits.filter((t) => !t.present);
   const newShards = plan.shards.filter((s) => !s.present);
   out.push(c.bold(`Import plan: ${path} (${plan.format})`));
-  out.push(plan.existingSoulId === null ? `  soul     ${c.green('create')} "${plan.name}"${plan.description ? ` — ${plan.description}` : ''}` : `  soul     "${plan.name}" exists (id ${plan.existingSoulId}): kept, traits and shards added to it`);
+  out.push(plan.merge === null ? `  soul     ${c.green('create')} "${plan.name}"${plan.description ? ` — ${plan.description}` : ''}` : `  soul     ${c.yellow('merge')}: the import ${plan.merge}`);
   if (plan.existingSoulId === null) out.push(`  essence  ${plan.essence.split(/\n\s*\n/).length} paragraph(s), ${[...plan.essence].length} characters`);
   out.push(`  traits   ${newTraits.length} to add, ${plan.traits.length - newTraits.length} already there`);
-  for (const t of plan.traits) out.push(`    ${t.present ? c.dim('=') : c.green('+')} ${clip(t.principle, 72)}  ${c.dim(`(${t.provenance.replace(/^imported from /, '')})`)}`);
+  for (const t of plan.traits) {
+    out.push(`    ${t.present ? c.dim('=') : c.green('+')} ${clip(t.principle, 72)}  ${c.dim(`(${t.provenance.replace(/^imported from /, '')})`)}`);
+    for (const d of t.nearDuplicates) out.push(`      ${c.yellow('~')} near trait ${d.traitId} (similarity ${d.similarity.toFixed(2)}): ${clip(d.principle, 64)}`);
+  }
+  const near = plan.traits.filter((t) => t.nearDuplicates.length > 0).length;
+  if (near > 0) out.push(`    ${c.yellow(`${near} new principle(s) nearly repeat one the soul has (~): added all the same; merge them in a level-up, or drop them from the file`)}`);
   const files = new Set(plan.shards.map((s) => s.source)).size;
   out.push(`  shards   ${newShards.length} to add, ${plan.shards.length - newShards.length} already there, from ${files} file(s)`);
   for (const s of plan.shards.slice(0, 20)) out.push(`    ${s.present ? c.dim('=') : c.green('+')} ${day(s.createdAt)}  ${clip(s.content, 60)}  ${c.dim(s.source)}`);
@@ -53,6 +70,16 @@ function printPlan(plan: ImportPlan, path: string, io: CommandIo): void {
     for (const note of plan.notes) out.push(`    - ${note}`);
   }
   io.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** The plan cannot be applied: shown all the same, then the first problem is the command's error. */
+function refuse(plan: ImportPlan, path: string, apply: boolean, json: boolean, io: CommandIo): never {
+  if (json) io.stdout.write(`${JSON.stringify({ applied: false, plan: planAsJson(plan) }, null, 2)}\n`);
+  else {
+    printPlan(plan, path, io);
+    io.stdout.write(apply ? 'Nothing written.\n' : 'Dry run: nothing written, and --apply would be refused.\n');
+  }
+  throw plan.problems[0];
 }
 
 function resultAsJson(result: ImportResult) {
@@ -76,6 +103,7 @@ export const importCommand: Command = {
     else db = openSoulsDb({ settings: config.settings });
     try {
       const plan = await planImport(db, files, { format, name: typeof values.name === 'string' ? values.name : null });
+      if (plan.problems.length > 0) refuse(plan, path, apply, values.json === true, io);
       if (!apply) {
         if (values.json) io.stdout.write(`${JSON.stringify({ applied: false, plan: planAsJson(plan) }, null, 2)}\n`);
         else {
@@ -85,7 +113,7 @@ export const importCommand: Command = {
         return 0;
       }
       const fresh = plan.shards.filter((s) => !s.present).length;
-      const bar = fresh > 0 ? progress(io.stderr, 'shards', fresh) : null;
+      const bar = fresh > 0 && io.stderr.isTTY === true ? progress(io.stderr, 'shards', fresh) : null;
       const result = await applyImport(db, plan, (done) => bar?.update(done));
       bar?.finish();
       if (values.json) io.stdout.write(`${JSON.stringify({ applied: true, plan: planAsJson(plan), result: resultAsJson(result) }, null, 2)}\n`);

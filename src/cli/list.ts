@@ -54,7 +54,7 @@ export const listCommand: Command = {
           atCapacity: activeTraitCount >= db.settings.traitLimit,
           pendingShardCount: pending.get(soul.id) ?? 0,
           crystallization: crystallizationJson(verdicts.get(soul.id)!),
-          readiness: readinessText(verdicts.get(soul.id)!, db.settings.crystallizationThreshold),
+          readiness: readinessText(verdicts.get(soul.id)!, db.settings.crystallizationThreshold, soul.lastAttunedAt),
         };
       });
     });

@@ -21,9 +21,10 @@ export const seedDemoCommand: Command = {
   }),
   async run(argv, io) {
     const { values, config } = parseArguments('seed-demo', argv, { options: { force: { type: 'boolean' } }, groups: ['database', 'settings'] }, io.env);
-    const { DEMO_SPAN_DAYS, seedDemo } = await import('../../scripts/demo.ts');
+    const { DEMO_SPAN_DAYS, demoNextStep, openElsewhere, seedDemo } = await import('../../scripts/demo.ts');
     const path = config!.db;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const elsewhere = openElsewhere(path);
     // The demo's history is laid out backwards from now on a hand-moved clock, so createdAt values are real dates.
     const now = systemClock.now();
     const clock = manualClock(now);
@@ -33,7 +34,7 @@ export const seedDemoCommand: Command = {
       io.stdout.write(
         `Seeded ${path}: ${Object.keys(summary.souls).join(', ')} (${summary.traitCount} traits, ${summary.shardCount} shards over ${DEMO_SPAN_DAYS} days).\n` +
           `Ready for refinement: ${summary.readySouls.join(', ') || 'none'}. Dormant: ${summary.dormantSouls.join(', ') || 'none'}.\n` +
-          `Start the server on it (souls serve --db ${path}) and open http://127.0.0.1:4000/ for the character sheet.\n`,
+          `${demoNextStep(path, elsewhere, `souls serve --db ${path}`)}\n`,
       );
     } finally {
       closeSoulsDb(db);

@@ -3,7 +3,7 @@ import { getCrystallization, getTraitSignals, listTraits, pendingShardCounts, sh
 import { jsonOption, parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { findSoul, withExistingDb } from './database.ts';
-import { crystallizationJson, humanTime, isoTime, json, readinessText, soulJson } from './format.ts';
+import { crystallizationJson, humanTime, idJson, isoTime, json, readinessText, soulJson } from './format.ts';
 import { commandHelp } from './help.ts';
 import { colours } from './terminal.ts';
 
@@ -40,12 +40,12 @@ export const showCommand: Command = {
         traits: traits
           .toSorted((a, b) => a.id - b.id)
           .map((t) => ({
-            id: t.id,
+            id: idJson(t.id),
             principle: t.principle,
             provenance: t.provenance,
             generation: t.generation,
             status: t.status,
-            mergedInto: t.mergedInto,
+            mergedInto: t.mergedInto === null ? null : idJson(t.mergedInto),
             createdAt: isoTime(t.createdAt),
             updatedAt: isoTime(t.updatedAt),
             citationCount: signals.get(t.id)?.citationCount ?? 0,
@@ -54,7 +54,7 @@ export const showCommand: Command = {
         pendingShardCount: (await pendingShardCounts(db, [soul.id])).get(soul.id) ?? 0,
         shardCountsBySource: (await shardCountsBySource(db, [soul.id])).get(soul.id) ?? [],
         crystallization: crystallizationJson(crystallization),
-        readiness: readinessText(crystallization, db.settings.crystallizationThreshold),
+        readiness: readinessText(crystallization, db.settings.crystallizationThreshold, soul.lastAttunedAt),
         createdAtMs: soul.createdAt,
       };
     });

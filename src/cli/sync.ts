@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import type { Client } from 'graphql-ws';
 import { closeSoulsDb, getSoul, SoulsError, type SoulsDb } from '../engine/index.ts';
 import type { SoulMdFormat, SoulState } from '../interop/document.ts';
-import { soulState, stateOfDocument } from '../interop/export.ts';
+import { importedFormat, soulState, stateOfDocument, storedDocument } from '../interop/export.ts';
 import { detectFormat, formatChoices, parseFormat } from '../interop/formats.ts';
 import { syncFile } from '../interop/sync.ts';
 import type { Command, CommandIo } from './command.ts';
@@ -19,7 +19,9 @@ const help = commandHelp({
     'Keeps a SOUL.md current: writes the soul into FILE now, then again each time the soul changes (a trait added,\n' +
     'revised or reverted, a level-up or its revert, an update), rewriting only the regions Souls owns (see\n' +
     '`souls export --help`). Each write is atomic: a temporary file beside FILE, flushed, then renamed over it, so\n' +
-    'FILE is always the old version or the new one; the old one is kept as FILE.bak. When a person has edited the\n' +
+    'FILE is always the old version or the new one; the old one is kept as FILE.bak, both with FILE\'s mode (a FILE that\n' +
+    'is a symbolic link is written through; the link stays). A FILE not there yet is written over the SOUL.md the soul\n' +
+    'was imported from in that convention, when there is one. When a person has edited the\n' +
     'text inside an owned region since Souls wrote it, sync refuses (nothing is written, the message says where)\n' +
     'and stops; move the edit outside the markers or make it in the soul, then start sync again. Changes are followed\n' +
     'from the database (--db, read only, checked every --interval-ms) or, with --url, from a running server\'s\n' +
@@ -37,16 +39,21 @@ const help = commandHelp({
   examples: ['souls sync Mira ~/.openclaw/workspace/SOUL.md --db data/souls.db', 'souls sync Mira SOUL.md --url http://127.0.0.1:4000/graphql --token "$SOULS_TOKEN"'],
 });
 
-type Follow = { initial: SoulState; name: string; next(onState: (state: SoulState) => void, onError: (error: unknown) => void): () => Promise<void> };
+/** `stored()`: what a missing FILE is written over (the imported document, or the server's export that carries it). */
+type Follow = { initial: SoulState; name: string; stored(): string | null; next(onState: (state: SoulState) => void, onError: (error: unknown) => void): () => Promise<void> };
 
 /** From the database: the soul's updated_at and render reference time move with every write that changes its block. */
-async function followDb(db: SoulsDb, target: string, intervalMs: number): Promise<Follow> {
+async function followDb(db: SoulsDb, target: string, requested: string | undefined, file: string, intervalMs: number): Promise<Follow & { format: SoulMdFormat }> {
   const soul = await findSoul(db, target);
+  const format = formatOf(requested, file) ?? (await importedFormat(db, soul.id)) ?? 'soulmd';
   const keyOf = (s: { updatedAt: number; orderedAt: number; deletedAt: number | null }) => `${s.updatedAt}:${s.orderedAt}:${s.deletedAt}`;
   let last = keyOf(soul);
+  const document = await storedDocument(db, soul.id, format);
   return {
+    format,
     initial: await soulState(db, soul.id),
     name: soul.name,
+    stored: () => document,
     next(onState, onError) {
       let stopped = false;
       let timer: NodeJS.Timeout;
@@ -138,6 +145,7 @@ async function followUrl(url: string, token: string | null, target: string, form
   let onState: ((state: SoulState) => void) | null = null;
   let onError: ((error: unknown) => void) | null = null;
   let early: SoulState | null = null;
+  let latest: string | null = null;
   let earlyError: unknown = null;
   const unsubscribe = client.subscribe<{ soulChanged: { soul: { id: string; name: string; soulMd: string } } }>(
     { query: `subscription($id: ID!, $format: SoulMdFormat!) { soulChanged(soulId: $id) { soul { ${soulFields} } } }`, variables: { id: found.id, format: formatArg } },
@@ -148,7 +156,8 @@ async function followUrl(url: string, token: string | null, target: string, form
           if (onError) onError(error);
           else earlyError = error;
         } else if (result.data) {
-          const state = stateOfDocument(format, result.data.soulChanged.soul.soulMd, result.data.soulChanged.soul.name);
+          latest = result.data.soulChanged.soul.soulMd;
+          const state = stateOfDocument(format, latest, result.data.soulChanged.soul.name);
           if (onState) onState(state);
           else early = state;
         }
@@ -167,9 +176,11 @@ async function followUrl(url: string, token: string | null, target: string, form
     throw error;
   });
   const soul = again.soul ?? found;
+  latest ??= soul.soulMd;
   return {
     initial: stateOfDocument(format, soul.soulMd, soul.name),
     name: soul.name,
+    stored: () => latest,
     next(stateHandler, errorHandler) {
       onState = stateHandler;
       onError = errorHandler;
@@ -183,10 +194,11 @@ async function followUrl(url: string, token: string | null, target: string, form
   };
 }
 
-function formatOf(requested: string | undefined, file: string): SoulMdFormat {
+/** --format, else FILE's convention; null when neither tells (then the soul's imported one, else soulmd). */
+function formatOf(requested: string | undefined, file: string): SoulMdFormat | null {
   const choice = parseFormat('--format', requested ?? 'auto');
   if (choice !== 'auto') return choice;
-  return existsSync(file) ? detectFormat(new Map([[basename(file), readFileSync(file, 'utf8')]])) : 'soulmd';
+  return existsSync(file) ? detectFormat(new Map([[basename(file), readFileSync(file, 'utf8')]])) : null;
 }
 
 function positiveInt(flag: string, raw: string | boolean | undefined, fallback: number): number {
@@ -210,15 +222,17 @@ export const syncCommand: Command = {
       force: { type: 'boolean' },
     }, io.env);
     const [target, file] = positionals;
-    const format = formatOf(typeof values.format === 'string' ? values.format : undefined, file);
+    const requested = typeof values.format === 'string' ? values.format : undefined;
+    const chosen = formatOf(requested, file);
     const intervalMs = positiveInt('--interval-ms', values['interval-ms'] as string | undefined, 200);
     const url = typeof values.url === 'string' ? values.url : null;
     const token = typeof values.token === 'string' ? values.token : (io.env.SOULS_TOKEN ?? null);
     const c = colours(io.stdout, io.env);
-    const follow = url ? await followUrl(url, token, target, format) : await followDb(openExistingDb(config, 'sync'), target, intervalMs);
+    const follow = url ? { ...(await followUrl(url, token, target, chosen ?? 'soulmd')), format: chosen ?? 'soulmd' } : await followDb(openExistingDb(config, 'sync'), target, requested, file, intervalMs);
+    const format = follow.format;
 
     const write = (state: SoulState) => {
-      const { written } = syncFile(format, file, state, { force: values.force === true });
+      const { written } = syncFile(format, file, state, { force: values.force === true, stored: follow.stored() });
       io.stdout.write(written ? `${c.green('wrote')} ${file}: "${state.name}", ${state.principles.length} trait(s)\n` : `${file} already shows "${state.name}"\n`);
     };
     write(follow.initial);

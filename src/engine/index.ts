@@ -1,7 +1,7 @@
 /** The Souls engine's public surface: an async library API, usable with no server. */
 export { DAY_MS, manualClock, systemClock, type Clock } from './clock.ts';
 export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError, describeError } from './errors.ts';
-export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from './model.ts';
+export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from './model.ts';
 export {
   defaultClusteringThresholds,
   defaultRedundancyThresholds,
@@ -93,6 +93,7 @@ export { awaitEmbeddings, EMBED_BATCH, reindexEmbeddings, SEMANTIC_DIMENSION, st
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
 export { orderedActiveTraits, orderForRender, renderBlock } from './render.ts';
 export { cleanText, normalizeContent } from './normalize.ts';
+export { getSoulDocument, MAX_DOCUMENT_BYTES, storeSoulDocument, type SoulDocumentInput } from './documents.ts';
 export {
   buildEvidenceReport,
   formatEvidence,

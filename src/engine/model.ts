@@ -64,6 +64,12 @@ export type LevelEvent = {
   revertedAt: number | null;
 };
 
+/**
+ * A document imported as a soul (a SOUL.md of one convention), kept whole so it can be written out again anywhere:
+ * `format` names the convention, `file` the file it came from.
+ */
+export type SoulDocument = { soulId: number; format: string; file: string; text: string; storedAt: number };
+
 export type Citation = { shardId: number; traitId: number; createdAt: number };
 
 export type SourceCount = { source: string; count: number };

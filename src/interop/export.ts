@@ -1,6 +1,6 @@
 /** Exporting a soul: its owned fields and traits (in render order) written into a SOUL.md of a convention. */
-import { getSoul, NotFoundError, orderedActiveTraits, SoulsError, type SoulsDb } from '../engine/index.ts';
-import { editedRegions, readSoulMd, writeSoulMd, type SoulMdFormat, type SoulState } from './document.ts';
+import { getSoul, getSoulDocument, NotFoundError, orderedActiveTraits, SoulsError, type SoulsDb } from '../engine/index.ts';
+import { editedRegions, readSoulMd, soulMdFormats, writeSoulMd, type SoulMdFormat, type SoulState } from './document.ts';
 import { conventions } from './formats.ts';
 
 export async function soulState(db: SoulsDb, soulId: number): Promise<SoulState> {
@@ -8,6 +8,21 @@ export async function soulState(db: SoulsDb, soulId: number): Promise<SoulState>
   if (!soul) throw new NotFoundError('Soul', soulId);
   const traits = (await orderedActiveTraits(db, [soulId])).get(soulId) ?? [];
   return { name: soul.name, description: soul.description, essence: soul.essence, principles: traits.map((t) => t.principle) };
+}
+
+/**
+ * What an export writes over when it has no file of its own: the document the soul was imported from in this
+ * convention (SPEC §12), or null (then a new file in the convention's layout).
+ */
+export async function storedDocument(db: SoulsDb, soulId: number, format: SoulMdFormat): Promise<string | null> {
+  return (await getSoulDocument(db, soulId, format))?.text ?? null;
+}
+
+/** The convention of the document stored most recently for the soul, or null when it was never imported. */
+export async function importedFormat(db: SoulsDb, soulId: number): Promise<SoulMdFormat | null> {
+  const stored = (await Promise.all(soulMdFormats.map((format) => getSoulDocument(db, soulId, format)))).filter((d) => d !== null);
+  stored.sort((a, b) => b.storedAt - a.storedAt);
+  return (stored[0]?.format as SoulMdFormat | undefined) ?? null;
 }
 
 /** The owned fields a SOUL.md shows, read back from one Souls wrote (a sync client reads the server's export this way). */
@@ -30,8 +45,13 @@ export class EditedRegionError extends SoulsError {
   }
 }
 
-/** The soul in `format`, written over `base` (keeping what Souls does not own) or as a new file. */
-export function exportSoulMd(format: SoulMdFormat, state: SoulState, base: string | null, options: { file?: string; force?: boolean } = {}): string {
+/**
+ * The soul in `format`, written over `base` (keeping what Souls does not own) or as a new file. `stored`: the
+ * document stored at import, used when there is no base; edits inside its markers were imported as the soul's, so
+ * they are never refused there.
+ */
+export function exportSoulMd(format: SoulMdFormat, state: SoulState, base: string | null, options: { file?: string; force?: boolean; stored?: string | null } = {}): string {
+  if (base === null && options.stored != null) return writeSoulMd(conventions[format], options.stored, state);
   if (base !== null && !options.force) {
     const edited = editedRegions(conventions[format], base);
     if (edited.length > 0) throw new EditedRegionError(options.file ?? 'SOUL.md', edited);

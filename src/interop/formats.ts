@@ -1,6 +1,6 @@
 /** The conventions by name, telling them apart, and reading a workspace folder or a single file from disk. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, sep } from 'node:path';
 import { ValidationError } from '../engine/index.ts';
 import { soulMdFormats, type Convention, type Files, type SoulMdFormat } from './document.ts';
 import { frontmatter, frontmatterOf } from './frontmatter.ts';
@@ -37,6 +37,19 @@ export function detectFormat(files: Files): SoulMdFormat {
 /** The files a convention reads; a memory folder only for its dated .md files. Other files (data/, examples/) are left alone. */
 const workspaceFiles = ['SOUL.md', 'IDENTITY.md', 'STYLE.md', 'MEMORY.md'];
 
+/**
+ * A path of the workspace, as long as it stays inside it: a symbolic link (the file, or the memory folder) that
+ * leads out of the workspace is refused, so an import reads only what the workspace holds.
+ */
+function insideWorkspace(root: string, path: string, shown: string): string {
+  const real = realpathSync(path);
+  const within = relative(root, real);
+  if (within === '' || within.startsWith(`..${sep}`) || within === '..' || isAbsolute(within)) {
+    throw new ValidationError('path', `${shown} is a symbolic link that leads outside the workspace: Souls imports only what the workspace holds (copy the file in, or remove the link)`);
+  }
+  return real;
+}
+
 /** A folder's SOUL.md and companions, or one file under its own name. Missing paths and unreadable files name themselves. */
 export function readWorkspace(path: string): { files: Map<string, string>; folder: boolean } {
   const stat = statSync(path, { throwIfNoEntry: false });
@@ -47,14 +60,19 @@ export function readWorkspace(path: string): { files: Map<string, string>; folde
     return { files, folder: false };
   }
   if (!stat.isDirectory()) throw new ValidationError('path', `${path} is neither a file nor a folder`);
+  const root = realpathSync(path);
   for (const name of workspaceFiles) {
     const file = join(path, name);
-    if (statSync(file, { throwIfNoEntry: false })?.isFile()) files.set(name, readFileSync(file, 'utf8'));
+    if (statSync(file, { throwIfNoEntry: false })?.isFile()) files.set(name, readFileSync(insideWorkspace(root, file, join(path, name)), 'utf8'));
   }
   const memory = join(path, 'memory');
   if (statSync(memory, { throwIfNoEntry: false })?.isDirectory()) {
-    for (const entry of readdirSync(memory, { withFileTypes: true })) {
-      if (entry.isFile() && entry.name.endsWith('.md')) files.set(`memory/${entry.name}`, readFileSync(join(memory, entry.name), 'utf8'));
+    const memoryReal = insideWorkspace(root, memory, memory);
+    for (const entry of readdirSync(memoryReal, { withFileTypes: true })) {
+      if (!entry.name.endsWith('.md')) continue;
+      const file = join(memoryReal, entry.name);
+      if (!(entry.isFile() || (entry.isSymbolicLink() && statSync(file, { throwIfNoEntry: false })?.isFile()))) continue;
+      files.set(`memory/${entry.name}`, readFileSync(insideWorkspace(root, file, join(memory, entry.name)), 'utf8'));
     }
   }
   if (!files.has('SOUL.md')) throw new ValidationError('path', `${path} holds no SOUL.md`);

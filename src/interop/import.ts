@@ -1,7 +1,9 @@
 /**
  * Importing a SOUL.md workspace: a plan first (what would be created, what is already there), then, when asked,
  * the writes through the engine's public functions. Re-importing the same files finds the soul by name, its
- * traits by principle and its shards by (source, day, content), so nothing is created twice.
+ * traits by principle and its shards by (source, day, content), so nothing is created twice. The main file itself
+ * is stored with the soul (per convention, replacing the one an earlier import stored), so an export anywhere
+ * keeps the sections Souls does not own (SPEC §12).
  */
 import {
   addTrait,
@@ -11,7 +13,10 @@ import {
   getSoulByName,
   listShards,
   listTraits,
+  MAX_DOCUMENT_BYTES,
   normalizeContent,
+  storeSoulDocument,
+  textSimilarity,
   ValidationError,
   type Soul,
   type SoulsDb,
@@ -20,7 +25,9 @@ import { readSoulMd, type Files, type ImportedShard, type ImportedTrait, type So
 import { conventions, detectFormat, type FormatChoice } from './formats.ts';
 import { plainText } from './markdown.ts';
 
-export type PlannedTrait = ImportedTrait & { present: boolean };
+/** An active trait of the existing soul that a new principle nearly repeats (the similarity level-up consolidation uses). */
+export type NearDuplicate = { traitId: number; principle: string; similarity: number };
+export type PlannedTrait = ImportedTrait & { present: boolean; nearDuplicates: NearDuplicate[] };
 export type PlannedShard = ImportedShard & { present: boolean };
 
 export type ImportPlan = {
@@ -31,9 +38,15 @@ export type ImportPlan = {
   essence: string;
   /** The soul of that name already in the database, or null: then the import creates it. */
   existingSoulId: number | null;
+  /** How the import merges into the existing soul, in words; null when it creates the soul. */
+  merge: string | null;
   traits: PlannedTrait[];
   shards: PlannedShard[];
   notes: string[];
+  /** What stops the plan from being applied (the trait limit); applying throws the first. */
+  problems: ValidationError[];
+  /** The main file as read: stored with the soul when the plan is applied. */
+  document: { file: string; text: string };
 };
 
 export type ImportResult = { soul: Soul; created: boolean; traitIds: number[]; shardIds: number[]; readySoulIds: number[] };
@@ -92,14 +105,28 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
     }
     seen.add(key);
     bounded(`${trait.provenance.replace(/^imported from /, '')}: principle "${key.slice(0, 40)}…"`, trait.principle, settings.maxPrincipleBytes);
-    traits.push({ ...trait, present: knownPrinciples.has(key) });
+    traits.push({ ...trait, present: knownPrinciples.has(key), nearDuplicates: [] });
   }
-  const active = known.filter((t) => t.status === 'active').length;
+  const activeTraits = known.filter((t) => t.status === 'active');
+  for (const trait of traits) {
+    if (trait.present) continue;
+    trait.nearDuplicates = activeTraits
+      .map((t) => ({ traitId: t.id, principle: t.principle, similarity: textSimilarity(settings.similarity, trait.principle, t.principle) }))
+      .filter((d) => d.similarity >= settings.consolidationThreshold)
+      .sort((a, b) => b.similarity - a.similarity || a.traitId - b.traitId);
+  }
+  const active = activeTraits.length;
   const adding = traits.filter((t) => !t.present).length;
+  const problems: ValidationError[] = [];
   if (active + adding > settings.traitLimit) {
-    throw new ValidationError(
-      'traits',
-      `${read.mainFile} would give "${name}" ${active + adding} active traits; the trait limit is ${settings.traitLimit} (a soul keeps few principles: merge some in the file, or raise --trait-limit)`,
+    const advice = `a soul keeps few principles: merge or drop some in the file${existing ? `, level up "${existing.name}" first` : ''}, or raise --trait-limit`;
+    problems.push(
+      new ValidationError(
+        'traits',
+        existing
+          ? `"${existing.name}" already has ${active} active trait${active === 1 ? '' : 's'} and ${read.mainFile} adds ${adding} new one${adding === 1 ? '' : 's'}: ${active + adding} in all, over the trait limit of ${settings.traitLimit} (${advice})`
+          : `${read.mainFile} has ${adding} traits, over the trait limit of ${settings.traitLimit} (${advice})`,
+      ),
     );
   }
 
@@ -117,15 +144,23 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
     shards.push({ ...shard, content, present: left > 0 });
   }
   if (existing && cleanText(existing.essence).trim() !== read.essence && read.essence !== '') notes.push(`the essence of "${existing.name}" differs from ${read.mainFile}; the soul's is kept (a level-up or updateSoul changes it)`);
-  return { format, mainFile: read.mainFile, name, description: read.description, essence: read.essence, existingSoulId: existing?.id ?? null, traits, shards, notes };
+  const merge = existing
+    ? `merges into the existing soul "${existing.name}" (id ${existing.id}), found by name: it keeps its name, description and essence and its ${active} active trait${active === 1 ? '' : 's'}; only the traits and shards it does not have are added`
+    : null;
+  const document = { file: read.mainFile, text: files.get(read.mainFile) ?? '' };
+  bounded(read.mainFile, document.text, MAX_DOCUMENT_BYTES);
+  if (document.text.includes('\0')) throw new ValidationError(read.mainFile, 'holds NUL characters: not a text file');
+  return { format, mainFile: read.mainFile, name, description: read.description, essence: read.essence, existingSoulId: existing?.id ?? null, merge, traits, shards, notes, problems, document };
 }
 
 /** Writes what the plan marks new. `onShards` reports progress through the shards, which can be many. */
 export async function applyImport(db: SoulsDb, plan: ImportPlan, onShards?: (done: number, total: number) => void): Promise<ImportResult> {
+  if (plan.problems.length > 0) throw plan.problems[0];
   const created = plan.existingSoulId === null;
   const soul = created ? await createSoul(db, { name: plan.name, essence: plan.essence, description: plan.description }) : (await getSoulByName(db, plan.name))!;
   const traitIds: number[] = [];
   for (const trait of plan.traits.filter((t) => !t.present)) traitIds.push((await addTrait(db, soul.id, { principle: trait.principle, provenance: trait.provenance })).id);
+  await storeSoulDocument(db, soul.id, { format: plan.format, file: plan.document.file, text: plan.document.text });
   const fresh = plan.shards.filter((s) => !s.present);
   const shardIds: number[] = [];
   const ready = new Set<number>();

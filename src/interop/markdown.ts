@@ -103,12 +103,27 @@ export type MarkedRegion = {
 const startMarker = (name: RegionName) => `<!-- souls:${name}:start -->`;
 const endMarker = (name: RegionName) => new RegExp(`^\\s*<!-- souls:${name}:end(?: sha256=([0-9a-f]{12}))? -->\\s*$`);
 
+/** Whether each line lies inside fenced code (the fence lines included): markers shown in a code block are examples, not regions. */
+function fencedLines(all: readonly Line[]): boolean[] {
+  let inFence: string | null = null;
+  return all.map((line) => {
+    const f = fence.exec(line.text);
+    if (f) {
+      if (inFence === null) inFence = f[1][0];
+      else if (f[1][0] === inFence) inFence = null;
+      return true;
+    }
+    return inFence !== null;
+  });
+}
+
 export function markedRegion(text: string, name: RegionName): MarkedRegion | null {
   const all = lines(text);
-  const start = all.findIndex((l) => l.text.trim() === startMarker(name));
+  const fenced = fencedLines(all);
+  const start = all.findIndex((l, i) => !fenced[i] && l.text.trim() === startMarker(name));
   if (start === -1) return null;
   for (let i = start + 1; i < all.length; i++) {
-    const m = endMarker(name).exec(all[i].text);
+    const m = fenced[i] ? null : endMarker(name).exec(all[i].text);
     if (!m) continue;
     const innerEnd = i === start + 1 ? all[i].start : all[i - 1].start + all[i - 1].text.length;
     return { outer: { start: all[start].start, end: all[i].start + all[i].text.length }, inner: { start: all[start].end, end: Math.max(all[start].end, innerEnd) }, hash: m[1] ?? null };

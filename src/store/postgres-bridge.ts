@@ -17,6 +17,7 @@ import { ANSWERED, DOWN, EXITED, FLAG_COUNT, PROBE, type Answer, type Serialized
 const METHODS = [
   'insertSoul', 'updateSoul', 'setDormancy', 'stampAttuned', 'getSouls', 'getSoulByName', 'listSouls',
   'insertTrait', 'updateTrait', 'setTraitStatus', 'getTraits', 'listTraits', 'countActiveTraits', 'citeShard', 'citationsOfTraits', 'citationsOfShards', 'attunements',
+  'putSoulDocument', 'getSoulDocument',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings',
   'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',

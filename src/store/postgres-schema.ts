@@ -108,10 +108,21 @@ export const pgMigrations: readonly string[] = [
 
   CREATE TABLE souls_meta (key text PRIMARY KEY, value text NOT NULL);
   `,
+  // Version 2 (SQLite's 6): the SOUL.md a soul was imported from, per convention (SPEC §12).
+  `
+  CREATE TABLE soul_documents (
+    soul_id bigint NOT NULL REFERENCES souls(id),
+    format text NOT NULL,
+    file text NOT NULL,
+    text text NOT NULL,
+    stored_at bigint NOT NULL,
+    PRIMARY KEY (soul_id, format)
+  );
+  `,
 ];
 
 /** The tables holding souls' data, parents first (copy inserts in this order; a reset truncates them all). */
-export const pgDataTables = ['souls', 'soul_traits', 'soul_levels', 'soul_shards', 'shard_souls', 'shard_citations', 'shard_tags', 'soul_attunements', 'souls_meta'] as const;
+export const pgDataTables = ['souls', 'soul_traits', 'soul_levels', 'soul_shards', 'shard_souls', 'shard_citations', 'shard_tags', 'soul_attunements', 'souls_meta', 'soul_documents'] as const;
 
 /** The tables whose ids come from an identity sequence. */
 export const pgIdentityTables = ['souls', 'soul_traits', 'soul_levels', 'soul_shards'] as const;

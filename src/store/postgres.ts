@@ -6,10 +6,10 @@
  * serialized and each sees the other's committed shards.
  */
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SourceCount, TagCount, Trait } from '../engine/model.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect, type Row } from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -96,31 +96,38 @@ function consideredQuery(soulIds: readonly number[], cutoff: number, scope: Shar
 
 const bytes = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 
-/** Applies the migrations not yet applied, each in one transaction, under an advisory lock so replicas starting together take turns. */
+/**
+ * Applies the migrations not yet applied, each in one transaction, under an advisory lock held for the whole run, so
+ * replicas starting together take turns: one applies them all, the others find nothing to do.
+ */
 export async function migratePostgres(conn: Connection): Promise<{ from: number; to: number }> {
-  let from = -1;
-  for (;;) {
-    await conn.query('BEGIN');
-    try {
-      await conn.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-      // Under the lock: two processes creating the table at once would collide in the catalog.
-      await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
-      const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
-      if (from < 0) from = current;
-      if (current > pgMigrations.length) {
-        throw new StorageError('STORAGE_UNAVAILABLE', '', `database schema version ${current} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
-      }
-      if (current === pgMigrations.length) {
+  await conn.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  try {
+    let from = -1;
+    for (;;) {
+      await conn.query('BEGIN');
+      try {
+        // Under the lock: two processes creating the table at once would collide in the catalog.
+        await conn.query('CREATE TABLE IF NOT EXISTS souls_schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
+        const current = Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
+        if (from < 0) from = current;
+        if (current > pgMigrations.length) {
+          throw new StorageError('STORAGE_UNAVAILABLE', '', `database schema version ${current} is newer than this Souls (${pgMigrations.length}): upgrade Souls`);
+        }
+        if (current === pgMigrations.length) {
+          await conn.query('COMMIT');
+          return { from, to: current };
+        }
+        await conn.query(pgMigrations[current]);
+        await conn.query('INSERT INTO souls_schema_migrations (version, applied_at) VALUES ($1, $2)', [current + 1, Date.now()]);
         await conn.query('COMMIT');
-        return { from, to: current };
+      } catch (error) {
+        await conn.query('ROLLBACK');
+        throw error;
       }
-      await conn.query(pgMigrations[current]);
-      await conn.query('INSERT INTO souls_schema_migrations (version, applied_at) VALUES ($1, $2)', [current + 1, Date.now()]);
-      await conn.query('COMMIT');
-    } catch (error) {
-      await conn.query('ROLLBACK');
-      throw error;
     }
+  } finally {
+    await conn.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
   }
 }
 
@@ -478,6 +485,25 @@ export class PostgresWorkerStore {
     });
     for (const r of rows) result.get(Number(r.soul_id))!.push(Number(r.attuned_at));
     return result;
+  }
+
+  // Imported documents
+
+  putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): Promise<SoulDocument> {
+    return this.transaction(async () => {
+      await this.awakeSoulRow(soulId);
+      await this.changes(
+        `INSERT INTO soul_documents (soul_id, format, file, text, stored_at) VALUES (:soulId, :format, :file, :text, :now)
+         ON CONFLICT (soul_id, format) DO UPDATE SET file = excluded.file, text = excluded.text, stored_at = excluded.stored_at`,
+        { soulId, format: document.format, file: document.file, text: document.text, now },
+      );
+      return { soulId, ...document, storedAt: now };
+    });
+  }
+
+  async getSoulDocument(soulId: number, format: string): Promise<SoulDocument | null> {
+    const row = await this.get('SELECT * FROM soul_documents WHERE soul_id = :soulId AND format = :format', { soulId, format });
+    return row ? toSoulDocument(row) : null;
   }
 
   // Level-ups

@@ -1,6 +1,6 @@
 // Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
 import { ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, Trait, TraitStatus } from '../engine/model.ts';
+import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, Trait, TraitStatus } from '../engine/model.ts';
 import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -19,6 +19,10 @@ export function toSoul(r: Row): Soul {
     deletedAt: r.deleted_at === null ? null : Number(r.deleted_at),
     lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
   };
+}
+
+export function toSoulDocument(r: Row): SoulDocument {
+  return { soulId: Number(r.soul_id), format: String(r.format), file: String(r.file), text: String(r.text), storedAt: Number(r.stored_at) };
 }
 
 export function toTrait(r: Row): Trait {

@@ -176,4 +176,16 @@ export const migrations: readonly Migration[] = [
   ALTER TABLE soul_gate ADD COLUMN through INTEGER NOT NULL DEFAULT 0;
   UPDATE soul_gate SET through = (SELECT COALESCE(MAX(id), 0) FROM soul_shards);
   `,
+  // Version 6: the SOUL.md a soul was imported from, per convention, so it can be exported anywhere with the
+  // sections Souls does not own (SPEC §12). IF NOT EXISTS: a file set back to an older version still has it.
+  `
+  CREATE TABLE IF NOT EXISTS soul_documents (
+    soul_id INTEGER NOT NULL REFERENCES souls(id),
+    format TEXT NOT NULL,
+    file TEXT NOT NULL,
+    text TEXT NOT NULL,
+    stored_at INTEGER NOT NULL,
+    PRIMARY KEY (soul_id, format)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toTrait, type Dialect } from './rows.ts';
+import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -614,6 +614,25 @@ export class SqliteStore implements SoulsStore {
     });
     for (const r of rows) result.get(Number(r.soul_id))!.push(Number(r.attuned_at));
     return result;
+  }
+
+  // Imported documents
+
+  putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): SoulDocument {
+    return this.transaction(() => {
+      this.awakeSoulRow(soulId);
+      this.run(
+        `INSERT INTO soul_documents (soul_id, format, file, text, stored_at) VALUES (:soulId, :format, :file, :text, :now)
+         ON CONFLICT (soul_id, format) DO UPDATE SET file = excluded.file, text = excluded.text, stored_at = excluded.stored_at`,
+        { soulId, format: document.format, file: document.file, text: document.text, now },
+      );
+      return { soulId, ...document, storedAt: now };
+    });
+  }
+
+  getSoulDocument(soulId: number, format: string): SoulDocument | null {
+    const row = this.get('SELECT * FROM soul_documents WHERE soul_id = :soulId AND format = :format', { soulId, format });
+    return row ? toSoulDocument(row) : null;
   }
 
   // Level-ups

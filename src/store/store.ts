@@ -1,4 +1,4 @@
-import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 
 /**
  * Every SQL statement of Souls lives behind this interface. Each method is one
@@ -33,6 +33,11 @@ export interface SoulsStore {
   /** Citations of the given shards, oldest first. */
   citationsOfShards(shardIds: readonly number[]): Citation[];
   attunements(soulIds: readonly number[]): Map<number, number[]>;
+
+  // Imported documents
+  /** Keeps the document of the soul in that format, replacing the one stored before; the soul must exist and be awake. */
+  putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): SoulDocument;
+  getSoulDocument(soulId: number, format: string): SoulDocument | null;
 
   // Level-ups
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent;

@@ -101,6 +101,24 @@ export function defineStoreConformance(backend: StoreBackend): void {
       for (const name of ['beta', 'Zed', 'alpha', 'Émile']) store.insertSoul({ name, slug: null, essence: 'e', description: '' }, NOW);
       expect(store.listSouls({ dormant: false }).map((s) => s.name)).toEqual(['Zed', 'alpha', 'beta', 'Émile']);
     }));
+
+    it('keeps an imported document per soul and convention, byte for byte, replaced by the next one, kept while dormant', withStore((store) => {
+      const mira = store.insertSoul({ name: 'Mira', slug: null, essence: 'e', description: '' }, NOW);
+      const other = store.insertSoul({ name: 'Other', slug: null, essence: 'e', description: '' }, NOW);
+      const text = '# SOUL.md - Who You Are\r\n\r\n_Trailing spaces stay._  \r\n\u200b Émile 🜂\n\n\n';
+      expect(store.getSoulDocument(mira.id, 'openclaw')).toBeNull();
+      expect(store.putSoulDocument(mira.id, { format: 'openclaw', file: 'SOUL.md', text }, NOW + 1)).toEqual({ soulId: mira.id, format: 'openclaw', file: 'SOUL.md', text, storedAt: NOW + 1 });
+      store.putSoulDocument(mira.id, { format: 'soulmd', file: 'mira.md', text: 'other convention' }, NOW + 2);
+      expect(store.getSoulDocument(mira.id, 'openclaw')).toEqual({ soulId: mira.id, format: 'openclaw', file: 'SOUL.md', text, storedAt: NOW + 1 });
+      expect(store.getSoulDocument(other.id, 'openclaw')).toBeNull();
+      store.putSoulDocument(mira.id, { format: 'openclaw', file: 'SOUL.md', text: 'replaced' }, NOW + 3);
+      expect(store.getSoulDocument(mira.id, 'openclaw')).toMatchObject({ text: 'replaced', storedAt: NOW + 3 });
+      expect(store.getSoulDocument(mira.id, 'soulmd')).toMatchObject({ file: 'mira.md', text: 'other convention' });
+      expect(() => store.putSoulDocument(999, { format: 'openclaw', file: 'SOUL.md', text }, NOW)).toThrow(NotFoundError);
+      store.setDormancy(mira.id, { dormantAt: NOW + 4 }, NOW + 4);
+      expect(() => store.putSoulDocument(mira.id, { format: 'openclaw', file: 'SOUL.md', text }, NOW + 5)).toThrow(InvalidStateError);
+      expect(store.getSoulDocument(mira.id, 'openclaw')).toMatchObject({ text: 'replaced' });
+    }));
   });
 
   describe(`${backend.name} store: traits and citations`, () => {

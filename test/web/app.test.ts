@@ -303,7 +303,7 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     const odo = (await server.gql('{ soulByName(name: "Odo") { id traits { provenance } } }')).soulByName;
     expect(odo.traits).toEqual(Array.from({ length: 3 }, () => ({ provenance: 'imported from SOUL.md:Core Truths' })));
 
-    // The sheet's export, in the convention it came from: the traits as bold-lead paragraphs between markers.
+    // The sheet's export, in the convention it came from: the imported document, byte for byte (SPEC §12).
     await page.goto(`${server.base}#/soul/${odo.id}`);
     await page.getByRole('heading', { name: 'Odo', level: 1 }).waitFor(WAIT);
     const panel = page.locator('.panel', { has: page.getByRole('heading', { name: 'SOUL.md' }) });
@@ -312,9 +312,8 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     const exported = panel.getByLabel('Exported SOUL.md');
     await exported.waitFor(WAIT);
     const text = await exported.innerText();
-    expect(text).toMatch(/^# SOUL\.md - Who You Are/);
-    expect(text).toContain('<!-- souls:traits:start -->\n**Check the ledger before you answer.**');
-    expect(text).toContain('## Vibe\n\n<!-- souls:essence:start -->\nDry, exact and a little weary');
+    expect(text.trimEnd()).toBe(soulMd.trimEnd());
+    expect(text).toContain('## Boundaries\n\n- The garrison');
     await expect(panel.getByRole('link', { name: 'Download SOUL.md' }).getAttribute('download')).resolves.toBe('SOUL.md');
     expect(chrome.errors).toEqual([]);
   });
