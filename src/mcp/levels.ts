@@ -116,10 +116,15 @@ export const levelupRevert = defineTool({
   title: 'Roll back the latest level-up',
   description:
     'Undo the latest level-up of a soul exactly: essence, traits, generations and citations as before it. Use it when a level-up turned out wrong ' +
-    '(soul_read with sections ["levels"] shows the history). Never blocked by the trait limit. Traits added after the level-up stay.',
+    '(soul_read with sections ["levels"] shows the history). Never blocked by the trait limit. Traits added after the level-up stay. Pass ' +
+    'levelEventId (from levelup or the history) so a retry is safe: that level-up only, and a second call is refused as already reverted; ' +
+    'without it every call reverts one more level-up.',
   scope: 'refine',
   annotations: annotations('destructive'),
-  input: z.object({ soulId: id('soul') }),
+  input: z.object({
+    soulId: id('soul'),
+    levelEventId: id('level event').optional().describe('the level-up to roll back; refused unless it is the latest one not yet reverted'),
+  }),
   output: z.object({
     soul: z.object({ id: z.number().int(), name: z.string(), level: z.number().int() }),
     revertedLevelEventId: z.number().int(),
@@ -128,13 +133,16 @@ export const levelupRevert = defineTool({
   async run(args, ctx) {
     try {
       const soul = await soulNamed(ctx, args.soulId);
-      const { soul: after, event, readySoulIds } = await revertLevelUp(ctx.db, soul.id);
+      const { soul: after, event, readySoulIds } = await revertLevelUp(ctx.db, soul.id, args.levelEventId ?? null);
       soulChanged(ctx, soul.id, 'LEVEL_UP_REVERTED');
       levelChanged(ctx, soul.id, event.id, 'REVERT');
       await recordOutcome(ctx, { soul, action: 'levelup_revert', levelEventId: event.id, summary: `Rolled back the level-up of ${soul.name} (soul #${soul.id}) to level ${event.level}.` });
       return ok({ soul: { id: after.id, name: after.name, level: after.level }, revertedLevelEventId: event.id, readySouls: await announceReady(ctx, readySoulIds) });
     } catch (error) {
-      return toolError(error, { invalidState: 'Nothing to roll back: soul_read with sections ["levels"] shows its history' });
+      return toolError(error, {
+        notFound: { LevelEvent: 'soul_read with sections ["levels"] shows the level-up ids' },
+        invalidState: 'Nothing to roll back (or not that level-up): soul_read with sections ["levels"] shows its history',
+      });
     }
   },
 });

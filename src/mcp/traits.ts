@@ -1,26 +1,25 @@
-// The trait tool: every verb on one trait (add, revise, revert, reactivate, cite), with a dry run for the ones that change the block.
+// The trait tool: every verb on one trait (add, revise, revert, reactivate, cite, uncite), with a dry run for the ones that change the block.
 import { z } from 'zod';
 import {
   addTrait,
-  citeShard,
-  getCitations,
-  getShards,
+  citeShards,
   getTrait,
   previewTraitChanges,
   reactivateTrait,
   reviseTrait,
   revertTrait,
+  unciteShards,
   type Soul,
   type Trait,
   type TraitChanges,
 } from '../engine/index.ts';
-import { annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
+import { announceReady, annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
 import { recordOutcome } from './refiner.ts';
 import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
-import { id, ids } from './schemas.ts';
+import { id, ids, readySouls } from './schemas.ts';
 
-const actions = ['add', 'revise', 'revert', 'reactivate', 'cite'] as const;
+const actions = ['add', 'revise', 'revert', 'reactivate', 'cite', 'uncite'] as const;
 type Action = (typeof actions)[number];
 
 const traitOut = z.object({ id: z.number().int(), soulId: z.number().int(), principle: z.string(), status: z.string(), generation: z.number().int() });
@@ -33,6 +32,7 @@ const fieldsOf: Record<Action, readonly string[]> = {
   revert: ['traitId'],
   reactivate: ['traitId'],
   cite: ['traitId', 'citeShardIds'],
+  uncite: ['traitId', 'citeShardIds'],
 };
 
 export const traitChange = defineTool({
@@ -42,23 +42,27 @@ export const traitChange = defineTool({
     'One change to one trait. action "add": a new trait on soulId with principle and provenance (why: the evidence), citing the shards it rests on ' +
     '(citeShardIds); refused when the soul is at its trait limit (then levelup). "revise": new principle and/or provenance for an active traitId. ' +
     '"revert": take back an active traitId. "reactivate": bring back a reverted, consolidated or promoted traitId. "cite": link shards ' +
-    '(citeShardIds) to the active traitId they support. dryRun true (add, revise, revert) shows the rendered block before and after and writes ' +
+    '(citeShardIds, each attributed to the trait\'s soul) to the active traitId they support; "uncite": take those citations back (refused for a shard ' +
+    'the trait does not cite). dryRun true (add, revise, revert) shows the rendered block before and after and writes ' +
     'nothing. Read soul_evidence first; after your changes call soul_attune.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.object({
     action: z.enum(actions),
     soulId: id('soul').optional().describe('add: the soul to add the trait to'),
-    traitId: id('trait').optional().describe('revise, revert, reactivate, cite: the trait'),
+    traitId: id('trait').optional().describe('revise, revert, reactivate, cite, uncite: the trait'),
     principle: z.string().max(10_000).optional().describe('add (required), revise: one sentence the soul acts on'),
     provenance: z.string().max(70_000).optional().describe('add (required), revise: why, naming the evidence'),
-    citeShardIds: ids('shard', 100).optional().describe('add, cite: shards the trait rests on'),
+    citeShardIds: ids('shard', 100).optional().describe('add, cite: shards the trait rests on; uncite: shards whose citation to take back'),
     dryRun: z.boolean().default(false).describe('add, revise, revert: preview only, nothing written'),
   }),
   output: z.object({
     trait: traitOut.optional(),
     soul: z.object({ id: z.number().int(), name: z.string() }),
     cited: z.array(z.number().int()).optional().describe('shards newly cited'),
+    alreadyCited: z.array(z.number().int()).optional().describe('cite: shards of the list the trait already cited (left as they were)'),
+    uncited: z.array(z.number().int()).optional().describe('uncite: shards whose citation was taken back'),
+    readySouls: readySouls.optional(),
     preview: z.object({ before: z.string(), after: z.string() }).optional().describe('dryRun: the rendered block before and after'),
   }),
   async run(args, ctx) {
@@ -66,7 +70,7 @@ export const traitChange = defineTool({
       const given = (['soulId', 'traitId', 'principle', 'provenance', 'citeShardIds'] as const).filter((key) => args[key] !== undefined);
       const extra = given.find((key) => !fieldsOf[args.action].includes(key));
       if (extra) throw new ToolRefusal(extra, `is not used by action "${args.action}"`, `Action "${args.action}" takes ${fieldsOf[args.action].join(', ')}`);
-      if (args.dryRun && (args.action === 'reactivate' || args.action === 'cite')) {
+      if (args.dryRun && (args.action === 'reactivate' || args.action === 'cite' || args.action === 'uncite')) {
         throw new ToolRefusal('dryRun', `is only for add, revise and revert, not "${args.action}"`, 'Leave dryRun out');
       }
       if (args.action === 'add') return await add(ctx, args);
@@ -81,6 +85,8 @@ export const traitChange = defineTool({
           return await revert(ctx, soul, trait, args.dryRun);
         case 'reactivate':
           return await reactivate(ctx, soul, trait);
+        case 'uncite':
+          return await uncite(ctx, soul, trait, args.citeShardIds ?? []);
         default:
           return await cite(ctx, soul, trait, args.citeShardIds ?? []);
       }
@@ -155,14 +161,23 @@ async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readon
   const wanted = [...new Set(shardIds)];
   if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "cite" needs at least one shard id', 'Call shard_search to find the shards this trait rests on');
   if (trait.status !== 'active') throw new ToolRefusal('traitId', `trait ${trait.id} is ${trait.status}: only active traits cite shards`, null);
-  const found = await getShards(ctx.db, wanted);
-  const missing = wanted.filter((i) => !found.has(i));
-  if (missing.length > 0) throw new ToolRefusal('citeShardIds', `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
-  const already = new Set((await getCitations(ctx.db, [trait.id])).map((c) => c.shardId));
-  const fresh = wanted.filter((i) => !already.has(i));
-  if (fresh.length === 0) throw new ToolRefusal('citeShardIds', `trait ${trait.id} already cites shards ${wanted.join(', ')}: nothing changed`, null);
-  for (const shardId of fresh) await citeShard(ctx.db, shardId, trait.id);
+  const { trait: after, cited, alreadyCited } = await citeShards(ctx.db, trait.id, wanted);
+  if (cited.length === 0) throw new ToolRefusal('citeShardIds', `trait ${trait.id} already cites shards ${wanted.join(', ')}: nothing changed`, null);
   soulChanged(ctx, soul.id, 'SHARD_CITED');
-  await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: fresh, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
-  return ok({ trait: view((await getTrait(ctx.db, trait.id))!), soul: soulView(soul), cited: fresh });
+  await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: cited, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
+  return ok({ trait: view(after), soul: soulView(soul), cited, alreadyCited });
+}
+
+async function uncite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
+  const wanted = [...new Set(shardIds)];
+  if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "uncite" needs at least one shard id', 'Call soul_read with sections ["traits"] to see what each trait cites');
+  const { trait: after, uncited, readySoulIds } = await unciteShards(ctx.db, trait.id, wanted);
+  soulChanged(ctx, soul.id, 'SHARD_UNCITED');
+  await recordOutcome(ctx, {
+    soul,
+    action: 'uncite',
+    traitIds: [trait.id],
+    summary: `Took back the citations of shards ${uncited.map((i) => `#${i}`).join(', ')} from trait #${trait.id} of ${soul.name} (soul #${soul.id}).`,
+  });
+  return ok({ trait: view(after), soul: soulView(soul), uncited, readySouls: await announceReady(ctx, readySoulIds) });
 }

@@ -124,11 +124,11 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(store.updateTrait(trait.id, { principle: 'p2' }, NOW + 3)).toMatchObject({ principle: 'p2', provenance: 'v', updatedAt: NOW + 3 });
       expect(store.setTraitStatus(other.id, 'reverted', NOW + 4, 2).status).toBe('reverted');
       expect(() => store.updateTrait(other.id, { principle: 'x' }, NOW)).toThrow(InvalidStateError);
-      expect(() => store.citeShard(shardIds[0], other.id, NOW)).toThrow(InvalidStateError);
+      expect(() => store.citeShards(other.id, [shardIds[0]], NOW)).toThrow(InvalidStateError);
       expect(store.setTraitStatus(other.id, 'active', NOW + 5, 2).status).toBe('active');
       expect(() => store.setTraitStatus(other.id, 'active', NOW, 2)).toThrow(InvalidStateError);
-      store.citeShard(shardIds[0], other.id, NOW + 6);
-      store.citeShard(shardIds[0], other.id, NOW + 7);
+      expect(store.citeShards(other.id, [shardIds[0]], NOW + 6)).toEqual([shardIds[0]]);
+      expect(store.citeShards(other.id, [shardIds[0]], NOW + 7)).toEqual([]);
       expect(store.citationsOfTraits([trait.id, other.id])).toEqual([
         { shardId: shardIds[0], traitId: trait.id, createdAt: NOW + 1 },
         { shardId: shardIds[1], traitId: trait.id, createdAt: NOW + 1 },
@@ -177,7 +177,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         ]),
       );
       expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ essence: 'after', level: 1, orderedAt: NOW + 10 });
-      store.citeShard(shardIds[0], merged, NOW + 11);
+      store.citeShards(merged, [shardIds[0]], NOW + 11);
       expect(store.fadeExhaustedShards(2, NOW + 12, 0)).toMatchObject({ fadedCount: 1 });
       expect(store.getShards(shardIds).get(shardIds[0])!.status).toBe('faded');
       const reverted = store.revertLevelUp(soul.id, NOW + 20, 2, 0);
