@@ -17,3 +17,4 @@ useStore(() => {
 await import('./crystallization.test.ts');
 await import('./levels.test.ts');
 await import('./revert-exact.test.ts');
+await import('./trait-rules.test.ts');

@@ -701,7 +701,6 @@ export class SqliteStore implements SoulsStore {
           { soulId, principle: group.mergedPrinciple, provenance: group.mergedProvenance, level, now },
         );
         merged.push(mergedId);
-        this.assertPrincipleFree(soulId, group.mergedPrinciple, mergedId, (holder) => new InvalidStateError(`a merged trait would repeat a principle: ${duplicatePrincipleMessage(holder)}`));
         this.run(`UPDATE soul_traits SET status = 'consolidated', merged_into = :mergedId, updated_at = :now WHERE id IN ${inList('ids')}`, {
           mergedId,
           now,
