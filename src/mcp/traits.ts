@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   addTrait,
   citeShards,
+  getShards,
   getTrait,
   previewTraitChanges,
   reactivateTrait,
@@ -157,10 +158,17 @@ async function reactivate(ctx: ToolContext, soul: Soul, trait: Trait) {
   return ok({ trait: view(active), soul: soulView(soul) });
 }
 
+async function requireShards(ctx: ToolContext, shardIds: readonly number[]): Promise<void> {
+  const found = await getShards(ctx.db, shardIds);
+  const missing = shardIds.filter((i) => !found.has(i));
+  if (missing.length > 0) throw new ToolRefusal('citeShardIds', `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
+}
+
 async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
   const wanted = [...new Set(shardIds)];
   if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "cite" needs at least one shard id', 'Call shard_search to find the shards this trait rests on');
   if (trait.status !== 'active') throw new ToolRefusal('traitId', `trait ${trait.id} is ${trait.status}: only active traits cite shards`, null);
+  await requireShards(ctx, wanted);
   const { trait: after, cited, alreadyCited } = await citeShards(ctx.db, trait.id, wanted);
   if (cited.length === 0) throw new ToolRefusal('citeShardIds', `trait ${trait.id} already cites shards ${wanted.join(', ')}: nothing changed`, null);
   soulChanged(ctx, soul.id, 'SHARD_CITED');
@@ -171,6 +179,7 @@ async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readon
 async function uncite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
   const wanted = [...new Set(shardIds)];
   if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "uncite" needs at least one shard id', 'Call soul_read with sections ["traits"] to see what each trait cites');
+  await requireShards(ctx, wanted);
   const { trait: after, uncited, readySoulIds } = await unciteShards(ctx.db, trait.id, wanted);
   soulChanged(ctx, soul.id, 'SHARD_UNCITED');
   await recordOutcome(ctx, {
