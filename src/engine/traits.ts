@@ -179,7 +179,7 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
   const shards = db.store.getShards(additions.flatMap((a) => a.citeShardIds));
   additions.forEach((trait, i) => {
     const holder = [...active.values()].find((t) => t.principle === trait.principle);
-    if (holder) throw new ValidationError(`add[${i}].principle`, holder.id > Number.MAX_SAFE_INTEGER - additions.length ? `repeats an earlier addition` : `active trait ${holder.id} already has this principle`);
+    if (holder) throw new ValidationError(`add[${i}].principle`, holder.id >= Number.MAX_SAFE_INTEGER - additions.length ? `repeats an earlier addition` : `active trait ${holder.id} already has this principle`);
     const missing = trait.citeShardIds.find((id) => !shards.has(id));
     if (missing !== undefined) throw new NotFoundError('Shard', missing);
     const foreign = trait.citeShardIds.find((id) => !shards.get(id)!.soulIds.includes(soulId));
