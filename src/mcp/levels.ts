@@ -31,6 +31,7 @@ export const levelup = defineTool({
   description:
     'Raise a soul one level by a plan that places every active trait exactly once: consolidations (groups of similar traits merged into one new ' +
     'principle with provenance), promotedTraitIds (traits the new essence now states), carriedTraitIds (kept as they are), plus newEssence. ' +
+    'A plan must change something (a consolidation, a promotion or a new essence); a merged trait keeps its sources\' citations. ' +
     'Use it when soul_evidence shows the soul at capacity or consolidation/promotion candidates. Always call with dryRun true first: it validates, ' +
     'returns warnings (weak consolidation, premature promotion) and the block before and after, and writes nothing. levelup_revert undoes it.',
   scope: 'refine',

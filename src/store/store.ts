@@ -27,7 +27,7 @@ export interface SoulsStore {
   getTraits(ids: readonly number[]): Map<number, Trait>;
   listTraits(soulIds: readonly number[], filter?: TraitFilter): Trait[];
   countActiveTraits(soulIds: readonly number[]): Map<number, number>;
-  /** Cites the shards (each attributed to the trait's soul) from an active trait; returns the ids it did not cite before, ascending. */
+  /** Cites the shards (each attributed to the trait's soul) from an active trait; returns the ids it did not cite before, in the order given. */
   citeShards(traitId: number, shardIds: readonly number[], now: number): number[];
   /**
    * Takes the trait's citations of the shards back (refused, nothing written, when one is not cited), un-fades any of them
