@@ -162,6 +162,7 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
     if (!active.delete(traitId)) throw notActiveTrait(db, `revert[${i}]`, traitId);
   });
   revisions.forEach((revision, i) => {
+    if (revision.principle === undefined || revision.principle === null) return;
     const principle = active.get(revision.traitId)?.principle;
     const holder = [...active.values()].find((t) => t.id !== revision.traitId && t.principle === principle);
     if (holder) throw new ValidationError(`revise[${i}].principle`, `active trait ${holder.id} already has this principle`);
