@@ -20,6 +20,7 @@ import {
   revertLevelUp,
   revertTrait,
   stampAttuned,
+  unciteShard,
   updateSoul,
   type Shard as ShardRecord,
   type Soul as SoulRecord,
@@ -179,11 +180,18 @@ builder.mutationType({
     revertLevelUp: t.field({
       authScopes: { refine: true },
       type: RevertLevelUpResult,
-      description: 'undoes the latest level-up exactly; never blocked by the trait limit',
-      args: { soulId: t.arg.id({ required: true }) },
+      description:
+        'undoes the latest level-up exactly; never blocked by the trait limit. Give levelEventId to make a retry safe: that event is reverted ' +
+        'only while it is the latest unreverted one, and a second call is an InvalidStateError ("already reverted"). Without it, a retried call ' +
+        'reverts the level-up before as well.',
+      args: {
+        soulId: t.arg.id({ required: true }),
+        levelEventId: t.arg.id({ description: 'the level-up to revert (LevelEvent.id); refused unless it is the latest unreverted one' }),
+      },
       resolve: async (_, args, ctx) => {
         const soulId = existingId('Soul', args.soulId);
-        const { soul, event, readySoulIds } = await revertLevelUp(ctx.db, soulId);
+        const levelEventId = args.levelEventId === null || args.levelEventId === undefined ? null : existingId('LevelEvent', args.levelEventId);
+        const { soul, event, readySoulIds } = await revertLevelUp(ctx.db, soulId, levelEventId);
         soulChanged(ctx, soulId, 'LEVEL_UP_REVERTED');
         ctx.pubsub.publish('levelChanged', { soulId, eventId: event.id, kind: 'REVERT', at: ctx.db.clock.now() });
         return { __typename: 'RevertLevelUpPayload' as const, soul, event, readySouls: await announceReady(ctx, readySoulIds) };
@@ -224,7 +232,18 @@ builder.mutationType({
       resolve: async (_, args, ctx) => {
         const { shard, trait } = await citeShard(ctx.db, existingId('Shard', args.shardId), existingId('Trait', args.traitId));
         soulChanged(ctx, trait.soulId, 'SHARD_CITED');
-        return { __typename: 'CiteShardPayload' as const, shard, trait };
+        return { __typename: 'CiteShardPayload' as const, shard, trait, readySouls: [] };
+      },
+    }),
+    unciteShard: t.field({
+      authScopes: { refine: true },
+      type: CiteShardResult,
+      description: 'takes a citation back; refused when the trait does not cite that shard',
+      args: { shardId: t.arg.id({ required: true }), traitId: t.arg.id({ required: true }) },
+      resolve: async (_, args, ctx) => {
+        const { shard, trait, readySoulIds } = await unciteShard(ctx.db, existingId('Shard', args.shardId), existingId('Trait', args.traitId));
+        soulChanged(ctx, trait.soulId, 'SHARD_UNCITED');
+        return { __typename: 'CiteShardPayload' as const, shard, trait, readySouls: await announceReady(ctx, readySoulIds) };
       },
     }),
     revealShards: t.field({

@@ -71,8 +71,12 @@ export const DropShardsPayload = builder.objectRef<Named<'DropShardsPayload', { 
   }),
 });
 
-export const CiteShardPayload = builder.objectRef<Named<'CiteShardPayload', { shard: ShardRecord; trait: TraitRecord }>>('CiteShardPayload').implement({
-  fields: (t) => ({ shard: t.field({ type: Shard, resolve: (p) => p.shard }), trait: t.field({ type: Trait, resolve: (p) => p.trait }) }),
+export const CiteShardPayload = builder.objectRef<Named<'CiteShardPayload', { shard: ShardRecord; trait: TraitRecord; readySouls: SoulRecord[] }>>('CiteShardPayload').implement({
+  fields: (t) => ({
+    shard: t.field({ type: Shard, resolve: (p) => p.shard }),
+    trait: t.field({ type: Trait, resolve: (p) => p.trait }),
+    readySouls: t.field({ type: [Soul], description: `${readySoulsDescription}: a shard an uncite un-faded counts again (always empty for a cite)`, resolve: (p) => p.readySouls }),
+  }),
 });
 
 export const RevealShardsPayload = builder.objectRef<Named<'RevealShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('RevealShardsPayload').implement({

@@ -170,6 +170,18 @@ const mutations: Operation[] = [
     allowed: payload('CiteShardPayload'),
   },
   {
+    field: 'unciteShard',
+    scope: 'refine',
+    query: `mutation($shardId: ID!, $traitId: ID!) { unciteShard(shardId: $shardId, traitId: $traitId) { ${result} } }`,
+    setup: async (db) => {
+      const { soul: s, trait } = await soulWithTrait(db);
+      const { shardId } = await dropShard(db, 'Reviewed the parser change', 'review', [s.id]);
+      await citeShard(db, shardId, trait.id);
+      return { shardId: String(shardId), traitId: String(trait.id) };
+    },
+    allowed: payload('CiteShardPayload'),
+  },
+  {
     field: 'revealShards',
     scope: 'observe',
     query: `mutation($ids: [ID!]!) { revealShards(ids: $ids) { ${result} } }`,
@@ -329,11 +341,11 @@ describe('scoped tokens over HTTP', () => {
   });
   afterAll(() => server.stop());
 
-  it('the table covers all 17 mutations of the contract and every Query field of the schema', () => {
+  it('the table covers all 18 mutations of the contract and every Query field of the schema', () => {
     const { yoga } = server.app;
     const schema = yoga.getEnveloped().schema;
     expect(mutations.map((m) => m.field).sort()).toEqual(Object.keys(schema.getMutationType()!.getFields()).sort());
-    expect(mutations).toHaveLength(17);
+    expect(mutations).toHaveLength(18);
     expect(queries(() => fixture).map((q) => q.field).sort()).toEqual(Object.keys(schema.getQueryType()!.getFields()).sort());
   });
 
@@ -458,7 +470,8 @@ async function richSoul(db: SoulsDb) {
   const trait = await addTrait(db, s.id, { principle: `Keeps secrets (${counter})`, provenance: PROVENANCE });
   const { shardId } = await dropShard(db, SHARD_CONTENT, 'chat', [s.id], { tags: ['secret'] });
   await citeShard(db, shardId, trait.id);
-  await levelUp(db, s.id, { newEssence: ESSENCE, consolidations: [], promotedTraitIds: [], carriedTraitIds: [trait.id] });
+  // A level-up must change something (SPEC §12): the new essence still holds the secret text.
+  await levelUp(db, s.id, { newEssence: `${ESSENCE} Grown.`, consolidations: [], promotedTraitIds: [], carriedTraitIds: [trait.id] });
   return { soul: s, trait, shardId };
 }
 

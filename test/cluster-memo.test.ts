@@ -171,8 +171,11 @@ describe('the remembered partitions inside the engine', () => {
     const pool = texts(300, 5);
     const souls = [];
     for (let i = 0; i < 4; i++) souls.push((await createSoul(db, { name: `s${i}`, essence: 'e' })).id);
-    const trait = await addTrait(db, souls[0], { principle: 'p', provenance: 'q' });
-    const trait2 = await addTrait(db, souls[1], { principle: 'p2', provenance: 'q2' });
+    // Two traits per soul: a trait cites only its own soul's shards (SPEC §12).
+    const pairs = new Map<number, [number, number]>();
+    for (const soulId of souls) {
+      pairs.set(soulId, [(await addTrait(db, soulId, { principle: 'p', provenance: 'q' })).id, (await addTrait(db, soulId, { principle: 'p2', provenance: 'q2' })).id]);
+    }
     const sealed: number[] = [];
     for (let step = 0; step < 300; step++) {
       clock.advance(Math.floor(rng() * 0.3 * DAY_MS));
@@ -180,8 +183,9 @@ describe('the remembered partitions inside the engine', () => {
       const { shardId } = await dropShard(db, pool[step], ['a', 'b', 'c'][Math.floor(rng() * 3)], soulIds, { sealed: rng() < 0.1 });
       if (rng() < 0.1) sealed.push(shardId);
       if (rng() < 0.08) {
-        await citeShard(db, shardId, trait.id);
-        await citeShard(db, shardId, trait2.id);
+        const [trait, trait2] = pairs.get(soulIds[0])!;
+        await citeShard(db, shardId, trait);
+        await citeShard(db, shardId, trait2);
         await fadeExhaustedShards(db);
       }
       if (step % 40 === 39) await revealShards(db, sealed.splice(0));

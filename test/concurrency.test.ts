@@ -167,8 +167,12 @@ async function runClient(url: string, label: string, seed: number, ledger: Ledge
       if (result) ledger.traits.get(id)!.principle = principle;
     } else if (roll < 0.8) {
       if (traits.length === 0 || shards.length === 0) return createSoul();
-      const shardId = rng.pick(shards);
+      // A trait cites only its own soul's shards (SPEC §12).
       const traitId = rng.pick(traits);
+      const soulId = ledger.traits.get(traitId)!.soulId;
+      const own = shards.filter((id) => ledger.shards.get(id)!.soulIds.includes(soulId));
+      if (own.length === 0) return createSoul();
+      const shardId = rng.pick(own);
       const key = `${shardId}:${traitId}`;
       if (ledger.citations.has(key)) return createSoul();
       ledger.citations.add(key); // reserved: the same pair is never cited twice

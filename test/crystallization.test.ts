@@ -438,12 +438,13 @@ describe('every write that can make a soul ready reports it (SPEC §3)', () => {
     await drop(db, soulId, distinct[1], 'journal', 2 * DAY_MS);
     const third = await drop(db, soulId, distinct[2], 'email', DAY_MS);
     expect(third.readySoulIds).toEqual([soulId]);
-    const t = await addTrait(db, soulId, { principle: 'Cooks for the team', provenance: 'friday', citeShardIds: [third.shardId] });
+    const t = await addTrait(db, soulId, { principle: 'Cooks for the team', provenance: 'friday' });
+    const u = await addTrait(db, soulId, { principle: 'Shops at the market', provenance: 'saturday', citeShardIds: [third.shardId] });
     const { event } = await levelUp(db, soulId, {
       newEssence: 'A cook.',
       consolidations: [{ sourceTraitIds: [t.id], mergedPrinciple: 'Feeds the team', mergedProvenance: 'fridays' }],
       promotedTraitIds: [],
-      carriedTraitIds: [],
+      carriedTraitIds: [u.id],
     });
     await citeShard(db, third.shardId, event.merged[0]);
     const faded = await fadeExhaustedShards(db);
@@ -456,7 +457,7 @@ describe('every write that can make a soul ready reports it (SPEC §3)', () => {
     expect(reverted.readySoulIds).toEqual([soulId]);
     expect(await verdict(db, soulId)).toMatchObject({ ready: true, pendingCount: 3 });
     // Un-fading nothing reports nothing.
-    await levelUp(db, soulId, { newEssence: 'Again.', consolidations: [], promotedTraitIds: [], carriedTraitIds: [t.id] });
+    await levelUp(db, soulId, { newEssence: 'Again.', consolidations: [], promotedTraitIds: [], carriedTraitIds: [t.id, u.id] });
     expect((await revertLevelUp(db, soulId)).readySoulIds).toEqual([]);
   });
 

@@ -18,3 +18,4 @@ await import('./crystallization.test.ts');
 await import('./levels.test.ts');
 await import('./revert-exact.test.ts');
 await import('./shard-search.test.ts');
+await import('./trait-rules.test.ts');

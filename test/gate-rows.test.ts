@@ -10,6 +10,7 @@ import {
   addTrait,
   awakenSoul,
   citeShard,
+  unciteShard,
   closeSoulsDb,
   createSoul,
   dropShard,
@@ -151,6 +152,11 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
         await citeShard(db, shard, traits[1].id);
         await fadeExhaustedShards(db);
         count('fade');
+        // Taking one citation back un-fades the shard, which may make its souls ready again.
+        if (rng.chance(0.5)) {
+          await expectEdges(db, db.store.getShards([shard]).get(shard)!.soulIds, async () => (await unciteShard(db, shard, traits[1].id)).readySoulIds, context);
+          count('uncite');
+        }
       }
     } else if (op < 0.78) {
       const soul = rng.pick(souls);
@@ -194,7 +200,7 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
 }
 
 describe('the stored gate rows', () => {
-  it('answer as the query over every shard does, through long random histories of drops, batches, reveals, expiry, fading, dormancy, attunement and level-up reverts', async () => {
+  it('answer as the query over every shard does, through long random histories of drops, batches, reveals, expiry, fading, uncites, dormancy, attunement and level-up reverts', async () => {
     for (let seed = 1; seed <= 8; seed++) {
       const { db, clock } = freshDb(T0, SETTINGS);
       const souls: number[] = [];
@@ -202,7 +208,7 @@ describe('the stored gate rows', () => {
       for (const soul of souls) for (const n of [1, 2]) await addTrait(db, soul, { principle: `standing ${n}`, provenance: 'p' });
       const done = await history(seed, 160, db, clock, souls);
       // Every kind of step happened, so each was compared.
-      expect(Object.keys(done).sort(), `seed ${seed}`).toEqual(['attune', 'dormancy', 'drop', 'fade', 'insert', 'reveal', 'revert']);
+      expect(Object.keys(done).sort(), `seed ${seed}`).toEqual(['attune', 'dormancy', 'drop', 'fade', 'insert', 'reveal', 'revert', 'uncite']);
       closeSoulsDb(db);
     }
   });

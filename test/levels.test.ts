@@ -156,7 +156,7 @@ describe('level-up plan validation', () => {
       ...valid(a, b, c),
       consolidations: [
         { sourceTraitIds: [a.id, b.id], mergedPrinciple: 'x', mergedProvenance: 'y' },
-        { sourceTraitIds: [b.id], mergedPrinciple: 'x', mergedProvenance: 'y' },
+        { sourceTraitIds: [b.id], mergedPrinciple: 'z', mergedProvenance: 'y' },
       ],
     };
     const error = await expectPlanError(levelUp(db, soul.id, plan));
@@ -551,15 +551,16 @@ describe('reverting a level-up', () => {
 
   it('restores every row of the soul and the rendered block exactly', async () => {
     const { db, soul, clock, s, e, before, lean, full, result, mergedId } = await leveledFixture();
-    // The merged trait cites s1 (one other citer: a → fades, then must come back)
-    // and s0 (already cited by a and e → stays faded).
+    // The merged trait carries its sources' citations (s0–s3, s9); they are not a second use of those shards, so s1 stays pending.
+    // It also cites s6 and s7 (one other citer: e → they fade, then must come back); s0 (cited by a and e) stays faded.
+    expect(db.store.citationsOfTraits([mergedId]).map((c) => c.shardId).sort((x, y) => x - y)).toEqual([s[0], s[1], s[2], s[3], s[9]].sort((x, y) => x - y));
     clock.advance(HOUR);
-    await citeShard(db, s[1], mergedId);
-    await citeShard(db, s[0], mergedId);
     await citeShard(db, s[6], mergedId);
-    expect((await fadeExhaustedShards(db)).fadedCount).toBe(2); // s1 (a, merged) and s6 (e, merged)
-    expect((await getShard(db, s[1]))!.status).toBe('faded');
+    await citeShard(db, s[7], mergedId);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(2);
+    expect((await getShard(db, s[1]))!.status).toBe('pending');
     expect((await getShard(db, s[6]))!.status).toBe('faded');
+    expect((await getShard(db, s[7]))!.status).toBe('faded');
     expect(await renderSoul(db, soul.id)).not.toBe(lean);
 
     clock.advance(HOUR);
@@ -576,6 +577,7 @@ describe('reverting a level-up', () => {
     expect(db.store.citationsOfTraits([mergedId])).toEqual([]);
     expect((await getShard(db, s[1]))!.status).toBe('pending');
     expect((await getShard(db, s[6]))!.status).toBe('pending');
+    expect((await getShard(db, s[7]))!.status).toBe('pending');
     expect((await getShard(db, s[0]))!.status).toBe('faded');
     expect((await getTrait(db, e.id))!.generation).toBe(0);
 
@@ -765,7 +767,7 @@ describe('previewLevelUp', () => {
     // At the last write young is densest (2/1 vs 10/30); thirty days on, old is (10/60 vs 2/30).
     expect((await renderSoul(db, soul.id)).indexOf(young.principle)).toBeLessThan((await renderSoul(db, soul.id)).indexOf(old.principle));
     clock.advance(30 * DAY_MS);
-    const plan: LevelUpPlan = { newEssence: ESSENCE, consolidations: [], promotedTraitIds: [], carriedTraitIds: [old.id, young.id] };
+    const plan: LevelUpPlan = { newEssence: `${ESSENCE} Still.`, consolidations: [], promotedTraitIds: [], carriedTraitIds: [old.id, young.id] };
     const preview = await previewLevelUp(db, soul.id, plan);
     await levelUp(db, soul.id, plan);
     const rendered = await renderSoul(db, soul.id);

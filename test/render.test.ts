@@ -295,7 +295,9 @@ describe('previewTraitChanges', () => {
     const full = await rejection(previewTraitChanges(db, soul.id, { add: [ok, ok] }), CapacityError);
     expect([full.limit, full.activeCount]).toEqual([3, 2]);
     // Reverting one in the same preview frees a slot.
-    expect((await previewTraitChanges(db, soul.id, { add: [ok, ok], revert: [b.id] })).after).toContain('- Fine\n- Fine\n');
+    expect((await previewTraitChanges(db, soul.id, { add: [ok, { ...ok, principle: 'Also fine' }], revert: [b.id] })).after).toContain('- Fine\n- Also fine\n');
+    // Two additions with one principle would be two active traits sharing it (SPEC §12).
+    expect(await rejection(previewTraitChanges(db, soul.id, { add: [ok, ok], revert: [b.id] }), ValidationError)).toMatchObject({ field: 'add[1].principle', message: 'repeats an earlier addition' });
 
     expect((await rejection(previewTraitChanges(db, soul.id, { add: [{ principle: '  ', provenance: 'p' }] }), ValidationError)).field).toBe('add[0].principle');
     expect((await rejection(previewTraitChanges(db, soul.id, { add: [ok, { principle: 'x', provenance: '' }] }), ValidationError)).field).toBe(

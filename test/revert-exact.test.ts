@@ -116,12 +116,21 @@ describe('a revert is exact', () => {
         .filter((group) => group.length > 0)
         .map((sourceTraitIds, i) => ({ sourceTraitIds, mergedPrinciple: `Merged ${i} of seed ${seed}`, mergedProvenance: `merged ${i}` }));
       const { event } = await levelUp(db, soul.id, plan);
+      // Each merged trait starts with the union of its sources' citations (SPEC §12).
+      event.merged.forEach((merged, i) => {
+        const sources = new Set(plan.consolidations[i].sourceTraitIds);
+        const union = new Set(before.citations.filter((c) => sources.has(c.traitId)).map((c) => c.shardId));
+        expect(new Set(db.store.citationsOfTraits([merged]).map((c) => c.shardId)), `seed ${seed}`).toEqual(union);
+      });
       // Evidence cited by the merged traits, which the revert takes back (and the shards it had faded).
       for (const merged of event.merged) for (const shardId of rng.pick(shards, rng.int(0, 4))) await citeShard(db, shardId, merged);
       if (rng.next() < 0.5) await fadeExhaustedShards(db);
 
       clock.advance(rng.next() < 0.25 ? 0 : rng.int(1, 30 * DAY_MS));
-      await revertLevelUp(db, soul.id);
+      // Half the reverts name the event; those are retry-safe, so a retry changes nothing.
+      const byId = rng.next() < 0.5;
+      await revertLevelUp(db, soul.id, byId ? event.id : null);
+      if (byId) await expect(revertLevelUp(db, soul.id, event.id), `seed ${seed}`).rejects.toThrow(`level-up ${event.id} is already reverted`);
       expect(await renders(db, soul.id), `seed ${seed}`).toEqual(block);
       expect(await rows(db, soul.id, shards), `seed ${seed}`).toEqual(before);
     }

@@ -41,6 +41,7 @@ export {
 export {
   addTrait,
   citeShard,
+  citeShards,
   countActiveTraits,
   getCitations,
   getTrait,
@@ -53,7 +54,10 @@ export {
   reactivateTrait,
   reviseTrait,
   revertTrait,
+  unciteShard,
+  unciteShards,
   type AddTraitInput,
+  type CiteResult,
   type ReviseTraitInput,
   type TraitChanges,
   type TraitRevision,

@@ -23,10 +23,17 @@ const sortedUnique = (ids: Iterable<number>) => [...new Set(ids)].sort((a, b) =>
 
 /**
  * Every active trait exactly once across consolidations, promotions and
- * carries; every listed id an active trait of this soul; non-empty texts.
+ * carries; every listed id an active trait of this soul; non-empty texts; no
+ * merged principle repeating a carried trait's or another merged one; and a
+ * change (a consolidation, a promotion or a new essence).
  * Returns the cleaned plan, or the structured diff as a LevelUpPlanError.
  */
-export function checkLevelUpPlan(activeTraits: readonly Trait[], plan: LevelUpPlan, knobs: { maxEssenceBytes: number; maxPrincipleBytes: number; maxProvenanceBytes: number }): CleanPlan | LevelUpPlanError {
+export function checkLevelUpPlan(
+  soul: Pick<Soul, 'essence'>,
+  activeTraits: readonly Trait[],
+  plan: LevelUpPlan,
+  knobs: { maxEssenceBytes: number; maxPrincipleBytes: number; maxProvenanceBytes: number },
+): CleanPlan | LevelUpPlanError {
   const problems: PlanProblem[] = [];
   const text = (field: string, value: unknown, max: number): string => {
     try {
@@ -59,8 +66,26 @@ export function checkLevelUpPlan(activeTraits: readonly Trait[], plan: LevelUpPl
     notActive: sortedUnique(listed.filter((id) => !active.has(id))),
     problems,
   };
+  problems.push(...repeatedPrinciples(activeTraits, consolidations, plan.carriedTraitIds ?? []));
+  if (consolidations.length === 0 && (plan.promotedTraitIds ?? []).length === 0 && newEssence === soul.essence) {
+    problems.push({ field: 'newEssence', message: 'the plan changes nothing (no consolidation, no promotion, the same essence): consolidate or promote traits, or give a new essence' });
+  }
   if (diff.missing.length + diff.duplicated.length + diff.notActive.length + problems.length > 0) return new LevelUpPlanError(diff);
   return { newEssence, consolidations, promotedTraitIds: plan.promotedTraitIds ?? [], carriedTraitIds: plan.carriedTraitIds ?? [] };
+}
+
+/** A merged principle may not be the principle of a trait that stays active (carried) or of another merged trait. */
+function repeatedPrinciples(activeTraits: readonly Trait[], consolidations: readonly ConsolidationGroup[], carriedTraitIds: readonly number[]): PlanProblem[] {
+  const carried = new Set(carriedTraitIds);
+  const holders = new Map<string, string>(activeTraits.filter((t) => carried.has(t.id)).map((t) => [t.principle, `carried trait ${t.id}`]));
+  const problems: PlanProblem[] = [];
+  consolidations.forEach((group, i) => {
+    if (group.mergedPrinciple === '') return;
+    const holder = holders.get(group.mergedPrinciple);
+    if (holder) problems.push({ field: `consolidations[${i}].mergedPrinciple`, message: `is the principle of ${holder}: two active traits would share it` });
+    else holders.set(group.mergedPrinciple, `consolidations[${i}]`);
+  });
+  return problems;
 }
 
 /** Advisory only: weak consolidations and premature promotions never block a level-up. */
@@ -102,8 +127,8 @@ export type LevelUpResult = { soul: Soul; event: LevelEvent; warnings: LevelUpWa
 
 /** Consolidates, promotes and carries traits, rewrites the essence and raises the level, all at once. */
 export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): Promise<LevelUpResult> {
-  const { traits } = await planContext(db, soulId);
-  const checked = checkLevelUpPlan(traits, plan, db.settings);
+  const { soul, traits } = await planContext(db, soulId);
+  const checked = checkLevelUpPlan(soul, traits, plan, db.settings);
   if (checked instanceof LevelUpPlanError) throw checked;
   const warnings = levelUpWarnings(traits, checked, db.settings);
   const event = db.store.applyLevelUp(soulId, { ...checked, activeTraitIds: traits.map((t) => t.id) }, db.clock.now());
@@ -111,12 +136,14 @@ export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): P
 }
 
 /**
- * Undoes the latest level-up that is not yet reverted; never blocked by the trait limit.
+ * Undoes the latest level-up that is not yet reverted; never blocked by the trait limit. With `levelEventId`
+ * it is retry-safe (SPEC §12): that event only, only while it is the latest unreverted one, so a second call
+ * is an InvalidStateError ("already reverted"). Without it a retried call reverts the level-up before too.
  * Shards it un-fades count again, so `readySoulIds` lists the souls that made ready.
  */
-export async function revertLevelUp(db: SoulsDb, soulId: number): Promise<{ soul: Soul; event: LevelEvent; readySoulIds: number[] }> {
+export async function revertLevelUp(db: SoulsDb, soulId: number, levelEventId: number | null = null): Promise<{ soul: Soul; event: LevelEvent; readySoulIds: number[] }> {
   const now = db.clock.now();
-  const { event, gate } = db.store.revertLevelUp(soulId, now, db.settings.shardFadeCitations, expiryCutoff(db, now));
+  const { event, gate } = db.store.revertLevelUp(soulId, now, db.settings.shardFadeCitations, expiryCutoff(db, now), levelEventId);
   return { soul: db.store.getSouls([soulId]).get(soulId)!, event, readySoulIds: await readyEdges(db, gate) };
 }
 
@@ -130,7 +157,7 @@ export type LevelUpPreview = { valid: boolean; error: LevelUpPlanError | null; w
 export async function previewLevelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan, options: { includeProvenance?: boolean } = {}): Promise<LevelUpPreview> {
   const { soul, traits, citationCounts } = await planContext(db, soulId);
   const before = renderBlock(soul, traits, citationCounts, options);
-  const checked = checkLevelUpPlan(traits, plan, db.settings);
+  const checked = checkLevelUpPlan(soul, traits, plan, db.settings);
   if (checked instanceof LevelUpPlanError) return { valid: false, error: checked, warnings: [], before, after: null };
   const now = db.clock.now();
   const byId = new Map(traits.map((t) => [t.id, t]));
@@ -146,6 +173,12 @@ export async function previewLevelUp(db: SoulsDb, soulId: number, plan: LevelUpP
     createdAt: now,
     updatedAt: now,
   }));
-  const after = renderBlock({ ...soul, essence: checked.newEssence, orderedAt: now }, [...carried, ...merged], citationCounts, options);
+  // A merged trait carries the union of its sources' citations, and ranks by it.
+  const counts = new Map(citationCounts);
+  const sourceCitations = Map.groupBy(db.store.citationsOfTraits(checked.consolidations.flatMap((g) => g.sourceTraitIds)), (c) => c.traitId);
+  checked.consolidations.forEach((group, i) => {
+    counts.set(merged[i].id, new Set(group.sourceTraitIds.flatMap((id) => (sourceCitations.get(id) ?? []).map((c) => c.shardId))).size);
+  });
+  const after = renderBlock({ ...soul, essence: checked.newEssence, orderedAt: now }, [...carried, ...merged], counts, options);
   return { valid: true, error: null, warnings: levelUpWarnings(traits, checked, db.settings), before, after };
 }

@@ -3,7 +3,8 @@ import { traitStatuses, type Citation, type Shard, type Trait, type TraitStatus 
 import { requireIds, requireText } from './normalize.ts';
 import { renderBlock, renderInputs } from './render.ts';
 import { traitSignals, type TraitSignals } from './signals.ts';
-import type { SoulsDb } from './souls-db.ts';
+import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import { readyEdges } from './crystallization.ts';
 
 export type AddTraitInput = { principle: string; provenance: string; citeShardIds?: readonly number[] | null };
 export type ReviseTraitInput = { principle?: string | null; provenance?: string | null };
@@ -42,10 +43,41 @@ export async function reactivateTrait(db: SoulsDb, traitId: number): Promise<Tra
   return db.store.setTraitStatus(traitId, 'active', db.clock.now(), db.settings.traitLimit);
 }
 
-/** Links a shard to the trait it informed; citing the same pair again changes nothing. */
+/** Links a shard to the trait it informed; citing the same pair again changes nothing. The shard must be attributed to the trait's soul. */
 export async function citeShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait }> {
-  db.store.citeShard(shardId, traitId, db.clock.now());
+  db.store.citeShards(traitId, [shardId], db.clock.now());
   return { shard: db.store.getShards([shardId]).get(shardId)!, trait: db.store.getTraits([traitId]).get(traitId)! };
+}
+
+export type CiteResult = { trait: Trait; cited: number[]; alreadyCited: number[] };
+
+/**
+ * Cites several shards from one trait at once (all or nothing). `cited` are the shards it did not cite before,
+ * `alreadyCited` the ones it already cited (left as they were), both in the order given.
+ */
+export async function citeShards(db: SoulsDb, traitId: number, shardIds: readonly number[]): Promise<CiteResult> {
+  const wanted = [...new Set(requireIds('citeShardIds', shardIds))];
+  if (wanted.length === 0) throw new ValidationError('citeShardIds', 'must list at least one shard');
+  const fresh = new Set(db.store.citeShards(traitId, wanted, db.clock.now()));
+  return { trait: db.store.getTraits([traitId]).get(traitId)!, cited: wanted.filter((id) => fresh.has(id)), alreadyCited: wanted.filter((id) => !fresh.has(id)) };
+}
+
+/**
+ * Takes a citation back (SPEC §12); refused when the trait does not cite the shard. A faded shard that falls below
+ * the fade threshold returns to pending, so `readySoulIds` lists the souls that made ready.
+ */
+export async function unciteShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait; readySoulIds: number[] }> {
+  const { trait, readySoulIds } = await unciteShards(db, traitId, [shardId]);
+  return { shard: db.store.getShards([shardId]).get(shardId)!, trait, readySoulIds };
+}
+
+/** unciteShard for several shards of one trait at once: every one must be cited, or nothing is taken back. */
+export async function unciteShards(db: SoulsDb, traitId: number, shardIds: readonly number[]): Promise<{ trait: Trait; uncited: number[]; readySoulIds: number[] }> {
+  const wanted = [...new Set(requireIds('shardIds', shardIds))];
+  if (wanted.length === 0) throw new ValidationError('shardIds', 'must list at least one shard');
+  const now = db.clock.now();
+  const { gate } = db.store.unciteShards(traitId, wanted, now, db.settings.shardFadeCitations, expiryCutoff(db, now));
+  return { trait: db.store.getTraits([traitId]).get(traitId)!, uncited: wanted, readySoulIds: await readyEdges(db, gate) };
 }
 
 /** The citations of these traits: which shards each cites, and since when. */
@@ -129,6 +161,12 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
   (changes.revert ?? []).forEach((traitId, i) => {
     if (!active.delete(traitId)) throw notActiveTrait(db, `revert[${i}]`, traitId);
   });
+  revisions.forEach((revision, i) => {
+    if (revision.principle === undefined || revision.principle === null) return;
+    const principle = active.get(revision.traitId)?.principle;
+    const holder = [...active.values()].find((t) => t.id !== revision.traitId && t.principle === principle);
+    if (holder) throw new ValidationError(`revise[${i}].principle`, `active trait ${holder.id} already has this principle`);
+  });
   // Texts first, then capacity, then cited shards: the order addTrait itself refuses in.
   const additions = (changes.add ?? []).map((addition, i) => {
     try {
@@ -139,10 +177,14 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
   });
   const activeAfter = active.size + additions.length;
   if (activeAfter > db.settings.traitLimit) throw new CapacityError(db.settings.traitLimit, active.size);
-  const citable = new Set(db.store.getShards(additions.flatMap((a) => a.citeShardIds)).keys());
+  const shards = db.store.getShards(additions.flatMap((a) => a.citeShardIds));
   additions.forEach((trait, i) => {
-    const missing = trait.citeShardIds.find((id) => !citable.has(id));
+    const holder = [...active.values()].find((t) => t.principle === trait.principle);
+    if (holder) throw new ValidationError(`add[${i}].principle`, holder.id >= Number.MAX_SAFE_INTEGER - additions.length ? `repeats an earlier addition` : `active trait ${holder.id} already has this principle`);
+    const missing = trait.citeShardIds.find((id) => !shards.has(id));
     if (missing !== undefined) throw new NotFoundError('Shard', missing);
+    const foreign = trait.citeShardIds.find((id) => !shards.get(id)!.soulIds.includes(soulId));
+    if (foreign !== undefined) throw new ValidationError(`add[${i}].citeShardIds`, `shard ${foreign} is not attributed to soul ${soulId}: a trait cites only its own soul's shards`);
     const id = Number.MAX_SAFE_INTEGER - additions.length + i;
     active.set(id, { id, soulId, principle: trait.principle, provenance: trait.provenance, generation: input.soul.level, status: 'active', mergedInto: null, createdAt: now, updatedAt: now });
     counts.set(id, trait.citeShardIds.length);

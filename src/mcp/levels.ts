@@ -33,9 +33,9 @@ export const levelup = defineTool({
   title: 'Level up a soul',
   description:
     'Raise a soul one level by a plan that places every active trait exactly once: consolidations (similar traits merged into one principle ' +
-    'with provenance), promotedTraitIds (now stated by newEssence), carriedTraitIds (kept). Use it at capacity or on consolidation/promotion ' +
-    'candidates. Call with dryRun true first: it validates, warns (weak consolidation, premature promotion), shows the block before and after ' +
-    'and writes nothing. levelup_revert undoes it.',
+    'with provenance; it keeps their citations), promotedTraitIds (now stated by newEssence), carriedTraitIds (kept). A plan must change something. ' +
+    'Use it at capacity or on consolidation/promotion candidates. Call with dryRun true first: it validates, warns and shows the block ' +
+    'before and after, writing nothing. levelup_revert undoes it.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -118,11 +118,15 @@ export const levelupRevert = defineTool({
   name: 'levelup_revert',
   title: 'Roll back the latest level-up',
   description:
-    'Undo the latest level-up of a soul exactly: essence, traits, generations and citations as before it (soul_read with sections ["levels"] ' +
-    'shows the history). Never blocked by the trait limit; traits added after the level-up stay.',
+    'Undo the latest level-up exactly: essence, traits, generations, citations (soul_read sections ["levels"] shows the history). Never ' +
+    'blocked by the trait limit; later traits stay. Pass levelEventId for a safe retry (a second call is refused); without it each call ' +
+    'reverts one more.',
   scope: 'refine',
   annotations: annotations('destructive'),
-  input: z.strictObject({ soulId: id('soul') }),
+  input: z.strictObject({
+    soulId: id('soul'),
+    levelEventId: id('level event').optional().describe('must be the latest not yet reverted'),
+  }),
   output: z.object({
     soul: z.object({ id: z.number().int(), name: z.string(), level: z.number().int() }),
     revertedLevelEventId: z.number().int(),
@@ -131,13 +135,16 @@ export const levelupRevert = defineTool({
   async run(args, ctx) {
     try {
       const soul = await soulNamed(ctx, args.soulId);
-      const { soul: after, event, readySoulIds } = await revertLevelUp(ctx.db, soul.id);
+      const { soul: after, event, readySoulIds } = await revertLevelUp(ctx.db, soul.id, args.levelEventId ?? null);
       soulChanged(ctx, soul.id, 'LEVEL_UP_REVERTED');
       levelChanged(ctx, soul.id, event.id, 'REVERT');
       await recordOutcome(ctx, { soul, action: 'levelup_revert', levelEventId: event.id, summary: `Rolled back the level-up of ${soul.name} (soul #${soul.id}) to level ${event.level}.` });
       return ok({ soul: { id: after.id, name: after.name, level: after.level }, revertedLevelEventId: event.id, readySouls: await announceReady(ctx, readySoulIds) });
     } catch (error) {
-      return toolError(error, { invalidState: 'Nothing to roll back: soul_read with sections ["levels"] shows its history' });
+      return toolError(error, {
+        notFound: { LevelEvent: { field: 'levelEventId', hint: 'soul_read with sections ["levels"] shows the level-up ids' } },
+        invalidState: 'Nothing to roll back (or not that level-up): soul_read with sections ["levels"] shows its history',
+      });
     }
   },
 });

@@ -92,7 +92,7 @@ function describeForModel(error: unknown, hints: ErrorHints): string {
   if (error instanceof ValidationError || error instanceof ConflictError) return `${error.field}: ${error.message}.`;
   if (error instanceof NotFoundError) {
     const known = hints.notFound?.[error.entity] ?? defaultNotFound[error.entity];
-    const what = `there is no ${error.entity.toLowerCase()} ${error.id}`;
+    const what = `there is no ${error.entity.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase()} ${error.id}`;
     return join(known?.field ? `${known.field}: ${what}.` : `${what}.`, known ? `${known.hint}.` : '');
   }
   if (error instanceof CapacityError) return join(`${error.message}.`, hints.capacity ?? 'Revert a trait with trait_change (action "revert") or consolidate with levelup.');

@@ -29,7 +29,7 @@ export const shardSearch = defineTool({
     'Find shards (observations). query: full-text search, best first, over pending unsealed shards (of soulId if given); each word also ' +
     'matches its British/American spelling; match ALL (the default) needs every word, ANY one. Without query: newest first, filtered by soulId, ' +
     'tags (any of), source, status and sealed. ids: those shards whole. Listed content is cut at 500 characters (clipped): ask again with ids. ' +
-    'Paged with cursor. Use it to gather evidence to cite, or sealed shards to reveal.',
+    'Paged with cursor.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({

@@ -1,26 +1,26 @@
-// The trait tool: every verb on one trait (add, revise, revert, reactivate, cite), with a dry run for the ones that change the block.
+// The trait tool: every verb on one trait (add, revise, revert, reactivate, cite, uncite), with a dry run for the ones that change the block.
 import { z } from 'zod';
 import {
   addTrait,
-  citeShard,
-  getCitations,
+  citeShards,
   getShards,
   getTrait,
   previewTraitChanges,
   reactivateTrait,
   reviseTrait,
   revertTrait,
+  unciteShards,
   type Soul,
   type Trait,
   type TraitChanges,
 } from '../engine/index.ts';
-import { annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
+import { announceReady, annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
 import { recordOutcome } from './refiner.ts';
 import { clip, fitText, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
-import { id, ids } from './schemas.ts';
+import { id, ids, readySouls } from './schemas.ts';
 
-const actions = ['add', 'revise', 'revert', 'reactivate', 'cite'] as const;
+const actions = ['add', 'revise', 'revert', 'reactivate', 'cite', 'uncite'] as const;
 type Action = (typeof actions)[number];
 
 const traitOut = z.object({ id: z.number().int(), soulId: z.number().int(), principle: z.string(), status: z.string(), generation: z.number().int() });
@@ -33,6 +33,7 @@ const fieldsOf: Record<Action, readonly string[]> = {
   revert: ['traitId'],
   reactivate: ['traitId'],
   cite: ['traitId', 'citeShardIds'],
+  uncite: ['traitId', 'citeShardIds'],
 };
 
 export const traitChange = defineTool({
@@ -41,8 +42,8 @@ export const traitChange = defineTool({
   description:
     'One change to one trait. "add": a trait on soulId with principle, provenance (why, naming the evidence) and citeShardIds; refused at ' +
     'the trait limit (then levelup). "revise": new principle and/or provenance of traitId. "revert": take back traitId. "reactivate": bring ' +
-    'back a reverted, consolidated or promoted traitId. "cite": link citeShardIds to traitId. dryRun (add, revise, revert) shows the block ' +
-    'before and after, writing nothing. Read soul_evidence first; call soul_attune when done.',
+    'back a reverted, consolidated or promoted traitId. "cite" / "uncite": link citeShardIds (of the trait\'s soul) to traitId, or take ' +
+    'them back. dryRun (add, revise, revert) shows the block before and after. Read soul_evidence first; call soul_attune when done.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -51,13 +52,16 @@ export const traitChange = defineTool({
     traitId: id('trait').optional().describe('all but add'),
     principle: z.string().max(10_000).optional().describe('one sentence the soul acts on'),
     provenance: z.string().max(70_000).optional(),
-    citeShardIds: ids('shard', 100).optional(),
+    citeShardIds: ids('shard', 100).optional().describe('add, cite, uncite'),
     dryRun: z.boolean().default(false),
   }),
   output: z.object({
     trait: traitOut.optional(),
     soul: z.object({ id: z.number().int(), name: z.string() }),
     cited: z.array(z.number().int()).optional().describe('shards newly cited'),
+    alreadyCited: z.array(z.number().int()).optional().describe('cite: shards of the list the trait already cited (left as they were)'),
+    uncited: z.array(z.number().int()).optional().describe('uncite: shards whose citation was taken back'),
+    readySouls: readySouls.optional(),
     preview: z.object({ before: z.string(), after: z.string() }).optional().describe('dryRun: the rendered block before and after'),
   }),
   async run(args, ctx) {
@@ -65,7 +69,7 @@ export const traitChange = defineTool({
       const given = (['soulId', 'traitId', 'principle', 'provenance', 'citeShardIds'] as const).filter((key) => args[key] !== undefined);
       const extra = given.find((key) => !fieldsOf[args.action].includes(key));
       if (extra) throw new ToolRefusal(extra, `is not used by action "${args.action}"`, `Action "${args.action}" takes ${fieldsOf[args.action].join(', ')}`);
-      if (args.dryRun && (args.action === 'reactivate' || args.action === 'cite')) {
+      if (args.dryRun && (args.action === 'reactivate' || args.action === 'cite' || args.action === 'uncite')) {
         throw new ToolRefusal('dryRun', `is only for add, revise and revert, not "${args.action}"`, 'Leave dryRun out');
       }
       if (args.action === 'add') return await add(ctx, args);
@@ -80,6 +84,8 @@ export const traitChange = defineTool({
           return await revert(ctx, soul, trait, args.dryRun);
         case 'reactivate':
           return await reactivate(ctx, soul, trait);
+        case 'uncite':
+          return await uncite(ctx, soul, trait, args.citeShardIds ?? []);
         default:
           return await cite(ctx, soul, trait, args.citeShardIds ?? []);
       }
@@ -150,18 +156,35 @@ async function reactivate(ctx: ToolContext, soul: Soul, trait: Trait) {
   return ok({ trait: view(active), soul: soulView(soul) });
 }
 
+async function requireShards(ctx: ToolContext, shardIds: readonly number[]): Promise<void> {
+  const found = await getShards(ctx.db, shardIds);
+  const missing = shardIds.filter((i) => !found.has(i));
+  if (missing.length > 0) throw new ToolRefusal('citeShardIds', `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
+}
+
 async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
   const wanted = [...new Set(shardIds)];
   if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "cite" needs at least one shard id', 'Call shard_search to find the shards this trait rests on');
   if (trait.status !== 'active') throw new ToolRefusal('traitId', `trait ${trait.id} is ${trait.status}: only active traits cite shards`, null);
-  const found = await getShards(ctx.db, wanted);
-  const missing = wanted.filter((i) => !found.has(i));
-  if (missing.length > 0) throw new ToolRefusal('citeShardIds', `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
-  const already = new Set((await getCitations(ctx.db, [trait.id])).map((c) => c.shardId));
-  const fresh = wanted.filter((i) => !already.has(i));
-  if (fresh.length === 0) throw new ToolRefusal('citeShardIds', `trait ${trait.id} already cites shards ${wanted.join(', ')}: nothing changed`, null);
-  for (const shardId of fresh) await citeShard(ctx.db, shardId, trait.id);
+  await requireShards(ctx, wanted);
+  const { trait: after, cited, alreadyCited } = await citeShards(ctx.db, trait.id, wanted);
+  if (cited.length === 0) throw new ToolRefusal('citeShardIds', `trait ${trait.id} already cites shards ${wanted.join(', ')}: nothing changed`, null);
   soulChanged(ctx, soul.id, 'SHARD_CITED');
-  await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: fresh, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
-  return ok({ trait: view((await getTrait(ctx.db, trait.id))!), soul: soulView(soul), cited: fresh });
+  await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: cited, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
+  return ok({ trait: view(after), soul: soulView(soul), cited, alreadyCited });
+}
+
+async function uncite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
+  const wanted = [...new Set(shardIds)];
+  if (wanted.length === 0) throw new ToolRefusal('citeShardIds', 'action "uncite" needs at least one shard id', 'Call soul_read with sections ["traits"] to see what each trait cites');
+  await requireShards(ctx, wanted);
+  const { trait: after, uncited, readySoulIds } = await unciteShards(ctx.db, trait.id, wanted);
+  soulChanged(ctx, soul.id, 'SHARD_UNCITED');
+  await recordOutcome(ctx, {
+    soul,
+    action: 'uncite',
+    traitIds: [trait.id],
+    summary: `Took back the citations of shards ${uncited.map((i) => `#${i}`).join(', ')} from trait #${trait.id} of ${soul.name} (soul #${soul.id}).`,
+  });
+  return ok({ trait: view(after), soul: soulView(soul), uncited, readySouls: await announceReady(ctx, readySoulIds) });
 }

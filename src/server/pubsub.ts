@@ -10,6 +10,7 @@ export const soulChangeKinds = [
   'TRAIT_REVERTED',
   'TRAIT_REACTIVATED',
   'SHARD_CITED',
+  'SHARD_UNCITED',
   'LEVEL_UP',
   'LEVEL_UP_REVERTED',
   'ATTUNED',

@@ -16,7 +16,7 @@ import { ANSWERED, DOWN, EXITED, FLAG_COUNT, PROBE, type Answer, type Serialized
 /** The store methods, every one answered by the worker; the type check below fails if one is missing. */
 const METHODS = [
   'insertSoul', 'updateSoul', 'setDormancy', 'stampAttuned', 'getSouls', 'getSoulByName', 'listSouls',
-  'insertTrait', 'updateTrait', 'setTraitStatus', 'getTraits', 'listTraits', 'countActiveTraits', 'citeShard', 'citationsOfTraits', 'citationsOfShards', 'attunements',
+  'insertTrait', 'updateTrait', 'setTraitStatus', 'getTraits', 'listTraits', 'countActiveTraits', 'citeShards', 'unciteShards', 'citationsOfTraits', 'citationsOfShards', 'attunements',
   'putSoulDocument', 'getSoulDocument',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings',

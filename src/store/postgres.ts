@@ -9,7 +9,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect, type Row } from './rows.ts';
+import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect, type Row } from './rows.ts';
 import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
@@ -362,6 +362,30 @@ export class PostgresWorkerStore {
     if (missing !== undefined) throw new NotFoundError('Shard', missing);
   }
 
+  private async assertPrincipleFree(soulId: number, principle: string, exceptId: number, refusal: (holder: number) => Error): Promise<void> {
+    const holder = await this.get(`SELECT id FROM soul_traits WHERE soul_id = :soulId AND status = 'active' AND principle = :principle AND id <> :exceptId ORDER BY id LIMIT 1`, {
+      soulId,
+      principle,
+      exceptId,
+    });
+    if (holder) throw refusal(Number(holder.id));
+  }
+
+  private async assertShardsOfSoul(soul: Soul, shardIds: readonly number[], refusal: (message: string) => Error, traitId: number | null): Promise<void> {
+    if (shardIds.length === 0) return;
+    const own = new Set(
+      (await this.all('SELECT shard_id FROM shard_souls WHERE soul_id = :soulId AND shard_id = ANY(:ids::bigint[])', { soulId: soul.id, ids: [...shardIds] })).map((r) =>
+        Number(r.shard_id),
+      ),
+    );
+    const foreign = shardIds.find((id) => !own.has(id));
+    if (foreign === undefined) return;
+    const owners = (await this.all('SELECT so.id, so.name FROM shard_souls ss JOIN souls so ON so.id = ss.soul_id WHERE ss.shard_id = :id ORDER BY so.id', { id: foreign })).map(
+      (r) => ({ id: Number(r.id), name: String(r.name) }),
+    );
+    throw refusal(foreignShardMessage(foreign, owners, soul, traitId));
+  }
+
   private async insertCitation(shardId: number, traitId: number, now: number): Promise<boolean> {
     return (
       (await this.changes('INSERT INTO shard_citations (shard_id, trait_id, created_at) VALUES (:shardId, :traitId, :now) ON CONFLICT DO NOTHING', {
@@ -377,7 +401,9 @@ export class PostgresWorkerStore {
       const soul = await this.awakeSoulRow(soulId);
       const active = await this.activeCount(soulId);
       if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+      await this.assertPrincipleFree(soulId, input.principle, 0, (holder) => new ValidationError('principle', duplicatePrincipleMessage(holder)));
       await this.assertShardsExist(input.citeShardIds);
+      await this.assertShardsOfSoul(soul, input.citeShardIds, (message) => new ValidationError('citeShardIds', message), null);
       const row = await this.get(
         `INSERT INTO soul_traits (soul_id, principle, provenance, generation, status, created_at, updated_at)
          VALUES (:soulId, :principle, :provenance, :generation, 'active', :now, :now) RETURNING id`,
@@ -395,6 +421,7 @@ export class PostgresWorkerStore {
       const trait = await this.traitRow(id);
       await this.awakeSoulRow(trait.soulId);
       if (trait.status !== 'active') throw new InvalidStateError(`trait ${id} is ${trait.status}: only active traits can be revised`);
+      if (patch.principle !== undefined) await this.assertPrincipleFree(trait.soulId, patch.principle, id, (holder) => new ValidationError('principle', duplicatePrincipleMessage(holder)));
       await this.changes('UPDATE soul_traits SET principle = :principle, provenance = :provenance, updated_at = :now WHERE id = :id', {
         id,
         principle: patch.principle ?? trait.principle,
@@ -417,6 +444,7 @@ export class PostgresWorkerStore {
         if (trait.status === 'active') throw new InvalidStateError(`trait ${id} is already active`);
         const active = await this.activeCount(trait.soulId);
         if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+        await this.assertPrincipleFree(trait.soulId, trait.principle, id, (holder) => new InvalidStateError(`trait ${id} cannot be reactivated: ${duplicatePrincipleMessage(holder)}`));
       }
       await this.changes('UPDATE soul_traits SET status = :status, merged_into = NULL, updated_at = :now WHERE id = :id', { id, status, now });
       await this.touchSoul(trait.soulId, now);
@@ -452,14 +480,53 @@ export class PostgresWorkerStore {
     return counts;
   }
 
-  citeShard(shardId: number, traitId: number, now: number): Promise<void> {
+  citeShards(traitId: number, shardIds: readonly number[], now: number): Promise<number[]> {
     return this.transaction(async () => {
       const trait = await this.traitRow(traitId);
-      await this.assertShardsExist([shardId]);
-      await this.awakeSoulRow(trait.soulId);
+      await this.assertShardsExist(shardIds);
+      const soul = await this.awakeSoulRow(trait.soulId);
       if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only active traits can cite shards`);
-      if (await this.insertCitation(shardId, traitId, now)) await this.touchSoul(trait.soulId, now);
+      await this.assertShardsOfSoul(soul, shardIds, (message) => new InvalidStateError(message), traitId);
+      const cited: number[] = [];
+      for (const shardId of new Set(shardIds)) if (await this.insertCitation(shardId, traitId, now)) cited.push(shardId);
+      if (cited.length > 0) await this.touchSoul(trait.soulId, now);
+      return cited;
     });
+  }
+
+  unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): Promise<{ gate: GateStats[] }> {
+    return this.transaction(async () => {
+      const trait = await this.traitRow(traitId);
+      await this.assertShardsExist(shardIds);
+      await this.awakeSoulRow(trait.soulId);
+      if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only an active trait's citations can be taken back`);
+      const ids = [...new Set(shardIds)];
+      const cited = new Set(
+        (await this.all('SELECT shard_id FROM shard_citations WHERE trait_id = :traitId AND shard_id = ANY(:ids::bigint[])', { traitId, ids })).map((r) => Number(r.shard_id)),
+      );
+      const uncited = ids.filter((id) => !cited.has(id));
+      if (uncited.length > 0) throw new InvalidStateError(`trait ${traitId} does not cite ${uncited.length === 1 ? 'shard' : 'shards'} ${uncited.join(', ')}: nothing to take back`);
+      // The souls whose gate the un-faded shards change are locked before their shards are.
+      await this.lockSouls(await this.soulsOfShards(ids));
+      await this.changes('DELETE FROM shard_citations WHERE trait_id = :traitId AND shard_id = ANY(:ids::bigint[])', { traitId, ids });
+      await this.touchSoul(trait.soulId, now);
+      return { gate: await this.unfade(ids, now, shardFadeCitations, cutoff) };
+    });
+  }
+
+  /** Shards among these that are faded but no longer exhausted return to pending; the cheap gate of their souls, with them as the new evidence. */
+  private async unfade(shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): Promise<GateStats[]> {
+    const unfaded = (
+      await this.all(
+        `UPDATE soul_shards SET status = 'pending', updated_at = :now
+         WHERE id = ANY(:ids::bigint[]) AND status = 'faded' AND ${citingTraitCount('soul_shards.id')} < :threshold
+         RETURNING id`,
+        { now, ids: [...shardIds], threshold: shardFadeCitations },
+      )
+    )
+      .map((r) => Number(r.id))
+      .sort((a, b) => a - b);
+    return unfaded.length === 0 ? [] : this.gate(await this.soulsOfShards(unfaded), cutoff, unfaded);
   }
 
   private async citations(column: 'trait_id' | 'shard_id', ids: readonly number[]): Promise<Citation[]> {
@@ -535,8 +602,12 @@ export class PostgresWorkerStore {
           now,
           ids: [...group.sourceTraitIds],
         });
+        await this.changes(carrySourceCitationsSql('(SELECT unnest(:ids::bigint[]))', ':mergedId::bigint'), { mergedId, ids: [...group.sourceTraitIds] });
       }
       await this.changes(`UPDATE soul_traits SET status = 'promoted', updated_at = :now WHERE id = ANY(:ids::bigint[])`, { now, ids: [...plan.promotedTraitIds] });
+      for (const [i, group] of plan.consolidations.entries()) {
+        await this.assertPrincipleFree(soulId, group.mergedPrinciple, merged[i], (holder) => new InvalidStateError(`consolidation ${i + 1} would repeat a principle: ${duplicatePrincipleMessage(holder)}`));
+      }
       const carried: CarriedTrait[] = (
         await this.all('SELECT id, generation FROM soul_traits WHERE id = ANY(:ids::bigint[]) ORDER BY id', { ids: [...plan.carriedTraitIds] })
       ).map((r) => ({ id: Number(r.id), generation: Number(r.generation) }));
@@ -555,10 +626,11 @@ export class PostgresWorkerStore {
     });
   }
 
-  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number): Promise<{ event: LevelEvent; gate: GateStats[] }> {
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number, levelEventId: number | null = null): Promise<{ event: LevelEvent; gate: GateStats[] }> {
     return this.transaction(async () => {
       const soul = await this.awakeSoulRow(soulId);
       const row = await this.get('SELECT * FROM soul_levels WHERE soul_id = :soulId AND reverted_at IS NULL ORDER BY id DESC LIMIT 1', { soulId });
+      if (levelEventId !== null) checkRevertTarget(soulId, levelEventId, await this.get('SELECT soul_id, reverted_at FROM soul_levels WHERE id = :id', { id: levelEventId }), row);
       if (!row) throw new InvalidStateError(`soul ${soulId} has no level-up to revert`);
       const event = toLevelEvent(row);
       const saved = JSON.parse(String(row.traits_updated_before)) as TraitTime[];
@@ -580,17 +652,6 @@ export class PostgresWorkerStore {
       await this.changes('UPDATE soul_traits SET merged_into = NULL WHERE merged_into = ANY(:ids::bigint[])', { ids: merged });
       await this.changes('DELETE FROM shard_citations WHERE trait_id = ANY(:ids::bigint[])', { ids: merged });
       await this.changes('DELETE FROM soul_traits WHERE id = ANY(:ids::bigint[])', { ids: merged });
-      const unfaded = (
-        await this.all(
-          `UPDATE soul_shards SET status = 'pending', updated_at = :now
-           WHERE id = ANY(:ids::bigint[]) AND status = 'faded'
-             AND (SELECT COUNT(DISTINCT trait_id) FROM shard_citations c WHERE c.shard_id = soul_shards.id) < :threshold
-           RETURNING id`,
-          { now, ids: citedShards, threshold: shardFadeCitations },
-        )
-      )
-        .map((r) => Number(r.id))
-        .sort((a, b) => a - b);
       for (const carried of event.carried) {
         await this.changes('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { id: carried.id, generation: carried.generation, now });
       }
@@ -605,8 +666,7 @@ export class PostgresWorkerStore {
         now,
       });
       await this.changes('UPDATE soul_levels SET reverted_at = :now WHERE id = :id', { id: event.id, now });
-      const gate = unfaded.length === 0 ? [] : await this.gate(await this.soulsOfShards(unfaded), cutoff, unfaded);
-      return { event: { ...event, revertedAt: now }, gate };
+      return { event: { ...event, revertedAt: now }, gate: await this.unfade(citedShards, now, shardFadeCitations, cutoff) };
     });
   }
 
@@ -749,7 +809,7 @@ export class PostgresWorkerStore {
   fadeExhaustedShards(threshold: number, now: number, cutoff: number): Promise<{ fadedCount: number; gate: GateStats[] }> {
     return this.transaction(async () => {
       const exhaustedSql = `SELECT s.id FROM soul_shards s WHERE s.status = 'pending'
-           AND s.id IN (SELECT shard_id FROM shard_citations GROUP BY shard_id HAVING COUNT(DISTINCT trait_id) >= :threshold) ORDER BY s.id`;
+           AND s.id IN (${exhaustedShardIdsSql}) ORDER BY s.id`;
       const exhausted = (await this.all(exhaustedSql, { threshold })).map((r) => Number(r.id));
       if (exhausted.length === 0) return { fadedCount: 0, gate: [] };
       const soulIds = await this.soulsOfShards(exhausted);

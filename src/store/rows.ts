@@ -1,5 +1,5 @@
 // Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
-import { ValidationError } from '../engine/errors.ts';
+import { InvalidStateError, NotFoundError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, Trait, TraitStatus } from '../engine/model.ts';
 import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter } from './store.ts';
 
@@ -271,4 +271,41 @@ export function readinessQuery(dialect: Dialect): string {
   WHERE ${considered('s')}
   GROUP BY so.id
   ORDER BY so.id`;
+}
+
+/**
+ * The ids of shards cited by at least `:threshold` distinct traits (SPEC §3, fading). A merged trait carries its
+ * sources' citations (SPEC §12); such a carried citation is the same use of the evidence, so it does not count again.
+ */
+const notCarried = `NOT EXISTS (SELECT 1 FROM shard_citations sc JOIN soul_traits src ON src.id = sc.trait_id WHERE sc.shard_id = c.shard_id AND src.merged_into = c.trait_id)`;
+export const exhaustedShardIdsSql = `SELECT c.shard_id FROM shard_citations c WHERE ${notCarried} GROUP BY c.shard_id HAVING COUNT(DISTINCT c.trait_id) >= :threshold`;
+
+/** How many distinct traits count as citing the shard `shardColumn` names, by the rule of exhaustedShardIdsSql. */
+export const citingTraitCount = (shardColumn: string) => `(SELECT COUNT(DISTINCT c.trait_id) FROM shard_citations c WHERE c.shard_id = ${shardColumn} AND ${notCarried})`;
+
+/** A trait's new citations start from its consolidation sources' citations, each shard once, at its earliest citation time. */
+export const carrySourceCitationsSql = (sourceList: string, mergedId: string) => `INSERT INTO shard_citations (shard_id, trait_id, created_at)
+  SELECT shard_id, ${mergedId}, MIN(created_at) FROM shard_citations WHERE trait_id IN ${sourceList} GROUP BY shard_id`;
+
+/** "shard 5 is attributed to soul 2 (Bo), not to soul 1 (Ada), the soul of trait 9". */
+export function foreignShardMessage(shardId: number, shardSouls: ReadonlyArray<{ id: number; name: string }>, soul: { id: number; name: string }, traitId: number | null): string {
+  const owners = shardSouls.length === 0 ? 'no soul' : `${shardSouls.length === 1 ? 'soul' : 'souls'} ${shardSouls.map((s) => `${s.id} (${s.name})`).join(', ')}`;
+  const whose = traitId === null ? 'the soul of the new trait' : `the soul of trait ${traitId}`;
+  return `shard ${shardId} is attributed to ${owners}, not to soul ${soul.id} (${soul.name}), ${whose}: a trait cites only its own soul's shards`;
+}
+
+/** "an active trait (12) already has this principle". */
+export const duplicatePrincipleMessage = (traitId: number) => `active trait ${traitId} already has this principle`;
+
+/**
+ * With an event id a revert is retry-safe (SPEC §12): it reverts that event only while it is the soul's latest
+ * unreverted one, so a second call with the same id is refused instead of undoing the level-up before it.
+ */
+export function checkRevertTarget(soulId: number, levelEventId: number, asked: Row | undefined, latest: Row | undefined): void {
+  if (!asked) throw new NotFoundError('LevelEvent', levelEventId);
+  if (Number(asked.soul_id) !== soulId) throw new InvalidStateError(`level-up ${levelEventId} is of soul ${Number(asked.soul_id)}, not of soul ${soulId}`);
+  if (asked.reverted_at !== null) throw new InvalidStateError(`level-up ${levelEventId} is already reverted`);
+  if (!latest || Number(latest.id) !== levelEventId) {
+    throw new InvalidStateError(`level-up ${levelEventId} is not the latest of soul ${soulId}: revert level-up ${latest ? Number(latest.id) : '?'} first`);
+  }
 }

@@ -4,7 +4,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { considered, evidenceTime as sharedEvidenceTime, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect } from './rows.ts';
+import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -498,6 +498,31 @@ export class SqliteStore implements SoulsStore {
     if (missing !== undefined) throw new NotFoundError('Shard', missing);
   }
 
+  /** Two active traits of a soul never share a principle (compared as stored: both went through the same normalization). */
+  private assertPrincipleFree(soulId: number, principle: string, exceptId: number, refusal: (holder: number) => Error): void {
+    const holder = this.get(`SELECT id FROM soul_traits WHERE soul_id = :soulId AND status = 'active' AND principle = :principle AND id != :exceptId ORDER BY id LIMIT 1`, {
+      soulId,
+      principle,
+      exceptId,
+    });
+    if (holder) throw refusal(Number(holder.id));
+  }
+
+  /** A trait cites only shards attributed to its own soul (SPEC §12); the refusal names the shard's souls and the trait's. */
+  private assertShardsOfSoul(soul: Soul, shardIds: readonly number[], refusal: (message: string) => Error, traitId: number | null): void {
+    if (shardIds.length === 0) return;
+    const own = new Set(
+      this.all(`SELECT shard_id FROM shard_souls WHERE soul_id = :soulId AND shard_id IN ${inList('ids')}`, { soulId: soul.id, ids: json(shardIds) }).map((r) => Number(r.shard_id)),
+    );
+    const foreign = shardIds.find((id) => !own.has(id));
+    if (foreign === undefined) return;
+    const owners = this.all('SELECT so.id, so.name FROM shard_souls ss JOIN souls so ON so.id = ss.soul_id WHERE ss.shard_id = :id ORDER BY so.id', { id: foreign }).map((r) => ({
+      id: Number(r.id),
+      name: String(r.name),
+    }));
+    throw refusal(foreignShardMessage(foreign, owners, soul, traitId));
+  }
+
   private insertCitation(shardId: number, traitId: number, now: number): boolean {
     return this.run('INSERT OR IGNORE INTO shard_citations (shard_id, trait_id, created_at) VALUES (:shardId, :traitId, :now)', { shardId, traitId, now }).changes > 0;
   }
@@ -507,7 +532,9 @@ export class SqliteStore implements SoulsStore {
       const soul = this.awakeSoulRow(soulId);
       const active = this.activeCount(soulId);
       if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+      this.assertPrincipleFree(soulId, input.principle, 0, (holder) => new ValidationError('principle', duplicatePrincipleMessage(holder)));
       this.assertShardsExist(input.citeShardIds);
+      this.assertShardsOfSoul(soul, input.citeShardIds, (message) => new ValidationError('citeShardIds', message), null);
       const { lastInsertRowid: id } = this.run(
         `INSERT INTO soul_traits (soul_id, principle, provenance, generation, status, created_at, updated_at)
          VALUES (:soulId, :principle, :provenance, :generation, 'active', :now, :now)`,
@@ -524,6 +551,7 @@ export class SqliteStore implements SoulsStore {
       const trait = this.traitRow(id);
       this.awakeSoulRow(trait.soulId);
       if (trait.status !== 'active') throw new InvalidStateError(`trait ${id} is ${trait.status}: only active traits can be revised`);
+      if (patch.principle !== undefined) this.assertPrincipleFree(trait.soulId, patch.principle, id, (holder) => new ValidationError('principle', duplicatePrincipleMessage(holder)));
       this.run('UPDATE soul_traits SET principle = :principle, provenance = :provenance, updated_at = :now WHERE id = :id', {
         id,
         principle: patch.principle ?? trait.principle,
@@ -546,6 +574,7 @@ export class SqliteStore implements SoulsStore {
         if (trait.status === 'active') throw new InvalidStateError(`trait ${id} is already active`);
         const active = this.activeCount(trait.soulId);
         if (active >= traitLimit) throw new CapacityError(traitLimit, active);
+        this.assertPrincipleFree(trait.soulId, trait.principle, id, (holder) => new InvalidStateError(`trait ${id} cannot be reactivated: ${duplicatePrincipleMessage(holder)}`));
       }
       this.run('UPDATE soul_traits SET status = :status, merged_into = NULL, updated_at = :now WHERE id = :id', { id, status, now });
       this.touchSoul(trait.soulId, now);
@@ -582,14 +611,49 @@ export class SqliteStore implements SoulsStore {
     return counts;
   }
 
-  citeShard(shardId: number, traitId: number, now: number): void {
-    this.transaction(() => {
+  citeShards(traitId: number, shardIds: readonly number[], now: number): number[] {
+    return this.transaction(() => {
       const trait = this.traitRow(traitId);
-      this.assertShardsExist([shardId]);
-      this.awakeSoulRow(trait.soulId);
+      this.assertShardsExist(shardIds);
+      const soul = this.awakeSoulRow(trait.soulId);
       if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only active traits can cite shards`);
-      if (this.insertCitation(shardId, traitId, now)) this.touchSoul(trait.soulId, now);
+      this.assertShardsOfSoul(soul, shardIds, (message) => new InvalidStateError(message), traitId);
+      const cited = [...new Set(shardIds)].filter((shardId) => this.insertCitation(shardId, traitId, now));
+      if (cited.length > 0) this.touchSoul(trait.soulId, now);
+      return cited;
     });
+  }
+
+  unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): { gate: GateStats[] } {
+    return this.transaction(() => {
+      const trait = this.traitRow(traitId);
+      this.assertShardsExist(shardIds);
+      this.awakeSoulRow(trait.soulId);
+      if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only an active trait's citations can be taken back`);
+      const ids = [...new Set(shardIds)];
+      const cited = new Set(
+        this.all(`SELECT shard_id FROM shard_citations WHERE trait_id = :traitId AND shard_id IN ${inList('ids')}`, { traitId, ids: json(ids) }).map((r) => Number(r.shard_id)),
+      );
+      const uncited = ids.filter((id) => !cited.has(id));
+      if (uncited.length > 0) throw new InvalidStateError(`trait ${traitId} does not cite ${uncited.length === 1 ? 'shard' : 'shards'} ${uncited.join(', ')}: nothing to take back`);
+      this.run(`DELETE FROM shard_citations WHERE trait_id = :traitId AND shard_id IN ${inList('ids')}`, { traitId, ids: json(ids) });
+      this.touchSoul(trait.soulId, now);
+      return { gate: this.unfade(ids, now, shardFadeCitations, cutoff) };
+    });
+  }
+
+  /** Shards among these that are faded but no longer exhausted return to pending; the cheap gate of their souls, with them as the new evidence. */
+  private unfade(shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): GateStats[] {
+    const unfaded = this.all(
+      `UPDATE soul_shards SET status = 'pending', updated_at = :now
+       WHERE id IN ${inList('ids')} AND status = 'faded' AND ${citingTraitCount('soul_shards.id')} < :threshold
+       RETURNING id`,
+      { now, ids: json(shardIds), threshold: shardFadeCitations },
+    ).map((r) => Number(r.id));
+    if (unfaded.length === 0) return [];
+    const soulIds = this.soulsOfShards(unfaded);
+    this.forgetGate(soulIds);
+    return this.gate(soulIds, cutoff, `s.id IN ${inList('unfaded')}`, { unfaded: json(unfaded) });
   }
 
   private citations(column: 'trait_id' | 'shard_id', ids: readonly number[]): Citation[] {
@@ -663,8 +727,10 @@ export class SqliteStore implements SoulsStore {
           now,
           ids: json(group.sourceTraitIds),
         });
+        this.run(carrySourceCitationsSql(inList('ids'), ':mergedId'), { mergedId, ids: json(group.sourceTraitIds) });
       }
       this.run(`UPDATE soul_traits SET status = 'promoted', updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: json(plan.promotedTraitIds) });
+      plan.consolidations.forEach((group, i) => this.assertPrincipleFree(soulId, group.mergedPrinciple, merged[i], (holder) => new InvalidStateError(`consolidation ${i + 1} would repeat a principle: ${duplicatePrincipleMessage(holder)}`)));
       const carried: CarriedTrait[] = this.all(`SELECT id, generation FROM soul_traits WHERE id IN ${inList('ids')} ORDER BY id`, {
         ids: json(plan.carriedTraitIds),
       }).map((r) => ({ id: Number(r.id), generation: Number(r.generation) }));
@@ -679,10 +745,11 @@ export class SqliteStore implements SoulsStore {
     });
   }
 
-  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number): { event: LevelEvent; gate: GateStats[] } {
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number, levelEventId: number | null = null): { event: LevelEvent; gate: GateStats[] } {
     return this.transaction(() => {
       const soul = this.awakeSoulRow(soulId);
       const row = this.get('SELECT * FROM soul_levels WHERE soul_id = :soulId AND reverted_at IS NULL ORDER BY id DESC LIMIT 1', { soulId });
+      if (levelEventId !== null) checkRevertTarget(soulId, levelEventId, this.get('SELECT soul_id, reverted_at FROM soul_levels WHERE id = :id', { id: levelEventId }), row);
       if (!row) throw new InvalidStateError(`soul ${soulId} has no level-up to revert`);
       const event = toLevelEvent(row);
       const saved = JSON.parse(String(row.traits_updated_before)) as TraitTime[];
@@ -695,19 +762,10 @@ export class SqliteStore implements SoulsStore {
       const restored = json([...event.consolidated, ...event.promoted]);
       this.run(`UPDATE soul_traits SET status = 'active', merged_into = NULL, updated_at = :now WHERE id IN ${inList('ids')}`, { now, ids: restored });
       const merged = json(event.merged);
-      const citedShards = json(
-        this.all(`SELECT DISTINCT shard_id FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged }).map((r) => Number(r.shard_id)),
-      );
+      const citedShards = this.all(`SELECT DISTINCT shard_id FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged }).map((r) => Number(r.shard_id));
       this.run(`UPDATE soul_traits SET merged_into = NULL WHERE merged_into IN ${inList('ids')}`, { ids: merged });
       this.run(`DELETE FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged });
       this.run(`DELETE FROM soul_traits WHERE id IN ${inList('ids')}`, { ids: merged });
-      const unfaded = this.all(
-        `UPDATE soul_shards SET status = 'pending', updated_at = :now
-         WHERE id IN ${inList('ids')} AND status = 'faded'
-           AND (SELECT COUNT(DISTINCT trait_id) FROM shard_citations c WHERE c.shard_id = soul_shards.id) < :threshold
-         RETURNING id`,
-        { now, ids: citedShards, threshold: shardFadeCitations },
-      ).map((r) => Number(r.id));
       for (const carried of event.carried) {
         this.run('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { ...carried, now });
       }
@@ -721,11 +779,7 @@ export class SqliteStore implements SoulsStore {
         now,
       });
       this.run('UPDATE soul_levels SET reverted_at = :now WHERE id = :id', { id: event.id, now });
-      if (unfaded.length === 0) return { event: { ...event, revertedAt: now }, gate: [] };
-      const soulIds = this.soulsOfShards(unfaded);
-      this.forgetGate(soulIds);
-      const gate = this.gate(soulIds, cutoff, `s.id IN ${inList('unfaded')}`, { unfaded: json(unfaded) });
-      return { event: { ...event, revertedAt: now }, gate };
+      return { event: { ...event, revertedAt: now }, gate: this.unfade(citedShards, now, shardFadeCitations, cutoff) };
     });
   }
 
@@ -1074,7 +1128,7 @@ export class SqliteStore implements SoulsStore {
     return this.transaction(() => {
       const exhausted = this.all(
         `SELECT s.id FROM soul_shards s WHERE s.status = 'pending'
-           AND s.id IN (SELECT shard_id FROM shard_citations GROUP BY shard_id HAVING COUNT(DISTINCT trait_id) >= :threshold)`,
+           AND s.id IN (${exhaustedShardIdsSql})`,
         { threshold },
       ).map((r) => Number(r.id));
       if (exhausted.length === 0) return { fadedCount: 0, gate: [] };

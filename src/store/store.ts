@@ -27,7 +27,13 @@ export interface SoulsStore {
   getTraits(ids: readonly number[]): Map<number, Trait>;
   listTraits(soulIds: readonly number[], filter?: TraitFilter): Trait[];
   countActiveTraits(soulIds: readonly number[]): Map<number, number>;
-  citeShard(shardId: number, traitId: number, now: number): void;
+  /** Cites the shards (each attributed to the trait's soul) from an active trait; returns the ids it did not cite before, in the order given. */
+  citeShards(traitId: number, shardIds: readonly number[], now: number): number[];
+  /**
+   * Takes the trait's citations of the shards back (refused, nothing written, when one is not cited), un-fades any of them
+   * that falls below `shardFadeCitations`, and evaluates the cheap gate for their souls.
+   */
+  unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): { gate: GateStats[] };
   /** Citations of the given traits, oldest first. */
   citationsOfTraits(traitIds: readonly number[]): Citation[];
   /** Citations of the given shards, oldest first. */
@@ -41,8 +47,11 @@ export interface SoulsStore {
 
   // Level-ups
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent;
-  /** Also un-fades shards the merged traits' citations exhausted, and evaluates the cheap gate for their souls. */
-  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number): { event: LevelEvent; gate: GateStats[] };
+  /**
+   * Reverts the latest unreverted level-up, or the event `levelEventId` when given, only if it is that latest one.
+   * Also un-fades shards the merged traits' citations exhausted, and evaluates the cheap gate for their souls.
+   */
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number, levelEventId?: number | null): { event: LevelEvent; gate: GateStats[] };
   levelHistory(soulIds: readonly number[]): LevelEvent[];
   getLevelEvents(ids: readonly number[]): Map<number, LevelEvent>;
 

@@ -582,8 +582,8 @@ export const operations: readonly Operation[] = [
   {
     name: 'revertLevelUp',
     kind: 'mutation',
-    document: `mutation RevertLevelUp($soulId: ID!) { revertLevelUp(soulId: $soulId) { __typename ... on RevertLevelUpPayload { soul { id level } event { id revertedAt } } ${errors('NotFoundError', 'InvalidStateError')} } }`,
-    variables: (g) => ({ soulId: soulId(g) }),
+    document: `mutation RevertLevelUp($soulId: ID!, $levelEventId: ID) { revertLevelUp(soulId: $soulId, levelEventId: $levelEventId) { __typename ... on RevertLevelUpPayload { soul { id level } event { id revertedAt } } ${errors('NotFoundError', 'InvalidStateError')} } }`,
+    variables: (g) => ({ soulId: soulId(g), levelEventId: g.rng.chance(0.5) ? String(g.rng.between(1, 40)) : null }),
   },
   {
     name: 'dropShard',
@@ -601,6 +601,12 @@ export const operations: readonly Operation[] = [
     name: 'citeShard',
     kind: 'mutation',
     document: `mutation Cite($shardId: ID!, $traitId: ID!) { citeShard(shardId: $shardId, traitId: $traitId) { __typename ... on CiteShardPayload { shard { id status } trait { id } } ${errors('NotFoundError', 'InvalidStateError')} } }`,
+    variables: (g) => ({ shardId: shardId(g), traitId: traitId(g) }),
+  },
+  {
+    name: 'unciteShard',
+    kind: 'mutation',
+    document: `mutation Uncite($shardId: ID!, $traitId: ID!) { unciteShard(shardId: $shardId, traitId: $traitId) { __typename ... on CiteShardPayload { shard { id status } trait { id } readySouls { id } } ${errors('NotFoundError', 'InvalidStateError')} } }`,
     variables: (g) => ({ shardId: shardId(g), traitId: traitId(g) }),
   },
   {
@@ -1211,9 +1217,12 @@ export async function writePoolRows(client: Client, protectedIds: ReadonlySet<nu
   }));
   all.shards = (await write(client, MUTATE.dropShards, { inputs })).shards.map((s: { id: string }) => Number(s.id));
   const shardTargets = all.shards.filter((id) => !protectedIds.has(id));
+  const ownersOf = new Map<number, number[]>(all.shards.map((id, i) => [id, inputs[i].soulIds.map(Number)]));
   for (const soul of targets) {
+    // A trait cites only its own soul's shards (SPEC §12).
+    const own = shardTargets.filter((id) => ownersOf.get(id)!.includes(soul));
     for (let t = 0; t < 3; t++) {
-      const cite = shardTargets.length > 0 ? [String(rng.pick(shardTargets))] : [];
+      const cite = own.length > 0 ? [String(rng.pick(own))] : [];
       const id = Number((await write(client, MUTATE.addTrait, { soulId: String(soul), input: { principle: sentence(rng), provenance: sentence(rng), citeShardIds: cite } })).trait.id);
       all.traits.push(id);
       if (!protectedIds.has(id)) all.traitsOf.set(soul, [...(all.traitsOf.get(soul) ?? []), id]);

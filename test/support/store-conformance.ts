@@ -142,11 +142,11 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(store.updateTrait(trait.id, { principle: 'p2' }, NOW + 3)).toMatchObject({ principle: 'p2', provenance: 'v', updatedAt: NOW + 3 });
       expect(store.setTraitStatus(other.id, 'reverted', NOW + 4, 2).status).toBe('reverted');
       expect(() => store.updateTrait(other.id, { principle: 'x' }, NOW)).toThrow(InvalidStateError);
-      expect(() => store.citeShard(shardIds[0], other.id, NOW)).toThrow(InvalidStateError);
+      expect(() => store.citeShards(other.id, [shardIds[0]], NOW)).toThrow(InvalidStateError);
       expect(store.setTraitStatus(other.id, 'active', NOW + 5, 2).status).toBe('active');
       expect(() => store.setTraitStatus(other.id, 'active', NOW, 2)).toThrow(InvalidStateError);
-      store.citeShard(shardIds[0], other.id, NOW + 6);
-      store.citeShard(shardIds[0], other.id, NOW + 7);
+      expect(store.citeShards(other.id, [shardIds[0]], NOW + 6)).toEqual([shardIds[0]]);
+      expect(store.citeShards(other.id, [shardIds[0]], NOW + 7)).toEqual([]);
       expect(store.citationsOfTraits([trait.id, other.id])).toEqual([
         { shardId: shardIds[0], traitId: trait.id, createdAt: NOW + 1 },
         { shardId: shardIds[1], traitId: trait.id, createdAt: NOW + 1 },
@@ -160,6 +160,56 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect([...store.getTraits([trait.id, 999]).keys()]).toEqual([trait.id]);
       store.setDormancy(soul.id, { dormantAt: NOW + 8 }, NOW + 8);
       expect(() => store.insertTrait(soul.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 5)).toThrow(InvalidStateError);
+    }));
+    it('keeps active principles unique, cites only the trait\'s soul\'s shards, and takes citations back (un-fading), all or nothing', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Fay', slug: null, essence: 'e', description: '' }, NOW);
+      const other = store.insertSoul({ name: 'Gus', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds: own } = store.insertShards([shard([soul.id], 'mine one'), shard([soul.id], 'mine two'), shard([soul.id, other.id], 'ours')], NOW, 0);
+      const { shardIds: [foreign] } = store.insertShards([shard([other.id], 'theirs')], NOW, 0);
+      const p = store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: [own[0]] }, NOW + 1, 10);
+      const q = store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [] }, NOW + 2, 10);
+      const refusal = (work: () => unknown) => {
+        try {
+          work();
+        } catch (e) {
+          return e;
+        }
+        throw new Error('expected a refusal');
+      };
+      expect(refusal(() => store.insertTrait(soul.id, { principle: 'p', provenance: 'w', citeShardIds: [] }, NOW + 3, 10))).toMatchObject({
+        constructor: ValidationError,
+        field: 'principle',
+        message: `active trait ${p.id} already has this principle`,
+      });
+      expect(refusal(() => store.updateTrait(q.id, { principle: 'p' }, NOW + 3))).toMatchObject({ constructor: ValidationError, field: 'principle' });
+      expect(refusal(() => store.insertTrait(soul.id, { principle: 'r', provenance: 'v', citeShardIds: [own[1], foreign] }, NOW + 3, 10))).toMatchObject({
+        constructor: ValidationError,
+        field: 'citeShardIds',
+        message: `shard ${foreign} is attributed to soul ${other.id} (Gus), not to soul ${soul.id} (Fay), the soul of the new trait: a trait cites only its own soul's shards`,
+      });
+      expect(refusal(() => store.citeShards(q.id, [own[1], foreign], NOW + 3))).toBeInstanceOf(InvalidStateError);
+      expect(store.listTraits([soul.id]).map((t) => t.id)).toEqual([p.id, q.id]);
+      expect(store.citationsOfTraits([p.id, q.id])).toEqual([{ shardId: own[0], traitId: p.id, createdAt: NOW + 1 }]);
+      // A reverted trait cannot come back while an active one has its principle.
+      store.setTraitStatus(q.id, 'reverted', NOW + 4, 10);
+      const q2 = store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [] }, NOW + 5, 10);
+      expect(refusal(() => store.setTraitStatus(q.id, 'active', NOW + 6, 10))).toMatchObject({
+        constructor: InvalidStateError,
+        message: `trait ${q.id} cannot be reactivated: active trait ${q2.id} already has this principle`,
+      });
+      expect(store.citeShards(q2.id, [own[2], own[0], own[2]], NOW + 7)).toEqual([own[2], own[0]]);
+      expect(store.citeShards(q2.id, [own[0]], NOW + 8)).toEqual([]);
+      expect(store.fadeExhaustedShards(2, NOW + 9, 0)).toMatchObject({ fadedCount: 1 });
+      expect(refusal(() => store.unciteShards(q2.id, [own[0], own[1]], NOW + 10, 2, 0))).toMatchObject({
+        constructor: InvalidStateError,
+        message: `trait ${q2.id} does not cite shard ${own[1]}: nothing to take back`,
+      });
+      expect(store.citationsOfTraits([q2.id]).map((c) => c.shardId).sort((a, b) => a - b)).toEqual([own[0], own[2]]);
+      const { gate } = store.unciteShards(q2.id, [own[0]], NOW + 11, 2, 0);
+      expect(gate).toEqual([expect.objectContaining({ soulId: soul.id, beforeShardIds: [own[1], own[2]], shardIds: own })]);
+      expect(store.getShards([own[0]]).get(own[0])!.status).toBe('pending');
+      expect(store.citationsOfTraits([q2.id]).map((c) => c.shardId)).toEqual([own[2]]);
+      expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ updatedAt: NOW + 11, orderedAt: NOW + 11 });
     }));
   });
 
@@ -195,7 +245,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         ]),
       );
       expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ essence: 'after', level: 1, orderedAt: NOW + 10 });
-      store.citeShard(shardIds[0], merged, NOW + 11);
+      store.citeShards(merged, [shardIds[0]], NOW + 11);
       expect(store.fadeExhaustedShards(2, NOW + 12, 0)).toMatchObject({ fadedCount: 1 });
       expect(store.getShards(shardIds).get(shardIds[0])!.status).toBe('faded');
       const reverted = store.revertLevelUp(soul.id, NOW + 20, 2, 0);
@@ -215,6 +265,44 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(() => store.revertLevelUp(soul.id, NOW + 21, 2, 0)).toThrow(InvalidStateError);
       // A sequence never names a deleted trait again.
       expect(store.insertTrait(soul.id, { principle: 'new', provenance: 'v', citeShardIds: [] }, NOW + 22, 10).id).toBeGreaterThan(merged);
+    }));
+    it('gives a merged trait its sources\' citations (not counted again for fading), guards merged principles, and reverts by event id only once', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Hal', slug: null, essence: 'before', description: '' }, NOW);
+      const { shardIds: s } = store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two'), shard([soul.id], 'three')], NOW, 0);
+      const a = store.insertTrait(soul.id, { principle: 'a', provenance: 'v', citeShardIds: [s[0], s[1]] }, NOW + 1, 10);
+      const b = store.insertTrait(soul.id, { principle: 'b', provenance: 'v', citeShardIds: [s[1], s[2]] }, NOW + 2, 10);
+      const c = store.insertTrait(soul.id, { principle: 'c', provenance: 'v', citeShardIds: [] }, NOW + 3, 10);
+      const plan = (mergedPrinciple: string, newEssence: string, ids: number[]) => ({
+        activeTraitIds: [...ids, c.id],
+        newEssence,
+        consolidations: [{ sourceTraitIds: ids, mergedPrinciple, mergedProvenance: 'v' }],
+        promotedTraitIds: [],
+        carriedTraitIds: [c.id],
+      });
+      expect(() => store.applyLevelUp(soul.id, plan('c', 'after', [a.id, b.id]), NOW + 4)).toThrow(InvalidStateError);
+      expect(store.levelHistory([soul.id])).toEqual([]);
+      expect(store.listTraits([soul.id]).map((t) => t.status)).toEqual(['active', 'active', 'active']);
+      const first = store.applyLevelUp(soul.id, plan('a', 'after', [a.id, b.id]), NOW + 10);
+      const merged = first.merged[0];
+      expect(store.citationsOfTraits([merged])).toEqual([
+        { shardId: s[0], traitId: merged, createdAt: NOW + 1 },
+        { shardId: s[1], traitId: merged, createdAt: NOW + 1 },
+        { shardId: s[2], traitId: merged, createdAt: NOW + 2 },
+      ]);
+      // s1, cited by a and b, is exhausted; the merged trait's carried citations add no use.
+      expect(store.fadeExhaustedShards(2, NOW + 11, 0)).toMatchObject({ fadedCount: 1 });
+      const statuses = store.getShards(s);
+      expect(s.map((id) => statuses.get(id)!.status)).toEqual(['pending', 'faded', 'pending']);
+      const second = store.applyLevelUp(soul.id, { activeTraitIds: [merged, c.id], newEssence: 'later', consolidations: [], promotedTraitIds: [c.id], carriedTraitIds: [merged] }, NOW + 12);
+      expect(() => store.revertLevelUp(soul.id, NOW + 13, 2, 0, first.id)).toThrow(`level-up ${first.id} is not the latest of soul ${soul.id}: revert level-up ${second.id} first`);
+      expect(() => store.revertLevelUp(soul.id, NOW + 13, 2, 0, 999)).toThrow(NotFoundError);
+      expect(store.revertLevelUp(soul.id, NOW + 14, 2, 0, second.id).event).toMatchObject({ id: second.id, revertedAt: NOW + 14 });
+      expect(() => store.revertLevelUp(soul.id, NOW + 15, 2, 0, second.id)).toThrow(`level-up ${second.id} is already reverted`);
+      expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ essence: 'after', level: 1 });
+      store.revertLevelUp(soul.id, NOW + 16, 2, 0, first.id);
+      expect(store.citationsOfTraits([merged])).toEqual([]);
+      expect(store.citationsOfTraits([a.id, b.id]).map((x) => [x.shardId, x.traitId])).toEqual([[s[0], a.id], [s[1], a.id], [s[1], b.id], [s[2], b.id]]);
+      expect(store.getSouls([soul.id]).get(soul.id)).toMatchObject({ essence: 'before', level: 0 });
     }));
   });
 

@@ -209,8 +209,12 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     const villageToo = 'Help the village first, before any paying customer.';
     const mother = 'Speak of his mother’s forge only to those who earned it.';
 
-    // Every trait starts carried: the plan is valid as it stands.
-    await page.getByText('The plan is valid.').waitFor(WAIT);
+    // Every trait starts carried with the same essence: that plan changes nothing (SPEC §12), so the button is disabled and says why.
+    const levelUpButton = page.getByRole('button', { name: 'Level up to 1' });
+    await page.locator('#plan-verdict').getByText('the plan changes nothing').waitFor(WAIT);
+    await expect(levelUpButton.isDisabled()).resolves.toBe(true);
+    await expect(levelUpButton.getAttribute('title')).resolves.toContain('the plan changes nothing (no consolidation, no promotion, the same essence)');
+    await expect(levelUpButton.getAttribute('aria-describedby')).resolves.toBe('plan-verdict');
 
     // Drag and drop (native HTML5): the blade trait starts a consolidation, the axe trait joins it.
     await card(blade).dragTo(page.locator('[data-zone=new]'));
@@ -239,6 +243,8 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     await page.getByRole('button', { name: 'Add to the essence' }).click();
     await expect(page.getByRole('textbox', { name: 'Essence', exact: true }).inputValue()).resolves.toContain(mother);
     await page.getByText('The plan is valid.').waitFor(WAIT);
+    await expect(levelUpButton.isDisabled()).resolves.toBe(false);
+    await expect(levelUpButton.getAttribute('title')).resolves.toBeFalsy();
     const after = page.getByLabel('The rendered block after');
     await after.getByText('- Never sell steel before the quench has cooled.').waitFor(WAIT);
     await after.getByText('- The village comes before any paying customer.').waitFor(WAIT);

@@ -209,11 +209,14 @@ describe.each([
     await expectVisibleFocus('toggle option (Full)', page.getByRole('button', { name: 'Full (with provenance)' }));
     await expectVisibleFocus('quiet button (Copy)', page.getByRole('button', { name: 'Copy the rendered block' }));
 
-    await open(server, `#/soul/${id('Mira')}/refine`);
+    // Relay has a cluster no trait covers (Mira's top clusters reinforce the trait her level-up merged, which carries its sources' citations).
+    await open(server, `#/soul/${id('Relay')}/refine`);
     await expectVisibleFocus('primary button in a card (Propose a trait from this cluster)', page.locator('.btn--primary', { hasText: 'Propose a trait from this cluster' }).first());
     await expectVisibleFocus('plain button (Done: stamp attunement)', page.getByRole('button', { name: 'Done: stamp attunement' }));
 
     await open(server, `#/soul/${id('Brannoc')}/workshop`);
+    // A plan that changes nothing leaves the button disabled: a new essence makes it a level-up.
+    await page.getByRole('textbox', { name: 'Essence', exact: true }).fill('Brannoc forges for the village first.');
     await page.getByText('The plan is valid.').waitFor(WAIT);
     await expectVisibleFocus('big primary button (Level up to 1)', page.getByRole('button', { name: 'Level up to 1' }));
     expect(chrome.errors).toEqual([]);
@@ -378,7 +381,8 @@ describe.each([
     const merged = page.getByLabel('Merged principle of consolidation 1');
     await until(async () => (await merged.inputValue()) !== '', 'the merged principle is drafted');
     await merged.fill('');
-    const problem = page.locator('.verdict--invalid li').first();
+    // The verdict before the preview catches up names the plan as it opened (one that changes nothing): wait for this one.
+    const problem = page.locator('.verdict--invalid li', { hasText: 'consolidation 1' }).first();
     await problem.waitFor(WAIT);
     await expect(problem.innerText()).resolves.toMatch(/^Merged principle \(consolidation 1\): \w/);
     await expect(problem.innerText()).resolves.not.toMatch(/plan\.|consolidations\[|mergedPrinciple/);

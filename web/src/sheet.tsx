@@ -204,7 +204,8 @@ function Timeline({ soulId, history, onReverted }: { soulId: string; history: re
   const revert = async () => {
     setConfirming(false);
     try {
-      const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId });
+      // The shown latest event's id: a stale page or a double click is refused instead of reverting the level-up before it.
+      const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId, levelEventId: latest?.id ?? null });
       if (revertLevelUp.__typename === 'RevertLevelUpPayload') notify(`Level-up reverted: back to level ${revertLevelUp.soul.level}`, 'success');
       else notify(revertLevelUp.message, 'error');
       onReverted();

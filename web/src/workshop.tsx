@@ -341,7 +341,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 <strong>The plan is valid.</strong> {plural(plan.consolidations.length, 'consolidation')}, {plan.promotedTraitIds.length} promoted, {plan.carriedTraitIds.length} carried: {soul.activeTraitCount} → {plural(plan.consolidations.length + plan.carriedTraitIds.length, 'active trait')}.
               </p>
             ) : (
-              <div class={`verdict verdict--invalid${upToDate ? '' : ' stale-preview'}`}>
+              <div id="plan-verdict" class={`verdict verdict--invalid${upToDate ? '' : ' stale-preview'}`}>
                 <strong>Not yet valid:</strong>
                 <ul>
                   {verdict.error?.problems.map((p) => (
@@ -366,7 +366,15 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
           {preview.error ? <ErrorNote error={preview.error} /> : null}
           {verdict ? <BlockDiff before={verdict.before} after={verdict.after ?? null} /> : null}
           <div class="form-actions">
-            <Button scope="REFINE" variant="primary" class="btn--big" onClick={() => void execute()} disabled={busy || !verdict?.valid || !upToDate}>
+            <Button
+              scope="REFINE"
+              variant="primary"
+              class="btn--big"
+              onClick={() => void execute()}
+              disabled={busy || !verdict?.valid || !upToDate}
+              title={verdict && !verdict.valid ? planRefusal(verdict.error, groupNaming) : undefined}
+              aria-describedby={verdict && !verdict.valid ? 'plan-verdict' : undefined}
+            >
               Level up to {newLevel}
             </Button>
           </div>
@@ -374,6 +382,12 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
       </div>
     </>
   );
+}
+
+/** Why the level-up button is disabled, as its tooltip: the plan's own problems first (such as a plan that changes nothing). */
+function planRefusal(error: { message: string; problems: ReadonlyArray<{ field: string; message: string }> } | null | undefined, groupNaming: (list: string, index: number) => string | undefined): string {
+  if (!error) return 'Not yet valid';
+  return `Not yet valid: ${error.problems.length > 0 ? error.problems.map((p) => fieldProblem(p.field, p.message, groupNaming)).join('; ') : error.message}`;
 }
 
 function TraitCard({
@@ -445,7 +459,8 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
   }, [payload]);
   const revert = async () => {
     try {
-      const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId: payload.soul.id });
+      // The event's id makes a retried click safe: it can never revert the level-up before this one.
+      const { revertLevelUp } = await request(RevertLevelUpDocument, { soulId: payload.soul.id, levelEventId: payload.event.id });
       if (revertLevelUp.__typename === 'RevertLevelUpPayload') {
         notify(`Reverted: ${soulName} is level ${revertLevelUp.soul.level} again`, 'success');
         setReverted(true);
