@@ -1,7 +1,7 @@
 // The web app's words for the API's field paths and bounds, without a browser.
 import { describe, expect, it } from 'vitest';
 import { defaultBounds } from '../../src/engine/settings.ts';
-import { fieldLabel, fieldProblem, resultProblem } from '../../web/src/fields.ts';
+import { appWords, fieldLabel, fieldProblem, resultProblem } from '../../web/src/fields.ts';
 import { bounds, utf8Bytes } from '../../web/src/limits.ts';
 
 describe('field labels', () => {
@@ -52,6 +52,14 @@ describe('the server’s messages in the app’s words', () => {
     const limit = { field: 'traits', message: 'SOUL.md would give "X" 11 active traits; the trait limit is 10 (merge some in the file, or raise --trait-limit)' };
     expect(resultProblem(limit)).toBe('Traits: SOUL.md would give "X" 11 active traits; the trait limit is 10 (merge some in the file, or ask whoever runs the server to raise its trait limit)');
     expect(resultProblem({ field: 'input.createdAt', message: 'may not be in the future' }, { createdAt: 'Observed on' })).toBe('Observed on: may not be in the future');
+    const unnamed = { field: 'name', message: 'SOUL.md names no soul (IDENTITY.md has no Name): give one with --name' };
+    expect(resultProblem(unnamed)).toBe('Name: SOUL.md names no soul (IDENTITY.md has no Name): give one under “Name”');
+  });
+
+  it('points at the sheet’s control where an import note names a mutation', () => {
+    expect(appWords(`the essence of "Hedda" differs from SOUL.md; the soul's is kept (a level-up or updateSoul changes it)`)).toBe(
+      `the essence of "Hedda" differs from SOUL.md; the soul's is kept (a level-up or “Edit name, description and essence” on the sheet changes it)`,
+    );
   });
 });
 

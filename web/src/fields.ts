@@ -54,15 +54,17 @@ export function fieldProblem(field: string, message: string, itemName?: (list: s
 }
 
 /**
- * The server's messages are shared with the CLI, and some end by naming a flag; in the app the same advice points at
- * the control that does it (or, for a server setting, at whoever runs the server).
+ * The server's messages are shared with the CLI, and some end by naming a flag or a mutation; in the app the same
+ * advice points at the control that does it (or, for a server setting, at whoever runs the server).
  */
 const flagAdvice: [RegExp, string][] = [
   [/give --format [\w, ]+/, 'choose one under “Convention”'],
   [/raise --trait-limit/, 'ask whoever runs the server to raise its trait limit'],
+  [/give one with --name/, 'give one under “Name”'],
+  [/updateSoul/, '“Edit name, description and essence” on the sheet'],
 ];
 
-/** `message` with the CLI's flags put in the app's words. */
+/** `message` with the CLI's flags and the API's mutations put in the app's words. */
 export function appWords(message: string): string {
   return flagAdvice.reduce((text, [flag, words]) => text.replace(flag, words), message);
 }

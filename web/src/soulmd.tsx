@@ -1,10 +1,10 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { errorText, resultProblem } from './fields.ts';
-import { date, plural } from './format.ts';
+import { appWords, errorText, resultProblem } from './fields.ts';
+import { date, percent, plural } from './format.ts';
 import { ImportSoulMdDocument, SoulMdExportDocument, type ImportSoulMdMutation, type SoulMdFormat } from './gql/graphql.ts';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, Field, ProblemNote } from './ui.tsx';
+import { Area, Button, Chip, Field, ProblemNote } from './ui.tsx';
 
 const formats: { value: SoulMdFormat; label: string }[] = [
   { value: 'SOULMD', label: 'soul.md (Who I Am, Worldview)' },
@@ -83,6 +83,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
   const { notify } = useSession();
   const can = useCan('REFINE');
   const fileId = useId();
+  const blockedId = useId();
   const [text, setText] = useState('');
   const [fileName, setFileName] = useState('SOUL.md');
   const [name, setName] = useState('');
@@ -157,10 +158,21 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
         </div>
         {plan ? <ImportPlanView plan={plan} /> : null}
         {plan ? (
-          <div class="form-actions">
-            <Button scope="REFINE" variant="primary" disabled={busy} onClick={() => void apply()}>
+          <div class="form-actions soulmd-plan__actions">
+            <Button
+              scope="REFINE"
+              variant="primary"
+              disabled={busy || plan.problems.length > 0}
+              aria-describedby={plan.problems.length > 0 ? blockedId : undefined}
+              onClick={() => void apply()}
+            >
               {plan.existingSoul ? `Add to ${plan.existingSoul.name}` : `Import ${plan.name}`}
             </Button>
+            {plan.problems.length > 0 ? (
+              <p id={blockedId} class="muted soulmd-plan__blocked">
+                Nothing can be imported until the {plan.problems.length === 1 ? 'problem above is' : 'problems above are'} fixed: change the text and show the plan again.
+              </p>
+            ) : null}
           </div>
         ) : null}
       </div>
@@ -173,10 +185,23 @@ function ImportPlanView({ plan }: { plan: Plan }) {
   const newShards = plan.shards.filter((s) => !s.present);
   return (
     <section class="soulmd-plan" aria-label="Import plan">
-      <p>
-        <strong>{plan.existingSoul ? `${plan.name} exists: its essence is kept` : `Creates ${plan.name}`}</strong>
-        {plan.description ? ` — ${plan.description}` : ''} ({plan.format.toLowerCase()}).
-      </p>
+      {plan.merge ? (
+        <p class="soulmd-plan__merge">
+          <strong>This import {plan.merge}.</strong>
+        </p>
+      ) : (
+        <p>
+          <strong>Creates {plan.name}</strong>
+          {plan.description ? ` — ${plan.description}` : ''} ({plan.format.toLowerCase()}).
+        </p>
+      )}
+      {plan.problems.length > 0 ? (
+        <div class="error-note soulmd-plan__problems" role="alert">
+          {plan.problems.map((p) => (
+            <p key={p.message}>{resultProblem(p, importLabels)}</p>
+          ))}
+        </div>
+      ) : null}
       <p>
         {plural(newTraits.length, 'trait')} to add{plan.traits.length > newTraits.length ? `, ${plan.traits.length - newTraits.length} already there` : ''}; {plural(newShards.length, 'shard')} to add
         {plan.shards.length > newShards.length ? `, ${plan.shards.length - newShards.length} already there` : ''}.
@@ -186,6 +211,15 @@ function ImportPlanView({ plan }: { plan: Plan }) {
           {plan.traits.map((t) => (
             <li key={t.principle} class={t.present ? 'muted' : undefined}>
               {t.principle} <small class="muted">({t.present ? 'already there' : t.provenance})</small>
+              {t.nearDuplicates.length > 0 ? (
+                <ul class="soulmd-plan__near" aria-label={`Existing traits “${t.principle}” nearly repeats`}>
+                  {t.nearDuplicates.map((d) => (
+                    <li key={d.trait.id}>
+                      <Chip tone="warn">nearly repeats</Chip> “{d.principle}” <small class="muted">({percent(d.similarity)} alike, already a trait of {plan.name})</small>
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
             </li>
           ))}
         </ul>
@@ -202,7 +236,7 @@ function ImportPlanView({ plan }: { plan: Plan }) {
       {plan.notes.length > 0 ? (
         <ul class="soulmd-plan__notes muted">
           {plan.notes.map((n) => (
-            <li key={n}>{n}</li>
+            <li key={n}>{appWords(n)}</li>
           ))}
         </ul>
       ) : null}
