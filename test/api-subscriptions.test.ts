@@ -331,12 +331,14 @@ describe('crystallizationReady', () => {
     expect(third.ready).toEqual([v]);
     expect((await ready.events('crystallizationReady'))[0].soul.id).toBe(v);
 
+    // The shard's second citation comes from the merged trait itself (not inherited from its source), so the revert takes it back.
     const trait = await addTrait(v, 'Cooks for the team');
+    const singer = await addTrait(v, 'Sings while cooking');
     const cite = `mutation($shardId: ID!, $traitId: ID!) { citeShard(shardId: $shardId, traitId: $traitId) { __typename } }`;
-    await gql(cite, { shardId: third.shardId, traitId: trait });
+    await gql(cite, { shardId: third.shardId, traitId: singer });
     const leveled = await gql(
       `mutation($soulId: ID!, $plan: LevelUpPlanInput!) { levelUp(soulId: $soulId, plan: $plan) { __typename ... on LevelUpPayload { event { merged { id } } } } }`,
-      { soulId: v, plan: { newEssence: 'A cook.', consolidations: [{ sourceTraitIds: [trait], mergedPrinciple: 'Feeds the team', mergedProvenance: 'fridays' }], promotedTraitIds: [], carriedTraitIds: [] } },
+      { soulId: v, plan: { newEssence: 'A cook.', consolidations: [{ sourceTraitIds: [trait], mergedPrinciple: 'Feeds the team', mergedProvenance: 'fridays' }], promotedTraitIds: [], carriedTraitIds: [singer] } },
     );
     await gql(cite, { shardId: third.shardId, traitId: leveled.levelUp.event.merged[0].id });
     const faded = await gql(`mutation { fadeExhaustedShards { fadedCount readySouls { id } } }`);

@@ -60,7 +60,12 @@ describe('button contrast in every state, light and dark', { timeout: 120_000 },
       {
         name: 'workshop',
         hash: `#/soul/${id('Brannoc')}/workshop`,
+        // A plan that changes something (a consolidation), so the level-up button is measured enabled too.
         open: async () => {
+          const menus = page.getByRole('combobox', { name: /^Place / });
+          await menus.nth(0).selectOption({ label: 'Merge into a new consolidation' });
+          await menus.nth(1).selectOption({ label: 'Merge into consolidation 1' });
+          await page.getByLabel('Merged principle of consolidation 1').fill('Never sell steel before the quench has cooled.');
           await page.getByText('The plan is valid.').waitFor(WAIT);
         },
       },
