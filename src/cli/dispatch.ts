@@ -5,6 +5,7 @@ import { UsageError } from './arguments.ts';
 import type { Command, CommandIo } from './command.ts';
 import { programHelp } from './help.ts';
 import { colours } from './terminal.ts';
+import { editDistance } from '../engine/normalize.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -59,19 +60,9 @@ export async function runCli(commands: readonly Command[], argv: readonly string
   }
 
   function unknownCommand(name: string): number {
-    const near = commands.filter((c) => distance(c.name, name) <= 2 || c.name.startsWith(name)).map((c) => c.name);
+    const near = commands.filter((c) => editDistance(c.name, name) <= 2 || c.name.startsWith(name)).map((c) => c.name);
     fail(`unknown command "${name}"${near.length > 0 ? ` (did you mean ${near.join(' or ')}?)` : ''}\nCommands: ${commands.map((c) => c.name).join(', ')}. Run \`souls --help\` for what each does.`);
     return EXIT_USAGE;
   }
 }
 
-/** Edit distance, for "did you mean": names are short, so the quadratic table is nothing. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = current;
-  }
-  return previous[b.length];
-}

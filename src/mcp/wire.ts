@@ -2,6 +2,7 @@
 // input refusals that name the field, say what is allowed and what to call instead.
 import { z } from 'zod';
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { editDistance } from '../engine/normalize.ts';
 
 /** Schemas whose JSON Schema is written here rather than derived: zod has no compact form for them. */
 export const handWritten = z.registry<{ json: Record<string, unknown> }>();
@@ -163,12 +164,3 @@ function objectAt(root: z.ZodType, path: readonly (string | number)[]): z.ZodObj
   return node instanceof z.ZodObject ? node : null;
 }
 
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = current;
-  }
-  return previous[b.length];
-}
