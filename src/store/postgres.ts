@@ -658,8 +658,10 @@ export class PostgresWorkerStore {
     return this.read(async () => [...(await this.hydrateThemes(await this.all('SELECT * FROM soul_themes WHERE soul_id = ANY(:ids::bigint[]) ORDER BY soul_id, id', { ids: [...soulIds] }))).values()]);
   }
 
-  themesOfShards(soulId: number, shardIds: readonly number[]): Promise<Map<number, number>> {
-    return this.shardThemeIds(soulId, shardIds);
+  async themesOfShards(soulId: number, shardIds: readonly number[] | 'all'): Promise<Map<number, number>> {
+    if (shardIds !== 'all') return this.shardThemeIds(soulId, shardIds);
+    const rows = await this.all('SELECT shard_id, theme_id FROM shard_themes WHERE soul_id = :soulId', { soulId });
+    return new Map(rows.map((r) => [Number(r.shard_id), Number(r.theme_id)]));
   }
 
   async counterEvidence(traitIds: readonly number[]): Promise<Map<number, number[]>> {

@@ -783,8 +783,9 @@ export class SqliteStore implements SoulsStore {
     return this.read(() => [...this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE soul_id IN ${inList('ids')} ORDER BY soul_id, id`, { ids: json(soulIds) })).values()]);
   }
 
-  themesOfShards(soulId: number, shardIds: readonly number[]): Map<number, number> {
-    return this.shardThemeIds(soulId, shardIds);
+  themesOfShards(soulId: number, shardIds: readonly number[] | 'all'): Map<number, number> {
+    if (shardIds !== 'all') return this.shardThemeIds(soulId, shardIds);
+    return new Map(this.all('SELECT shard_id, theme_id FROM shard_themes WHERE soul_id = :soulId', { soulId }).map((r) => [Number(r.shard_id), Number(r.theme_id)]));
   }
 
   counterEvidence(traitIds: readonly number[]): Map<number, number[]> {
