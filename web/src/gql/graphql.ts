@@ -101,6 +101,7 @@ export type SoulChangeKind =
   | 'LEVEL_UP_REVERTED'
   | 'RETIRED'
   | 'SHARD_CITED'
+  | 'THEMES_CHANGED'
   | 'TRAIT_ADDED'
   | 'TRAIT_REACTIVATED'
   | 'TRAIT_REVERTED'
