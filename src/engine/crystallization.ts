@@ -106,10 +106,12 @@ export function clusteredShards(shardIds: readonly number[], max: number): reado
  */
 export type JudgedShards = { themeCount: number; unjudged: readonly number[] };
 
-/** The soul's shard → theme assignments, for judgedShards: one statement, read once per soul and call. */
-export function soulThemeMap(db: SoulsDb, soulId: number): ReadonlyMap<number, number> {
-  return db.store.themesOfShards(soulId, 'all');
+/** The souls' shard → theme assignments, for judgedShards: one statement for any number of souls (none for none). */
+export function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Map<number, ReadonlyMap<number, number>> {
+  return soulIds.length === 0 ? new Map() : db.store.shardThemesOfSouls(soulIds);
 }
+
+const none: ReadonlyMap<number, number> = new Map();
 
 export function judgedShards(db: SoulsDb, themeOf: ReadonlyMap<number, number>, shardIds: readonly number[]): JudgedShards {
   if (themeOf.size === 0) return { themeCount: 0, unjudged: clusteredShards(shardIds, db.settings.maxClusteredShards) };
@@ -157,8 +159,9 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
   const edges: number[] = [];
   const passing = passingCheapGate(db, gate, newTexts);
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
+  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
   for (const g of passing) {
-    const themeOf = soulThemeMap(db, g.soulId);
+    const themeOf = themes.get(g.soulId) ?? none;
     const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds)));
     const crossed = !wasReady && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.shardIds)));
     if (crossed) edges.push(g.soulId);
@@ -189,9 +192,10 @@ export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]
 /** Reads cluster cold souls (after a restart, or a large batch) in slices, so other requests keep being served meanwhile. */
 async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<Map<number, JudgedShards>> {
   const judged = new Map<number, JudgedShards>();
-  for (const g of stats) {
-    if (!passesCheapGate(g, 'after', db.settings)) continue;
-    const split = judgedShards(db, soulThemeMap(db, g.soulId), g.shardIds);
+  const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
+  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
+  for (const g of passing) {
+    const split = judgedShards(db, themes.get(g.soulId) ?? none, g.shardIds);
     judged.set(g.soulId, split);
     await prepareBulk(db, g.soulId, split.unjudged);
   }

@@ -8,7 +8,7 @@ import type { Citation, Shard, Soul, Theme, Trait } from './model.ts';
 import type { Knobs, SimilarityMode } from './settings.ts';
 import { rankKey, traitSignals } from './signals.ts';
 import type { TraitSignals } from './signals.ts';
-import { judgedShards, soulThemeMap } from './crystallization.ts';
+import { judgedShards, soulThemeMaps } from './crystallization.ts';
 import { dot, lexicalVectors } from './lexical.ts';
 import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
@@ -764,7 +764,7 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));
   const clusterLimit = db.settings.maxClusteredShards;
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
-  const soulThemes = soulThemeMap(db, soulId);
+  const soulThemes = soulThemeMaps(db, [soulId]).get(soulId)!;
   const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
   const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
   const kept = new Set(unjudgedIds);
@@ -780,7 +780,7 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
     await db.clusters.prepare(soulId, unjudgedIds, texts);
     partition = db.clusters.partition(soulId, unjudgedIds, texts);
   }
-  const themes: Theme[] = [...db.store.getThemes([...new Set(themeOf.values())]).values()];
+  const themes: Theme[] = themeOf.size === 0 ? [] : [...db.store.getThemes([...new Set(themeOf.values())]).values()];
   const vectors = db.evidence.vectors(clusteredIds);
   const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
   const activeTraits = db.store.listTraits([soulId], { statuses: ['active'] });

@@ -658,10 +658,15 @@ export class PostgresWorkerStore {
     return this.read(async () => [...(await this.hydrateThemes(await this.all('SELECT * FROM soul_themes WHERE soul_id = ANY(:ids::bigint[]) ORDER BY soul_id, id', { ids: [...soulIds] }))).values()]);
   }
 
-  async themesOfShards(soulId: number, shardIds: readonly number[] | 'all'): Promise<Map<number, number>> {
-    if (shardIds !== 'all') return this.shardThemeIds(soulId, shardIds);
-    const rows = await this.all('SELECT shard_id, theme_id FROM shard_themes WHERE soul_id = :soulId', { soulId });
-    return new Map(rows.map((r) => [Number(r.shard_id), Number(r.theme_id)]));
+  themesOfShards(soulId: number, shardIds: readonly number[]): Promise<Map<number, number>> {
+    return this.shardThemeIds(soulId, shardIds);
+  }
+
+  async shardThemesOfSouls(soulIds: readonly number[]): Promise<Map<number, Map<number, number>>> {
+    const result = new Map<number, Map<number, number>>(soulIds.map((id) => [id, new Map()]));
+    const rows = await this.all('SELECT soul_id, shard_id, theme_id FROM shard_themes WHERE soul_id = ANY(:ids::bigint[])', { ids: [...soulIds] });
+    for (const r of rows) result.get(Number(r.soul_id))?.set(Number(r.shard_id), Number(r.theme_id));
+    return result;
   }
 
   async counterEvidence(traitIds: readonly number[]): Promise<Map<number, number[]>> {

@@ -783,9 +783,15 @@ export class SqliteStore implements SoulsStore {
     return this.read(() => [...this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE soul_id IN ${inList('ids')} ORDER BY soul_id, id`, { ids: json(soulIds) })).values()]);
   }
 
-  themesOfShards(soulId: number, shardIds: readonly number[] | 'all'): Map<number, number> {
-    if (shardIds !== 'all') return this.shardThemeIds(soulId, shardIds);
-    return new Map(this.all('SELECT shard_id, theme_id FROM shard_themes WHERE soul_id = :soulId', { soulId }).map((r) => [Number(r.shard_id), Number(r.theme_id)]));
+  themesOfShards(soulId: number, shardIds: readonly number[]): Map<number, number> {
+    return this.shardThemeIds(soulId, shardIds);
+  }
+
+  shardThemesOfSouls(soulIds: readonly number[]): Map<number, Map<number, number>> {
+    const result = new Map<number, Map<number, number>>(soulIds.map((id) => [id, new Map()]));
+    const rows = this.all(`SELECT soul_id, shard_id, theme_id FROM shard_themes WHERE soul_id IN ${inList('ids')}`, { ids: json(soulIds) });
+    for (const r of rows) result.get(Number(r.soul_id))?.set(Number(r.shard_id), Number(r.theme_id));
+    return result;
   }
 
   counterEvidence(traitIds: readonly number[]): Map<number, number[]> {

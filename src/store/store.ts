@@ -55,8 +55,10 @@ export interface SoulsStore {
   getThemes(ids: readonly number[]): Map<number, Theme>;
   /** The souls' themes, by soul then id. */
   listThemes(soulIds: readonly number[]): Theme[];
-  /** The theme id of each of the shards that has one in that soul; 'all': of every shard of the soul that has one. */
-  themesOfShards(soulId: number, shardIds: readonly number[] | 'all'): Map<number, number>;
+  /** The theme id of each of the shards that has one in that soul. */
+  themesOfShards(soulId: number, shardIds: readonly number[]): Map<number, number>;
+  /** Per soul (every one asked a key), the theme id of each of its shards that has one: one statement for any number of souls. */
+  shardThemesOfSouls(soulIds: readonly number[]): Map<number, Map<number, number>>;
   /** The shards assigned to themes opposing each of the traits, ascending (every trait a key). */
   counterEvidence(traitIds: readonly number[]): Map<number, number[]>;
   themeHistory(soulIds: readonly number[]): ThemeEvent[];

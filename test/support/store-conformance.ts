@@ -177,7 +177,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         expect.objectContaining({ id: b.id, memberIds: [ids[1], ids[2]], updatedAt: NOW + 3 }),
       ]);
       expect(store.themesOfShards(soul.id, ids)).toEqual(new Map([[ids[0], a.id], [ids[1], b.id], [ids[2], b.id]]));
-      expect(store.themesOfShards(other.id, 'all')).toEqual(new Map([[ids[1], c.id], [ids[3], c.id]]));
+      expect(store.shardThemesOfSouls([other.id, 999])).toEqual(new Map([[other.id, new Map([[ids[1], c.id], [ids[3], c.id]])], [999, new Map()]]));
       expect(store.unassignShards(soul.id, [ids[0], ids[1]], 'ann', NOW + 4).map((t) => [t.id, t.memberIds])).toEqual([[a.id, []], [b.id, [ids[2]]]]);
       expect(store.listThemes([soul.id, other.id]).map((t) => [t.soulId, t.name, t.memberIds])).toEqual([
         [soul.id, 'Alpha', []],
