@@ -3,13 +3,15 @@ import type { Context } from '../src/server/context.ts';
 import { builder } from '../schema/builder.ts';
 import { ThemeAssignmentInput } from '../schema/inputs.ts';
 import { AssignThemesResult as AssignThemesResultType, ThemeResult } from '../schema/results.ts';
-import { soulChanged } from './mutations.ts';
+import { announceReady, soulChanged } from './mutations.ts';
 
 /** The judge's verbs record the caller as the actor: its token's name, or 'local'. */
 const actorOf = (ctx: Context) => ({ actor: ctx.caller.name });
 
-function assigned(ctx: Context, result: AssignThemesResult) {
+/** A change of assignments can make the soul ready: announced like any write's (SPEC §3). */
+async function assigned(ctx: Context, result: AssignThemesResult) {
   soulChanged(ctx, result.soul.id, 'THEMES_CHANGED');
+  await announceReady(ctx, result.readySoulIds);
   return { __typename: 'AssignThemesPayload' as const, soul: result.soul, themes: result.themes };
 }
 

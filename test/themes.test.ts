@@ -276,9 +276,10 @@ describe('the evidence report honours themes', () => {
     const { db, clock } = freshDb(T0);
     const { soul, ids } = await soulWith(db, clock, docker);
     expect((await getCrystallization(db, [soul.id])).get(soul.id)).toMatchObject({ ready: false, clusterCount: 1, unmet: ['MIN_CLUSTERS'] });
-    await assignThemes(db, soul.id, [{ shardIds: [ids[0]], newThemeName: 'API' }]);
+    // Judging made it ready: an edge, told like a shard write's.
+    expect((await assignThemes(db, soul.id, [{ shardIds: [ids[0]], newThemeName: 'API' }])).readySoulIds).toEqual([soul.id]);
     expect((await getCrystallization(db, [soul.id])).get(soul.id)).toMatchObject({ ready: true, clusterCount: 2, unmet: [] });
-    await assignThemes(db, soul.id, [{ shardIds: [ids[1], ids[2]], newThemeName: 'Other images' }]);
+    expect((await assignThemes(db, soul.id, [{ shardIds: [ids[1], ids[2]], newThemeName: 'Other images' }])).readySoulIds).toEqual([]);
     expect((await getCrystallization(db, [soul.id])).get(soul.id)).toMatchObject({ ready: true, clusterCount: 2 });
     // All three in one theme: one cluster, whatever similarity says.
     const [api] = await listThemes(db, soul.id);

@@ -1,6 +1,7 @@
 import { ValidationError } from './errors.ts';
 import type { Soul, Theme, ThemeEvent } from './model.ts';
 import { exceedsCodePoints, nameKey, requireId, requireIds, requireText } from './normalize.ts';
+import { getCrystallization } from './crystallization.ts';
 import type { SoulsDb } from './souls-db.ts';
 import type { ThemeAssignmentWrite } from '../store/store.ts';
 
@@ -10,7 +11,8 @@ export type ThemeAssignment = { shardIds: readonly (number | string)[]; themeId?
 /** Who made the change: a token's name, 'local', or the refiner soul's slug; recorded with every theme event. */
 export type ThemeActorOptions = { actor?: string | null };
 
-export type AssignThemesResult = { soul: Soul; themes: Theme[] };
+/** `readySoulIds`: the soul, when this write made it ready (a theme counts as one cluster: judging can add or remove clusters). */
+export type AssignThemesResult = { soul: Soul; themes: Theme[]; readySoulIds: number[] };
 
 /** Recorded when the caller names no actor (the library used directly). */
 export const DEFAULT_THEME_ACTOR = 'local';
@@ -66,16 +68,22 @@ export function validThemeAssignments(db: SoulsDb, assignments: readonly ThemeAs
 export async function assignThemes(db: SoulsDb, soulId: number | string, assignments: readonly ThemeAssignment[], options: ThemeActorOptions = {}): Promise<AssignThemesResult> {
   const id = requireId('soulId', soulId);
   const writes = validThemeAssignments(db, assignments);
-  const themes = db.store.assignThemes(id, writes, actorOf(options), db.clock.now());
-  return { soul: db.store.getSouls([id]).get(id)!, themes };
+  return judged(db, id, () => db.store.assignThemes(id, writes, actorOf(options), db.clock.now()));
 }
 
 /** Returns the shards to the soul's unjudged pool; shards without a theme are left as they are. Returns the themes they left. */
 export async function unassignShards(db: SoulsDb, soulId: number | string, shardIds: readonly (number | string)[], options: ThemeActorOptions = {}): Promise<AssignThemesResult> {
   const id = requireId('soulId', soulId);
   const ids = requireShardIds(db, 'shardIds', shardIds, new Set());
-  const themes = db.store.unassignShards(id, ids, actorOf(options), db.clock.now());
-  return { soul: db.store.getSouls([id]).get(id)!, themes };
+  return judged(db, id, () => db.store.unassignShards(id, ids, actorOf(options), db.clock.now()));
+}
+
+/** Runs a change of the soul's assignments and tells whether it made the soul ready (an edge, as a shard write does). */
+async function judged(db: SoulsDb, soulId: number, write: () => Theme[]): Promise<AssignThemesResult> {
+  const wasReady = (await getCrystallization(db, [soulId])).get(soulId)?.ready ?? false;
+  const themes = write();
+  const ready = !wasReady && (await getCrystallization(db, [soulId])).get(soulId)!.ready;
+  return { soul: db.store.getSouls([soulId]).get(soulId)!, themes, readySoulIds: ready ? [soulId] : [] };
 }
 
 export async function renameTheme(db: SoulsDb, themeId: number | string, name: string, options: ThemeActorOptions = {}): Promise<Theme> {
