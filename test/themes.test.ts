@@ -216,6 +216,34 @@ describe('the judge’s verbs', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a replica sharing the database sees another’s judgement at once: nothing it remembered goes stale', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'souls-themes-'));
+    try {
+      const path = join(dir, 'souls.db');
+      const clock = manualClock(T0);
+      const a = openSoulsDb({ path, clock });
+      const b = openSoulsDb({ path, clock });
+      const { soul, ids } = await soulWith(a, clock, docker);
+      // b clusters the soul's shards and remembers the partition.
+      expect((await getCrystallization(b, [soul.id])).get(soul.id)!.clusterCount).toBe(1);
+      expect((await formatEvidence(b, soul.id)).clusters).toHaveLength(1);
+      const [theme] = (await assignThemes(a, soul.id, [{ shardIds: [ids[0]], newThemeName: 'API' }])).themes;
+      expect((await getCrystallization(b, [soul.id])).get(soul.id)).toMatchObject({ ready: true, clusterCount: 2 });
+      expect((await formatEvidence(b, soul.id)).clusters.map((c) => [c.themeId, c.memberIds])).toEqual(
+        expect.arrayContaining([
+          [theme.id, [ids[0]]],
+          [null, [ids[1], ids[2]]],
+        ]),
+      );
+      await unassignShards(b, soul.id, [ids[0]]);
+      expect((await formatEvidence(a, soul.id)).clusters).toHaveLength(1);
+      closeSoulsDb(a);
+      closeSoulsDb(b);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the evidence report honours themes', () => {
