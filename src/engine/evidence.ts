@@ -252,13 +252,14 @@ function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
     if (members) members.push(i);
     else themed.set(themeId, [i]);
   });
-  const opposedBy = new Map((input.themes ?? []).map((t) => [t.id, [...t.opposes].sort((a, b) => a - b)]));
+  const activeIds = new Set(ctx.traits.map((t) => t.id));
+  // Only active traits: a reverted one is no longer a claim a cluster could contradict.
+  const opposedBy = new Map((input.themes ?? []).map((t) => [t.id, t.opposes.filter((id) => activeIds.has(id)).sort((a, b) => a - b)]));
   const partition: Array<{ indices: number[]; themeId: number | null }> = [
     ...[...themed].sort((x, y) => x[0] - y[0]).map(([themeId, indices]) => ({ indices, themeId })),
     ...unjudgedPartition.map((indices) => ({ indices, themeId: null })),
   ];
   const citedBy = new Map<number, number[]>();
-  const activeIds = new Set(ctx.traits.map((t) => t.id));
   for (const c of input.citations) {
     if (!activeIds.has(c.traitId)) continue;
     const list = citedBy.get(c.shardId);
@@ -594,19 +595,18 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
     distinctAscending(pairs.flatMap((p) => [p.a, p.b])),
   );
 
+  // One TENSION action (kinds are unique): trait pairs in tension, and traits a judged theme contradicts.
   const tensions = report.tensions;
-  add(
-    'TENSION',
-    tensions.length,
-    `${plural(tensions.length, 'trait pair', 'trait pairs')} in tension`,
-    distinctAscending(tensions.flatMap((p) => [p.a, p.b])),
-  );
   const contradicted = report.counterEvidence;
+  const tensionParts = [
+    ...(tensions.length > 0 ? [`${plural(tensions.length, 'trait pair', 'trait pairs')} in tension`] : []),
+    ...(contradicted.length > 0 ? [`${plural(contradicted.length, 'trait is', 'traits are')} contradicted by judged themes`] : []),
+  ];
   add(
     'TENSION',
-    contradicted.length,
-    `${plural(contradicted.length, 'trait is', 'traits are')} contradicted by judged themes`,
-    contradicted.map((c) => c.traitId),
+    tensions.length + contradicted.length,
+    tensionParts.join('; '),
+    distinctAscending([...tensions.flatMap((p) => [p.a, p.b]), ...contradicted.map((c) => c.traitId)]),
   );
 
   const promotable = report.promotionCandidates;
