@@ -3,7 +3,10 @@ import {
   getCrystallization,
   getShards,
   getSouls,
+  getCounterEvidence,
+  getThemes,
   getTraits,
+  listThemesOfSouls,
   listTraitsOfSouls,
   renderBlock,
   shardCountsBySource,
@@ -18,6 +21,7 @@ import {
   type SoulsDb,
   type SourceCount,
   type TagCount,
+  type Theme,
   type Trait,
   type TraitSignals,
   type TraitStatus,
@@ -69,6 +73,10 @@ export class Loaders {
   #shardCountsBySource: DataLoader<number, SourceCount[]> | undefined;
   #shardCountsByTag: DataLoader<number, TagCount[]> | undefined;
   #levelHistory: DataLoader<number, LevelEvent[]> | undefined;
+  #theme: DataLoader<number, Theme | null> | undefined;
+  #themesBySoul: DataLoader<number, Theme[]> | undefined;
+  #shardTheme: DataLoader<{ soulId: number; shardId: number }, number | null, string> | undefined;
+  #counterEvidence: DataLoader<number, number[]> | undefined;
 
   constructor(db: SoulsDb) {
     this.db = db;
@@ -152,6 +160,38 @@ export class Loaders {
 
   get levelHistory(): DataLoader<number, LevelEvent[]> {
     return (this.#levelHistory ??= groupLoader<LevelEvent>((ids) => this.db.store.levelHistory(ids), (e) => e.soulId));
+  }
+
+  get theme(): DataLoader<number, Theme | null> {
+    return (this.#theme ??= mapLoader((ids) => getThemes(this.db, ids), null));
+  }
+
+  get themesBySoul(): DataLoader<number, Theme[]> {
+    return (this.#themesBySoul ??= groupLoader<Theme>(async (ids) => {
+      const themes = await listThemesOfSouls(this.db, ids);
+      for (const theme of themes) this.theme.prime(theme.id, theme);
+      return themes;
+    }, (t) => t.soulId));
+  }
+
+  /** The theme id of a shard in a soul; one statement per soul asked about. */
+  get shardTheme(): DataLoader<{ soulId: number; shardId: number }, number | null, string> {
+    return (this.#shardTheme ??= new DataLoader<{ soulId: number; shardId: number }, number | null, string>(
+      async (keys) => {
+        const bySoul = Map.groupBy(keys, (k) => k.soulId);
+        const found = new Map<string, number>();
+        for (const [soulId, group] of bySoul) {
+          const themes = this.db.store.themesOfShards(soulId, group.map((k) => k.shardId));
+          for (const [shardId, themeId] of themes) found.set(`${soulId}:${shardId}`, themeId);
+        }
+        return keys.map((k) => found.get(`${k.soulId}:${k.shardId}`) ?? null);
+      },
+      { cacheKeyFn: (k) => `${k.soulId}:${k.shardId}` },
+    ));
+  }
+
+  get counterEvidence(): DataLoader<number, number[]> {
+    return (this.#counterEvidence ??= mapLoader((ids) => getCounterEvidence(this.db, ids), []));
   }
 }
 

@@ -38,7 +38,7 @@ const SharedSoul = builder.objectRef<SharedSoulRecord>('SharedSoul').implement({
   }),
 });
 
-const ShardCluster = builder.objectRef<ShardClusterRecord>('ShardCluster').implement({
+export const ShardCluster = builder.objectRef<ShardClusterRecord>('ShardCluster').implement({
   description: 'Shards grouped by lexical similarity; weight = memberCount × sourceDiversity × freshness.',
   fields: (t) => ({
     representative: t.field({ type: Shard, resolve: async (c, _, ctx) => (await ctx.loaders.shard.load(c.representativeId))! }),

@@ -7,6 +7,7 @@ import './trait.ts';
 import './shard.ts';
 import './level.ts';
 import './evidence.ts';
+import './theme.ts';
 import './settings.ts';
 import './caller.ts';
 import './events.ts';
@@ -16,6 +17,7 @@ import '../resolvers/queries.ts';
 import '../resolvers/mutations.ts';
 import '../resolvers/subscriptions.ts';
 import '../resolvers/soulmd.ts';
+import '../resolvers/themes.ts';
 
 export const schema = builder.toSchema();
 

@@ -47,3 +47,12 @@ export const LevelUpPlanInput = builder.inputType('LevelUpPlanInput', {
     carriedTraitIds: t.idList({ required: true }),
   }),
 });
+
+export const ThemeAssignmentInput = builder.inputType('ThemeAssignmentInput', {
+  description: 'exactly one of themeId and newThemeName',
+  fields: (t) => ({
+    shardIds: t.idList({ required: true }),
+    themeId: t.id({ description: 'an existing theme of the soul' }),
+    newThemeName: t.string({ description: 'creates a theme of that name (refused when the soul already has one)' }),
+  }),
+});

@@ -9,12 +9,14 @@ import {
   type LevelUpWarning as LevelUpWarningRecord,
   type Shard as ShardRecord,
   type Soul as SoulRecord,
+  type Theme as ThemeRecord,
   type Trait as TraitRecord,
 } from '../src/engine/index.ts';
 import { builder } from './builder.ts';
 import { LevelEvent, LevelUpWarning } from './level.ts';
 import { Shard } from './shard.ts';
 import { Soul } from './soul.ts';
+import { Theme } from './theme.ts';
 import { Trait } from './trait.ts';
 
 /** Payloads carry their GraphQL type name, which is how the result unions tell them from errors. */
@@ -101,3 +103,17 @@ export const DropShardResult = builder.errorUnion('DropShardResult', { types: [D
 export const DropShardsResult = builder.errorUnion('DropShardsResult', { types: [DropShardsPayload, NotFoundError, ValidationError] });
 export const CiteShardResult = builder.errorUnion('CiteShardResult', { types: [CiteShardPayload, NotFoundError, InvalidStateError] });
 export const RevealShardsResult = builder.errorUnion('RevealShardsResult', { types: [RevealShardsPayload, NotFoundError] });
+
+export const AssignThemesPayload = builder.objectRef<Named<'AssignThemesPayload', { soul: SoulRecord; themes: ThemeRecord[] }>>('AssignThemesPayload').implement({
+  fields: (t) => ({
+    soul: t.field({ type: Soul, resolve: (p) => p.soul }),
+    themes: t.field({ type: [Theme], description: 'assignThemes: each assignment’s theme, in order; unassignShards: the themes the shards left', resolve: (p) => p.themes }),
+  }),
+});
+
+export const ThemePayload = builder.objectRef<Named<'ThemePayload', { theme: ThemeRecord }>>('ThemePayload').implement({
+  fields: (t) => ({ theme: t.field({ type: Theme, resolve: (p) => p.theme }) }),
+});
+
+export const AssignThemesResult = builder.errorUnion('AssignThemesResult', { types: [AssignThemesPayload, NotFoundError, ValidationError] });
+export const ThemeResult = builder.errorUnion('ThemeResult', { types: [ThemePayload, NotFoundError, ValidationError, InvalidStateError] });

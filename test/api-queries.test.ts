@@ -739,7 +739,7 @@ describe('evidence', () => {
     expect(evidence.markdown).toContain(
       `1. [weight ${(2 * pairFreshness).toFixed(2)}; size 2; sources chat, email; reinforces trait #${trait.t1}; shared with Bram (1/2)] #${shard.A} "${SHARDS.A.content}" +1 similar: #${shard.B}\n`,
     );
-    expect(evidence.markdown).toContain(`\nSingle shards (1, highest weight first): #${shard.C}\n`);
+    expect(evidence.markdown).toContain(`\n1 shard resembles nothing else (highest weight first): id #${shard.C}\n`);
     expect(evidence.markdown).not.toContain(SHARDS.S.content);
   });
 

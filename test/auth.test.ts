@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { Scope, TokenEntry } from '../src/server/auth.ts';
-import { addTrait, citeShard, createSoul, dropShard, getShard, levelUp, retireSoul, revertTrait, type SoulsDb } from '../src/engine/index.ts';
+import { addTrait, assignThemes, citeShard, createSoul, dropShard, getShard, getTheme, levelUp, listThemes, opposeTrait, retireSoul, revertTrait, type SoulsDb } from '../src/engine/index.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 import { trackListeners, type Topic } from './support/listeners.ts';
 
@@ -46,6 +46,13 @@ const unique = (prefix: string) => `${prefix} ${++counter}`;
 
 async function soul(db: SoulsDb) {
   return createSoul(db, { name: unique('Soul'), essence: 'Calm, curious and careful.' });
+}
+/** A soul with a trait and a theme holding one of its shards. */
+async function soulWithTheme(db: SoulsDb) {
+  const { soul: s, trait } = await soulWithTrait(db);
+  const { shardId } = await dropShard(db, 'Reviewed the parser change', 'review', [s.id]);
+  const [theme] = (await assignThemes(db, s.id, [{ shardIds: [shardId], newThemeName: unique('Reviews') }])).themes;
+  return { soul: s, trait, shardId, theme };
 }
 async function soulWithTrait(db: SoulsDb) {
   const s = await soul(db);
@@ -224,6 +231,61 @@ const mutations: Operation[] = [
       expect((await getShard(db, variables.shardId as number))?.status).toBe('faded');
     },
   },
+  {
+    field: 'assignThemes',
+    scope: 'refine',
+    query: `mutation($soulId: ID!, $shardId: ID!) { assignThemes(soulId: $soulId, assignments: [{ shardIds: [$shardId], newThemeName: "Parsing" }]) { ${result} } }`,
+    setup: async (db) => {
+      const s = await soul(db);
+      const { shardId } = await dropShard(db, 'Rewrote the tokenizer', 'review', [s.id]);
+      return { soulId: String(s.id), shardId: String(shardId) };
+    },
+    allowed: async (value, db, variables) => {
+      expect(value.__typename).toBe('AssignThemesPayload');
+      expect((await listThemes(db, Number(variables.soulId))).map((t) => t.name)).toEqual(['Parsing']);
+    },
+  },
+  {
+    field: 'unassignShards',
+    scope: 'refine',
+    query: `mutation($soulId: ID!, $shardId: ID!) { unassignShards(soulId: $soulId, shardIds: [$shardId]) { ${result} } }`,
+    setup: async (db) => {
+      const { soul: s, shardId, theme } = await soulWithTheme(db);
+      return { soulId: String(s.id), shardId: String(shardId), themeId: theme.id };
+    },
+    allowed: async (value, db, variables) => {
+      expect(value.__typename).toBe('AssignThemesPayload');
+      expect((await getTheme(db, variables.themeId as number))!.memberIds).toEqual([]);
+    },
+  },
+  {
+    field: 'renameTheme',
+    scope: 'refine',
+    query: `mutation($id: ID!) { renameTheme(id: $id, name: "Careful reviews") { ${result} } }`,
+    setup: async (db) => ({ id: String((await soulWithTheme(db)).theme.id) }),
+    allowed: payload('ThemePayload'),
+  },
+  {
+    field: 'opposeTrait',
+    scope: 'refine',
+    query: `mutation($themeId: ID!, $traitId: ID!) { opposeTrait(themeId: $themeId, traitId: $traitId) { ${result} } }`,
+    setup: async (db) => {
+      const { theme, trait } = await soulWithTheme(db);
+      return { themeId: String(theme.id), traitId: String(trait.id) };
+    },
+    allowed: payload('ThemePayload'),
+  },
+  {
+    field: 'unopposeTrait',
+    scope: 'refine',
+    query: `mutation($themeId: ID!, $traitId: ID!) { unopposeTrait(themeId: $themeId, traitId: $traitId) { ${result} } }`,
+    setup: async (db) => {
+      const { theme, trait } = await soulWithTheme(db);
+      await opposeTrait(db, theme.id, trait.id);
+      return { themeId: String(theme.id), traitId: String(trait.id) };
+    },
+    allowed: payload('ThemePayload'),
+  },
 ];
 
 /** Every Query field, over a fixture that makes each of them answer something. */
@@ -341,11 +403,11 @@ describe('scoped tokens over HTTP', () => {
   });
   afterAll(() => server.stop());
 
-  it('the table covers all 18 mutations of the contract and every Query field of the schema', () => {
+  it('the table covers all 23 mutations of the contract and every Query field of the schema', () => {
     const { yoga } = server.app;
     const schema = yoga.getEnveloped().schema;
     expect(mutations.map((m) => m.field).sort()).toEqual(Object.keys(schema.getMutationType()!.getFields()).sort());
-    expect(mutations).toHaveLength(18);
+    expect(mutations).toHaveLength(23);
     expect(queries(() => fixture).map((q) => q.field).sort()).toEqual(Object.keys(schema.getQueryType()!.getFields()).sort());
   });
 

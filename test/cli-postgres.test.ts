@@ -20,8 +20,8 @@ describe('souls migrate and souls copy', () => {
     expect((await run(['seed-demo', '--db', file])).code).toBe(0);
 
     const first = await run(['migrate', '--db', target]);
-    expect(first).toMatchObject({ code: 0, stderr: '', stdout: `Migrated ${target} from schema version 0 to 2\n` });
-    expect((await run(['migrate', '--db', target])).stdout).toBe(`${target} is at schema version 2: nothing to do\n`);
+    expect(first).toMatchObject({ code: 0, stderr: '', stdout: `Migrated ${target} from schema version 0 to 3\n` });
+    expect((await run(['migrate', '--db', target])).stdout).toBe(`${target} is at schema version 3: nothing to do\n`);
 
     const copy = await run(['copy', '--from', file, '--to', target]);
     expect(copy.stderr).toBe('');

@@ -210,6 +210,30 @@ describe('every list has a bound, a setting each', () => {
       query: 'mutation($v: [ID!]!) { revealShards(ids: $v) { __typename } }',
       variables: (n) => ({ v: ids(n) }),
     },
+    {
+      coordinate: 'Mutation.assignThemes(assignments:)',
+      argument: 'Mutation.assignThemes(assignments:)',
+      setting: 'maxBatchSize',
+      limit: 5,
+      query: 'mutation($s: ID!, $v: [ThemeAssignmentInput!]!) { assignThemes(soulId: $s, assignments: $v) { __typename } }',
+      variables: (n) => ({ s: soulId, v: Array.from({ length: n }, (_, i) => ({ shardIds: [String(i + 1)], newThemeName: `T${i}` })) }),
+    },
+    {
+      coordinate: 'ThemeAssignmentInput.shardIds',
+      argument: 'Mutation.assignThemes(assignments:)[1].shardIds',
+      setting: 'maxBatchSize',
+      limit: 5,
+      query: 'mutation($s: ID!, $v: [ThemeAssignmentInput!]!) { assignThemes(soulId: $s, assignments: $v) { __typename } }',
+      variables: (n) => ({ s: soulId, v: [{ shardIds: ['1'], newThemeName: 'A' }, { shardIds: ids(n), newThemeName: 'B' }] }),
+    },
+    {
+      coordinate: 'Mutation.unassignShards(shardIds:)',
+      argument: 'Mutation.unassignShards(shardIds:)',
+      setting: 'maxBatchSize',
+      limit: 5,
+      query: 'mutation($s: ID!, $v: [ID!]!) { unassignShards(soulId: $s, shardIds: $v) { __typename } }',
+      variables: (n) => ({ s: soulId, v: ids(n) }),
+    },
   ];
 
   it('the table covers every list argument and list input field of the schema (crystallizationReady is tested over graphql-ws)', () => {

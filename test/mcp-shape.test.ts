@@ -163,7 +163,7 @@ describe('soul_evidence markdown', () => {
     const at = (heading: string) => markdown.indexOf(heading);
     for (const heading of ['## Traits', '## Consolidation candidates', '## Promotion candidates', 'Trend (']) expect(at(heading), heading).toBeLessThan(at('## Clusters'));
     expect(markdown).toMatch(/\n1\. \[weight [^\]]+\] #\d+ "[^"]+" \+3 similar: #\d+, #\d+, #\d+\n/);
-    expect(markdown).toMatch(/\nSingle shards \(9, highest weight first\): #\d+(, #\d+( \(reinforces #\d+\))?){8}\n$/);
+    expect(markdown).toMatch(/\n9 shards resemble nothing else \(highest weight first\): ids #\d+(, #\d+( \(reinforces #\d+\))?){8}\n$/);
     const resource = await client.readResource({ uri: r.data.reportUri });
     expect((resource.contents[0] as { text: string }).text).toBe(markdown);
   });

@@ -100,8 +100,33 @@ export function clusteredShards(shardIds: readonly number[], max: number): reado
   return shardIds.length <= max ? shardIds : shardIds.slice(shardIds.length - max);
 }
 
-function clusterCount(db: SoulsDb, soulId: number, shardIds: readonly number[]): number {
-  return db.clusters.clusterCount(soulId, clusteredShards(shardIds, db.settings.maxClusteredShards), (ids) => db.store.shardContents(ids));
+/**
+ * A soul's shards as its judge left them (SPEC §12): how many themes they hold (each one cluster, whatever its
+ * members' similarity) and the unjudged shards similarity clusters, of which the `maxClusteredShards` most recent.
+ */
+export type JudgedShards = { themeCount: number; unjudged: readonly number[] };
+
+/** The souls' shard → theme assignments, for judgedShards: one statement for any number of souls (none for none). */
+export function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Map<number, ReadonlyMap<number, number>> {
+  return soulIds.length === 0 ? new Map() : db.store.shardThemesOfSouls(soulIds);
+}
+
+const none: ReadonlyMap<number, number> = new Map();
+
+export function judgedShards(db: SoulsDb, themeOf: ReadonlyMap<number, number>, shardIds: readonly number[]): JudgedShards {
+  if (themeOf.size === 0) return { themeCount: 0, unjudged: clusteredShards(shardIds, db.settings.maxClusteredShards) };
+  const themes = new Set<number>();
+  const unjudged: number[] = [];
+  for (const id of shardIds) {
+    const themeId = themeOf.get(id);
+    if (themeId === undefined) unjudged.push(id);
+    else themes.add(themeId);
+  }
+  return { themeCount: themes.size, unjudged: clusteredShards(unjudged, db.settings.maxClusteredShards) };
+}
+
+function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): number {
+  return judged.themeCount + db.clusters.clusterCount(soulId, judged.unjudged, (ids) => db.store.shardContents(ids));
 }
 
 /**
@@ -118,6 +143,7 @@ function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: Read
     if (texts.size > 0) db.clusters.remember(texts);
     return passing;
   }
+  // A superset of what clustering reads when some shards are judged: texts are cheap to hold and never change.
   const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
   if (missing.length > 0) db.clusters.remember(db.store.shardContents(missing));
   return passing;
@@ -133,9 +159,11 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
   const edges: number[] = [];
   const passing = passingCheapGate(db, gate, newTexts);
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
+  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
   for (const g of passing) {
-    const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, g.beforeShardIds));
-    const crossed = !wasReady && (await reachesMinClusters(db, g.soulId, g.shardIds));
+    const themeOf = themes.get(g.soulId) ?? none;
+    const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds)));
+    const crossed = !wasReady && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.shardIds)));
     if (crossed) edges.push(g.soulId);
     db.observer.gateChecked?.(wasReady ? 'already_ready' : crossed ? 'crossed' : 'not_ready');
   }
@@ -146,35 +174,45 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
  * Whether the shards form MIN_CLUSTERS clusters: from the memo's remembered separation when it still holds,
  * else counted, with a bulk build (a cold soul, a large batch) done first in slices that hand the event loop back.
  */
-async function reachesMinClusters(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<boolean> {
-  if (db.clusters.stillSeparated(soulId, clusteredShards(shardIds, db.settings.maxClusteredShards), (ids) => db.store.shardContents(ids))) return true;
-  await prepareBulk(db, soulId, shardIds);
-  return clusterCount(db, soulId, shardIds) >= MIN_CLUSTERS;
+async function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): Promise<boolean> {
+  if (judged.themeCount >= MIN_CLUSTERS) return true;
+  if (db.clusters.stillSeparated(soulId, judged.unjudged, (ids) => db.store.shardContents(ids))) return true;
+  await prepareBulk(db, soulId, judged.unjudged);
+  return clusterCount(db, soulId, judged) >= MIN_CLUSTERS;
 }
 
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
 export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Crystallization>> {
   const now = db.clock.now();
   const stats = db.store.gateStats(soulIds, expiryCutoff(db, now));
-  await prepareClusters(db, [...stats.values()]);
-  return assessAll(db, [...stats.values()], now);
+  const judged = await prepareClusters(db, [...stats.values()]);
+  return assessAll(db, [...stats.values()], judged, now);
 }
 
 /** Reads cluster cold souls (after a restart, or a large batch) in slices, so other requests keep being served meanwhile. */
-async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<void> {
-  for (const g of stats) if (passesCheapGate(g, 'after', db.settings)) await prepareBulk(db, g.soulId, g.shardIds);
+async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<Map<number, JudgedShards>> {
+  const judged = new Map<number, JudgedShards>();
+  const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
+  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
+  for (const g of passing) {
+    const split = judgedShards(db, themes.get(g.soulId) ?? none, g.shardIds);
+    judged.set(g.soulId, split);
+    await prepareBulk(db, g.soulId, split.unjudged);
+  }
+  return judged;
 }
 
 /** A bulk build (a cold soul, a large batch) in slices; nothing for a soul whose partition needs only a few changes. */
-function prepareBulk(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<void> {
-  return db.clusters.prepare(soulId, clusteredShards(shardIds, db.settings.maxClusteredShards), (ids) => db.store.shardContents(ids));
+function prepareBulk(db: SoulsDb, soulId: number, unjudged: readonly number[]): Promise<void> {
+  return db.clusters.prepare(soulId, unjudged, (ids) => db.store.shardContents(ids));
 }
 
-function assessAll(db: SoulsDb, stats: readonly GateStats[], now: number): Map<number, Crystallization> {
+function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: ReadonlyMap<number, JudgedShards>, now: number): Map<number, Crystallization> {
   const passing = new Set(passingCheapGate(db, stats));
   return new Map(
     stats.map((g) => {
-      const clusters = passing.has(g) ? clusterCount(db, g.soulId, g.shardIds) : null;
+      const split = judged.get(g.soulId);
+      const clusters = passing.has(g) && split !== undefined ? clusterCount(db, g.soulId, split) : null;
       return [g.soulId, assessCrystallization(g.soulId, g.after, g, clusters, db.settings, now)];
     }),
   );
@@ -186,8 +224,8 @@ export type ReadySoul = { soulId: number; priority: number; crystallization: Cry
 export async function crystallizationReadiness(db: SoulsDb): Promise<ReadySoul[]> {
   const now = db.clock.now();
   const stats = db.store.gateStats('awake', expiryCutoff(db, now));
-  await prepareClusters(db, [...stats.values()]);
-  return [...assessAll(db, [...stats.values()], now).values()]
+  const judged = await prepareClusters(db, [...stats.values()]);
+  return [...assessAll(db, [...stats.values()], judged, now).values()]
     .filter((c) => c.ready)
     .sort((a, b) => b.priority - a.priority || a.soulId - b.soulId)
     .map((c) => ({ soulId: c.soulId, priority: c.priority, crystallization: c }));

@@ -4,11 +4,11 @@ import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { textQuery } from './shards.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
-import type { Citation, Shard, Soul, Trait } from './model.ts';
+import type { Citation, Shard, Soul, Theme, Trait } from './model.ts';
 import type { Knobs, SimilarityMode } from './settings.ts';
 import { rankKey, traitSignals } from './signals.ts';
 import type { TraitSignals } from './signals.ts';
-import { clusteredShards } from './crystallization.ts';
+import { judgedShards, soulThemeMaps } from './crystallization.ts';
 import { dot, lexicalVectors } from './lexical.ts';
 import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
@@ -35,12 +35,21 @@ export type EvidenceInput = {
   clusterLimit?: number;
   /** Representatives found before, by a cluster's member ids ("3,5,9"); read and filled. Contents never change, so neither do they. */
   representatives?: { get(key: string): number | undefined; set(key: string, id: number): void };
+  /**
+   * The themes the soul's shards of this report are assigned to (shard id → theme id), and those themes; none when
+   * omitted. A theme's members in `shards` are one cluster, always, and never share a cluster with any other shard.
+   */
+  themeOf?: ReadonlyMap<number, number>;
+  themes?: readonly ThemeSummary[];
   /** Names of souls that may appear in sharedWith, for the markdown. */
   soulNames: ReadonlyMap<number, string>;
   knobs: Knobs;
   now: number;
   scope: { tags: readonly string[]; query: string | null };
 };
+
+/** What the report needs of a theme: its name, and the traits its members contradict. */
+export type ThemeSummary = { id: number; name: string; opposes: readonly number[] };
 
 export type AlignmentKind = 'REINFORCING' | 'NOVEL';
 export type ClusterAlignment = { kind: AlignmentKind; traitId: number | null; similarity: number };
@@ -56,7 +65,15 @@ export type ShardCluster = {
   weight: number;
   alignment: ClusterAlignment;
   sharedWith: SharedSoul[];
+  /** The judged theme this cluster is (its pending members in the report, exactly), or null for unjudged shards. */
+  themeId: number | null;
+  /** For unjudged shards: the theme whose members they most resemble, at or above the clustering threshold (a suggestion only). */
+  suggestedThemeId: number | null;
+  /** Traits the cluster's theme opposes: its members are counter-evidence for them, never reinforcement. */
+  opposes: number[];
 };
+/** A trait and the shards of this report judged, through a theme opposing it, to contradict it. */
+export type CounterEvidence = { traitId: number; themeIds: number[]; shardIds: number[] };
 /** Trait ids, a < b. */
 export type TraitPair = { a: number; b: number; similarity: number };
 export type PromotionCandidate = { traitId: number; score: number };
@@ -89,6 +106,10 @@ export type EvidenceReport = {
   tensions: TraitPair[];
   promotionCandidates: PromotionCandidate[];
   trend: Trend;
+  /** Shards of the report not assigned to any theme: what is left to judge. */
+  unjudgedCount: number;
+  /** Per active trait that a theme with members in the report opposes, ascending trait id. */
+  counterEvidence: CounterEvidence[];
   suggestedActions: SuggestedAction[];
   markdown: string;
   scope: { tags: string[]; query: string | null };
@@ -160,7 +181,11 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const { soul, knobs, now } = input;
   // Sorted by id so the report does not depend on the order the caller fetched rows in.
   const shards = [...input.shards].sort((x, y) => x.id - y.id);
-  const clustered = shards.slice(Math.max(0, shards.length - (input.clusterLimit ?? shards.length)));
+  const themeOf = input.themeOf ?? new Map<number, number>();
+  // Every judged shard is clustered (a theme is never split); the bound applies to the unjudged.
+  const unjudged = shards.filter((s) => !themeOf.has(s.id));
+  const kept = new Set(unjudged.slice(Math.max(0, unjudged.length - (input.clusterLimit ?? unjudged.length))).map((s) => s.id));
+  const clustered = shards.filter((s) => themeOf.has(s.id) || kept.has(s.id));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
   const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
   const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
@@ -170,9 +195,11 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
   );
-  const consolidationCandidates = similarTraitPairs(ctx);
+  const similarPairs = similarTraitPairs(ctx);
   const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
-  const tensions = consolidationCandidates.filter((p) => negated.get(p.a) !== negated.get(p.b));
+  // A pair is one finding or the other: in tension when one says no where the other says yes, else a consolidation candidate.
+  const tensions = similarPairs.filter((p) => negated.get(p.a) !== negated.get(p.b));
+  const consolidationCandidates = similarPairs.filter((p) => negated.get(p.a) === negated.get(p.b));
   const promotionCandidates = signals
     .map((s) => ({ traitId: s.traitId, score: s.tenure * s.citationDensity * s.essenceRedundancy }))
     .filter((p) => p.score > 0)
@@ -191,6 +218,8 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     tensions,
     promotionCandidates,
     trend,
+    unjudgedCount: unjudged.length,
+    counterEvidence: counterEvidence(shards, themeOf, input.themes ?? [], traits),
     suggestedActions: [],
     markdown: '',
     scope: { tags: [...input.scope.tags], query: input.scope.query },
@@ -203,17 +232,34 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
 
 function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
   const { shards, input } = ctx;
+  const themeOf = input.themeOf ?? new Map<number, number>();
   const position = new Map(shards.map((s, i) => [s.id, i]));
-  const partition = input.partition
-    ? input.partition.map((ids) => ids.map((id) => position.get(id)!).sort((a, b) => a - b))
-    : yield* partitionSteps(
+  const free = shards.flatMap((s, i) => (themeOf.has(s.id) ? [] : [i]));
+  // Judged shards are left out of similarity: a given partition is of the unjudged (any judged id in it is dropped).
+  const unjudgedPartition = input.partition
+    ? input.partition.map((ids) => ids.filter((id) => !themeOf.has(id) && position.has(id)).map((id) => position.get(id)!).sort((a, b) => a - b)).filter((g) => g.length > 0)
+    : (yield* partitionSteps(
         input.knobs.similarity,
-        shards.map((s) => s.content),
+        free.map((i) => shards[i].content),
         input.knobs.clusteringThreshold,
-        ctx.embeddings,
-      );
-  const citedBy = new Map<number, number[]>();
+        ctx.embeddings.length === 0 ? [] : free.map((i) => ctx.embeddings[i]),
+      )).map((group) => group.map((k) => free[k]));
+  const themed = new Map<number, number[]>();
+  shards.forEach((s, i) => {
+    const themeId = themeOf.get(s.id);
+    if (themeId === undefined) return;
+    const members = themed.get(themeId);
+    if (members) members.push(i);
+    else themed.set(themeId, [i]);
+  });
   const activeIds = new Set(ctx.traits.map((t) => t.id));
+  // Only active traits: a reverted one is no longer a claim a cluster could contradict.
+  const opposedBy = new Map((input.themes ?? []).map((t) => [t.id, t.opposes.filter((id) => activeIds.has(id)).sort((a, b) => a - b)]));
+  const partition: Array<{ indices: number[]; themeId: number | null }> = [
+    ...[...themed].sort((x, y) => x[0] - y[0]).map(([themeId, indices]) => ({ indices, themeId })),
+    ...unjudgedPartition.map((indices) => ({ indices, themeId: null })),
+  ];
+  const citedBy = new Map<number, number[]>();
   for (const c of input.citations) {
     if (!activeIds.has(c.traitId)) continue;
     const list = citedBy.get(c.shardId);
@@ -222,11 +268,56 @@ function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
   }
 
   const clusters: ShardCluster[] = [];
-  for (const indices of partition) clusters.push(yield* describeCluster(ctx, indices, citedBy));
+  for (const { indices, themeId } of partition) {
+    const opposes = themeId === null ? [] : (opposedBy.get(themeId) ?? []);
+    const cluster = yield* describeCluster(ctx, indices, citedBy, themeId, opposes);
+    if (themeId === null && themed.size > 0) cluster.suggestedThemeId = yield* suggestTheme(ctx, indices, themed);
+    clusters.push(cluster);
+  }
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
-function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>): Steps<ShardCluster> {
+/**
+ * The theme whose members an unjudged cluster most resembles: the highest similarity between one of its members and
+ * one of the theme's, at or above the clustering threshold (the link single linkage would have made); ties go to
+ * the lowest theme id.
+ */
+function* suggestTheme(ctx: Context, indices: readonly number[], themed: ReadonlyMap<number, readonly number[]>): Steps<number | null> {
+  let best: number | null = null;
+  let bestSimilarity = ctx.input.knobs.clusteringThreshold;
+  for (const themeId of [...themed.keys()].sort((a, b) => a - b)) {
+    yield;
+    let most = 0;
+    for (const i of indices) for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
+    if (most >= bestSimilarity && (best === null || most > bestSimilarity)) {
+      best = themeId;
+      bestSimilarity = most;
+    }
+  }
+  return best;
+}
+
+/** Per active trait a theme in the report opposes: that theme's members in the report, ascending. */
+function counterEvidence(shards: readonly Shard[], themeOf: ReadonlyMap<number, number>, themes: readonly ThemeSummary[], traits: readonly Trait[]): CounterEvidence[] {
+  const active = new Set(traits.map((t) => t.id));
+  const byTrait = new Map<number, CounterEvidence>();
+  for (const theme of themes) {
+    const members = shards.filter((s) => themeOf.get(s.id) === theme.id).map((s) => s.id);
+    if (members.length === 0) continue;
+    for (const traitId of theme.opposes) {
+      if (!active.has(traitId)) continue;
+      const entry = byTrait.get(traitId) ?? { traitId, themeIds: [], shardIds: [] };
+      entry.themeIds.push(theme.id);
+      entry.shardIds.push(...members);
+      byTrait.set(traitId, entry);
+    }
+  }
+  return [...byTrait.values()]
+    .map((e) => ({ traitId: e.traitId, themeIds: distinctAscending(e.themeIds), shardIds: distinctAscending(e.shardIds) }))
+    .sort((x, y) => x.traitId - y.traitId);
+}
+
+function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>, themeId: number | null = null, opposes: number[] = []): Steps<ShardCluster> {
   const { shards, input } = ctx;
   const { now, knobs } = input;
   const members = [...indices].sort((i, j) => shards[i].createdAt - shards[j].createdAt || shards[i].id - shards[j].id);
@@ -253,8 +344,11 @@ function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<
     ageSpanDays,
     freshness,
     weight: memberCount * sourceDiversity * freshness,
-    alignment: align(ctx, rep, members, citedBy),
+    alignment: align(ctx, rep, members, citedBy, new Set(opposes)),
     sharedWith: sharedWith(members, shards, input.soul.id),
+    themeId,
+    suggestedThemeId: null,
+    opposes,
   };
 }
 
@@ -355,7 +449,8 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>): ClusterAlignment {
+/** A judged contradiction outweighs resemblance and citations: a cluster never reinforces a trait its theme opposes. */
+function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>, opposed: ReadonlySet<number>): ClusterAlignment {
   const { traits, shards, input } = ctx;
   const cited = new Set<number>();
   for (const i of members) for (const traitId of citedBy.get(shards[i].id) ?? []) cited.add(traitId);
@@ -364,6 +459,7 @@ function align(ctx: Context, rep: number, members: readonly number[], citedBy: R
   let bestSeen = 0;
   // traits are in id order, so strict ">" keeps the lowest id on ties.
   for (let t = 0; t < traits.length; t++) {
+    if (opposed.has(traits[t].id)) continue;
     const sim = ctx.pair(rep, shards.length + t);
     if (sim > bestSeen) bestSeen = sim;
     const qualifies = cited.has(traits[t].id) || sim >= input.knobs.redundancyThreshold;
@@ -482,7 +578,8 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
   const redundant = report.traits.filter((s) => s.essenceRedundancy > knobs.redundancyThreshold).map((s) => s.traitId);
   add('ESSENCE_REDUNDANT', redundant.length, `${plural(redundant.length, 'trait', 'traits')} redundant with essence`, distinctAscending(redundant));
 
-  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2);
+  // A cluster contradicting a trait is a tension to resolve, not a new trait to propose.
+  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2 && c.opposes.length === 0);
   const sizes = novel.map((c) => c.memberCount).join(', ');
   add(
     'NOVEL_CLUSTER',
@@ -498,12 +595,18 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
     distinctAscending(pairs.flatMap((p) => [p.a, p.b])),
   );
 
+  // One TENSION action (kinds are unique): trait pairs in tension, and traits a judged theme contradicts.
   const tensions = report.tensions;
+  const contradicted = report.counterEvidence;
+  const tensionParts = [
+    ...(tensions.length > 0 ? [`${plural(tensions.length, 'trait pair', 'trait pairs')} in tension`] : []),
+    ...(contradicted.length > 0 ? [`${plural(contradicted.length, 'trait is', 'traits are')} contradicted by judged themes`] : []),
+  ];
   add(
     'TENSION',
-    tensions.length,
-    `${plural(tensions.length, 'trait pair', 'trait pairs')} in tension`,
-    distinctAscending(tensions.flatMap((p) => [p.a, p.b])),
+    tensions.length + contradicted.length,
+    tensionParts.join('; '),
+    distinctAscending([...tensions.flatMap((p) => [p.a, p.b]), ...contradicted.map((c) => c.traitId)]),
   );
 
   const promotable = report.promotionCandidates;
@@ -537,6 +640,10 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   if (scopeParts.length > 0) lines.push(`Scope: ${scopeParts.join('; ')}`);
 
   lines.push(`Shards: ${report.shardCount}, clusters: ${report.clusters.length}, active traits: ${report.traits.length}`);
+  if (report.unjudgedCount < report.shardCount) {
+    const judged = report.clusters.filter((c) => c.themeId !== null).length;
+    lines.push(`Judged: ${report.shardCount - report.unjudgedCount} shards in ${plural(judged, 'theme', 'themes')}; unjudged: ${report.unjudgedCount}`);
+  }
   if (report.clusteredShardCount < report.shardCount) {
     lines.push(`Clusters cover the ${report.clusteredShardCount} most recently dropped shards of ${report.shardCount} (maxClusteredShards)`);
   }
@@ -571,8 +678,24 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
     lines.push('', `## ${title}`);
     for (const p of pairs) lines.push(`- #${p.a} ${joiner} #${p.b} (similarity ${fixed(p.similarity, 2)})`);
   };
+  const themeNames = new Map((input.themes ?? []).map((t) => [t.id, t.name]));
+  const themeLabel = (id: number) => `theme "${oneLine(themeNames.get(id) ?? '')}" (#${id})`;
+  if (report.counterEvidence.length > 0) {
+    lines.push('', '## Counter-evidence (judged to contradict a trait, never counted as reinforcing it)');
+    for (const c of report.counterEvidence) {
+      const shown = c.shardIds.slice(0, MARKDOWN_MEMBER_IDS).map((id) => `#${id}`).join(', ');
+      const rest = c.shardIds.length > MARKDOWN_MEMBER_IDS ? ` and ${c.shardIds.length - MARKDOWN_MEMBER_IDS} more` : '';
+      lines.push(`- #${c.traitId} ${oneLine(principles.get(c.traitId) ?? '')} — contradicted by ${c.themeIds.map(themeLabel).join(', ')}: ${shown}${rest}`);
+    }
+  }
   pairLines('Consolidation candidates', report.consolidationCandidates, '+');
   pairLines('Tensions', report.tensions, 'vs');
+  if (report.counterEvidence.length > 0) {
+    if (report.tensions.length === 0) lines.push('', '## Tensions');
+    for (const c of report.counterEvidence) {
+      for (const themeId of c.themeIds) lines.push(`- ${themeLabel(themeId)} vs #${c.traitId}`);
+    }
+  }
 
   if (report.promotionCandidates.length > 0) {
     lines.push('', '## Promotion candidates');
@@ -589,13 +712,17 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
       (bySource !== '' ? `; by source (recent/previous): ${bySource}` : ''),
   );
 
-  const groups = report.clusters.filter((c) => c.memberCount > 1);
-  const singles = report.clusters.filter((c) => c.memberCount === 1);
+  // A theme is listed as a cluster whatever its size; only unjudged shards alike to no other are folded.
+  const groups = report.clusters.filter((c) => c.memberCount > 1 || c.themeId !== null);
+  const singles = report.clusters.filter((c) => c.memberCount === 1 && c.themeId === null);
   if (groups.length > 0) {
     lines.push('', '## Clusters (highest weight first)');
     groups.forEach((c, k) => {
       const alignment = c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : 'novel';
       const parts = [`weight ${fixed(c.weight, 2)}`, `size ${c.memberCount}`, `sources ${c.sources.join(', ')}`, alignment];
+      if (c.themeId !== null) parts.unshift(themeLabel(c.themeId));
+      if (c.opposes.length > 0) parts.push(`contradicts ${c.opposes.map((id) => `#${id}`).join(', ')}`);
+      if (c.suggestedThemeId !== null) parts.push(`resembles ${themeLabel(c.suggestedThemeId)}`);
       if (c.sharedWith.length > 0) {
         const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);
         parts.push(`shared with ${names.join(', ')}`);
@@ -608,7 +735,9 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   }
   if (singles.length > 0) {
     const ids = singles.map((c) => (c.alignment.kind === 'REINFORCING' ? `#${c.representativeId} (reinforces #${c.alignment.traitId})` : `#${c.representativeId}`));
-    lines.push('', `Single shards (${singles.length}, highest weight first): ${ids.join(', ')}`);
+    const suggested = singles.filter((c) => c.suggestedThemeId !== null).map((c) => `#${c.representativeId} → ${themeLabel(c.suggestedThemeId!)}`);
+    lines.push('', `${singles.length === 1 ? '1 shard resembles' : `${singles.length} shards resemble`} nothing else (highest weight first): ${singles.length === 1 ? 'id' : 'ids'} ${ids.join(', ')}`);
+    if (suggested.length > 0) lines.push(`Of those, resembling a theme: ${suggested.join(', ')}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -634,18 +763,24 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
   const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));
   const clusterLimit = db.settings.maxClusteredShards;
-  const clusteredIds = clusteredShards(ids, clusterLimit);
+  // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
+  const soulThemes = soulThemeMaps(db, [soulId]).get(soulId)!;
+  const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
+  const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
+  const kept = new Set(unjudgedIds);
+  const clusteredIds = themeOf.size === 0 ? unjudgedIds : ids.filter((id) => themeOf.has(id) || kept.has(id));
   const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
   const byId = new Map(shards.map((s) => [s.id, s]));
   let partition: number[][];
   if (scoped) {
-    partition = await db.evidence.partition(clusteredIds.map((id) => byId.get(id)!));
+    partition = await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!));
   } else {
     // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
     const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
-    await db.clusters.prepare(soulId, clusteredIds, texts);
-    partition = db.clusters.partition(soulId, clusteredIds, texts);
+    await db.clusters.prepare(soulId, unjudgedIds, texts);
+    partition = db.clusters.partition(soulId, unjudgedIds, texts);
   }
+  const themes: Theme[] = themeOf.size === 0 ? [] : [...db.store.getThemes([...new Set(themeOf.values())]).values()];
   const vectors = db.evidence.vectors(clusteredIds);
   const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
   const activeTraits = db.store.listTraits([soulId], { statuses: ['active'] });
@@ -663,6 +798,8 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
       partition,
       embeddings,
       clusterLimit,
+      themeOf,
+      themes: themes.map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),
       representatives: db.evidence.representatives,
       soulNames,
       knobs: db.settings,

@@ -1,7 +1,7 @@
 /** The Souls engine's public surface: an async library API, usable with no server. */
 export { DAY_MS, manualClock, systemClock, type Clock } from './clock.ts';
 export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError, describeError } from './errors.ts';
-export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from './model.ts';
+export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, ThemeEventKind, Trait, TraitStatus } from './model.ts';
 export {
   defaultClusteringThresholds,
   defaultRedundancyThresholds,
@@ -110,3 +110,21 @@ export {
   type TraitPair,
   type Trend,
 } from './evidence.ts';
+export {
+  assignThemes,
+  DEFAULT_THEME_ACTOR,
+  getCounterEvidence,
+  getShardThemes,
+  getTheme,
+  getThemeHistory,
+  getThemes,
+  listThemes,
+  listThemesOfSouls,
+  opposeTrait,
+  renameTheme,
+  unassignShards,
+  unopposeTrait,
+  type AssignThemesResult,
+  type ThemeActorOptions,
+  type ThemeAssignment,
+} from './themes.ts';

@@ -77,3 +77,39 @@ export type TagCount = { tag: string; count: number };
 
 /** One page of a list; `cursors[i]` is the opaque cursor of `items[i]`, to pass as `after`. */
 export type Page<T> = { items: T[]; cursors: string[]; totalCount: number; hasNextPage: boolean; endCursor: string | null };
+
+/**
+ * A theme the refiner named for some of one soul's shards (SPEC §12). `memberIds`: every shard assigned to it, any
+ * status, ascending; `opposes`: the traits its members contradict, ascending.
+ */
+export type Theme = {
+  id: number;
+  soulId: number;
+  name: string;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+  memberIds: number[];
+  opposes: number[];
+};
+
+export const themeEventKinds = ['assign', 'unassign', 'rename', 'oppose', 'unoppose'] as const;
+export type ThemeEventKind = (typeof themeEventKinds)[number];
+
+/**
+ * One recorded change to a soul's themes: an assignment says which shard moved `fromThemeId` → `toThemeId` (null: the
+ * unjudged pool); a rename carries the name it replaced in `detail`; an opposition the trait.
+ */
+export type ThemeEvent = {
+  id: number;
+  soulId: number;
+  kind: ThemeEventKind;
+  themeId: number | null;
+  shardId: number | null;
+  fromThemeId: number | null;
+  toThemeId: number | null;
+  traitId: number | null;
+  detail: string | null;
+  actor: string;
+  at: number;
+};

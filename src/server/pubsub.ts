@@ -14,6 +14,7 @@ export const soulChangeKinds = [
   'LEVEL_UP',
   'LEVEL_UP_REVERTED',
   'ATTUNED',
+  'THEMES_CHANGED',
 ] as const;
 export type SoulChangeKind = (typeof soulChangeKinds)[number];
 

@@ -61,6 +61,9 @@ export function listBounds(limits: Limits, bounds: Pick<Bounds, 'maxTagsPerShard
     'DropShardInput.embedding': { limit: bounds.maxEmbeddingDimension, setting: 'maxEmbeddingDimension' },
     'Mutation.dropShards(inputs:)': batch,
     'Mutation.revealShards(ids:)': batch,
+    'Mutation.assignThemes(assignments:)': batch,
+    'ThemeAssignmentInput.shardIds': batch,
+    'Mutation.unassignShards(shardIds:)': batch,
   };
   const other = { limit: limits.maxListItems, setting: 'maxListItems' };
   return (coordinate) => named[coordinate] ?? other;

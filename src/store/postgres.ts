@@ -6,11 +6,11 @@
  * serialized and each sees the other's committed shards.
  */
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Trait } from '../engine/model.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect, type Row } from './rows.ts';
-import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, TraitFilter } from './store.ts';
+import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
+import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
 export type Connection = {
@@ -573,6 +573,184 @@ export class PostgresWorkerStore {
     return row ? toSoulDocument(row) : null;
   }
 
+  // Themes
+
+  private async themeSoul(soulId: number): Promise<Soul> {
+    const soul = await this.soulRow(soulId);
+    if (soul.deletedAt !== null) throw new ValidationError('soulId', `soul ${soulId} is dormant: awaken it first`);
+    return soul;
+  }
+
+  private async assertAttributed(soulId: number, shards: ReadonlyArray<{ id: number; field: string }>): Promise<void> {
+    const rows = await this.all('SELECT shard_id FROM shard_souls WHERE soul_id = :soulId AND shard_id = ANY(:ids::bigint[])', { soulId, ids: shards.map((s) => s.id) });
+    const attributed = new Set(rows.map((r) => Number(r.shard_id)));
+    const stray = shards.filter((s) => !attributed.has(s.id));
+    if (stray.length === 0) return;
+    await this.assertShardsExist(stray.map((s) => s.id));
+    throw new ValidationError(stray[0]!.field, `shard ${stray[0]!.id} is not attributed to soul ${soulId}`);
+  }
+
+  private async themeEvent(event: Parameters<typeof themeEventParams>[0]): Promise<void> {
+    await this.changes(insertThemeEventSql, themeEventParams(event));
+  }
+
+  private async shardThemeIds(soulId: number, shardIds: readonly number[]): Promise<Map<number, number>> {
+    const rows = await this.all('SELECT shard_id, theme_id FROM shard_themes WHERE soul_id = :soulId AND shard_id = ANY(:ids::bigint[])', { soulId, ids: [...shardIds] });
+    return new Map(rows.map((r) => [Number(r.shard_id), Number(r.theme_id)]));
+  }
+
+  private async hydrateThemes(rows: Row[]): Promise<Map<number, Theme>> {
+    if (rows.length === 0) return new Map();
+    const ids = rows.map((r) => Number(r.id));
+    const members = await this.all('SELECT theme_id, shard_id FROM shard_themes WHERE theme_id = ANY(:ids::bigint[]) ORDER BY theme_id, shard_id', { ids });
+    const oppositions = await this.all('SELECT theme_id, trait_id FROM theme_oppositions WHERE theme_id = ANY(:ids::bigint[]) ORDER BY theme_id, trait_id', { ids });
+    return toThemes(rows, members, oppositions);
+  }
+
+  private async themesById(ids: readonly number[]): Promise<Map<number, Theme>> {
+    return this.hydrateThemes(await this.all('SELECT * FROM soul_themes WHERE id = ANY(:ids::bigint[]) ORDER BY id', { ids: [...ids] }));
+  }
+
+  private async themeRow(id: number): Promise<Theme> {
+    const theme = (await this.themesById([id])).get(id);
+    if (!theme) throw new NotFoundError('Theme', id);
+    return theme;
+  }
+
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Promise<Theme[]> {
+    return this.transaction(async () => {
+      await this.themeSoul(soulId);
+      await this.assertAttributed(
+        soulId,
+        assignments.flatMap((a, i) => a.shardIds.map((id, j) => ({ id, field: `assignments[${i}].shardIds[${j}]` }))),
+      );
+      const named = await this.all('SELECT id, soul_id FROM soul_themes WHERE id = ANY(:ids::bigint[])', { ids: assignments.flatMap((a) => (a.themeId === null ? [] : [a.themeId])) });
+      const existing = new Map(named.map((r) => [Number(r.id), Number(r.soul_id)]));
+      for (const [i, a] of assignments.entries()) {
+        if (a.themeId !== null) {
+          const owner = existing.get(a.themeId);
+          if (owner === undefined) throw new NotFoundError('Theme', a.themeId);
+          if (owner !== soulId) throw new ValidationError(`assignments[${i}].themeId`, `theme ${a.themeId} belongs to another soul`);
+        } else {
+          const holder = await this.get('SELECT id FROM soul_themes WHERE soul_id = :soulId AND name_key = :key', { soulId, key: nameKey(a.newThemeName!) });
+          if (holder) throw new ValidationError(`assignments[${i}].newThemeName`, `the soul already has a theme named "${a.newThemeName}" (theme ${String(holder.id)}): assign to its themeId`);
+        }
+      }
+      const current = await this.shardThemeIds(soulId, assignments.flatMap((a) => a.shardIds));
+      const themeIds: number[] = [];
+      for (const a of assignments) {
+        const themeId =
+          a.themeId ??
+          Number(
+            (await this.get(
+              'INSERT INTO soul_themes (soul_id, name, name_key, created_by, created_at, updated_at) VALUES (:soulId, :name, :key, :actor, :now, :now) RETURNING id',
+              { soulId, name: a.newThemeName!, key: nameKey(a.newThemeName!), actor, now },
+            ))!.id,
+          );
+        let moved = false;
+        for (const shardId of a.shardIds) {
+          const from = current.get(shardId) ?? null;
+          if (from === themeId) continue;
+          await this.changes(
+            `INSERT INTO shard_themes (soul_id, shard_id, theme_id) VALUES (:soulId, :shardId, :themeId)
+             ON CONFLICT (soul_id, shard_id) DO UPDATE SET theme_id = excluded.theme_id`,
+            { soulId, shardId, themeId },
+          );
+          await this.themeEvent({ soulId, kind: 'assign', themeId, shardId, fromThemeId: from, toThemeId: themeId, actor, at: now });
+          if (from !== null) await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :from', { from, now });
+          moved = true;
+        }
+        if (moved) await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+        themeIds.push(themeId);
+      }
+      const themes = await this.themesById(themeIds);
+      return themeIds.map((id) => themes.get(id)!);
+    }, 'write', [soulId]);
+  }
+
+  unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Promise<Theme[]> {
+    return this.transaction(async () => {
+      await this.themeSoul(soulId);
+      await this.assertAttributed(soulId, shardIds.map((id, j) => ({ id, field: `shardIds[${j}]` })));
+      const current = await this.shardThemeIds(soulId, shardIds);
+      for (const shardId of shardIds) {
+        const from = current.get(shardId);
+        if (from === undefined) continue;
+        await this.changes('DELETE FROM shard_themes WHERE soul_id = :soulId AND shard_id = :shardId', { soulId, shardId });
+        await this.themeEvent({ soulId, kind: 'unassign', themeId: from, shardId, fromThemeId: from, toThemeId: null, actor, at: now });
+      }
+      const left = [...new Set(current.values())].sort((a, b) => a - b);
+      await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = ANY(:ids::bigint[])', { ids: left, now });
+      const themes = await this.themesById(left);
+      return left.map((id) => themes.get(id)!);
+    }, 'write', [soulId]);
+  }
+
+  renameTheme(themeId: number, name: string, actor: string, now: number): Promise<Theme> {
+    return this.transaction(async () => {
+      const theme = await this.themeRow(themeId);
+      await this.awakeSoulRow(theme.soulId);
+      if (theme.name === name) return theme;
+      const key = nameKey(name);
+      const holder = await this.get('SELECT id FROM soul_themes WHERE soul_id = :soulId AND name_key = :key AND id != :themeId', { soulId: theme.soulId, key, themeId });
+      if (holder) throw new ValidationError('name', `the soul already has a theme named "${name}" (theme ${String(holder.id)})`);
+      await this.changes('UPDATE soul_themes SET name = :name, name_key = :key, updated_at = :now WHERE id = :themeId', { name, key, now, themeId });
+      await this.themeEvent({ soulId: theme.soulId, kind: 'rename', themeId, detail: theme.name, actor, at: now });
+      return this.themeRow(themeId);
+    });
+  }
+
+  setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Promise<Theme> {
+    return this.transaction(async () => {
+      const theme = await this.themeRow(themeId);
+      const trait = await this.traitRow(traitId);
+      await this.awakeSoulRow(theme.soulId);
+      if (trait.soulId !== theme.soulId) throw new ValidationError('traitId', `trait ${traitId} belongs to another soul than theme ${themeId}`);
+      if (opposed && trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only an active trait can be opposed`);
+      const changed = opposed
+        ? (await this.changes('INSERT INTO theme_oppositions (theme_id, trait_id) VALUES (:themeId, :traitId) ON CONFLICT DO NOTHING', { themeId, traitId })) > 0
+        : (await this.changes('DELETE FROM theme_oppositions WHERE theme_id = :themeId AND trait_id = :traitId', { themeId, traitId })) > 0;
+      if (!changed) return theme;
+      await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+      await this.themeEvent({ soulId: theme.soulId, kind: opposed ? 'oppose' : 'unoppose', themeId, traitId, actor, at: now });
+      return this.themeRow(themeId);
+    });
+  }
+
+  getThemes(ids: readonly number[]): Promise<Map<number, Theme>> {
+    return this.read(() => this.themesById(ids));
+  }
+
+  listThemes(soulIds: readonly number[]): Promise<Theme[]> {
+    return this.read(async () => [...(await this.hydrateThemes(await this.all('SELECT * FROM soul_themes WHERE soul_id = ANY(:ids::bigint[]) ORDER BY soul_id, id', { ids: [...soulIds] }))).values()]);
+  }
+
+  themesOfShards(soulId: number, shardIds: readonly number[]): Promise<Map<number, number>> {
+    return this.shardThemeIds(soulId, shardIds);
+  }
+
+  async shardThemesOfSouls(soulIds: readonly number[]): Promise<Map<number, Map<number, number>>> {
+    const result = new Map<number, Map<number, number>>(soulIds.map((id) => [id, new Map()]));
+    const rows = await this.all('SELECT soul_id, shard_id, theme_id FROM shard_themes WHERE soul_id = ANY(:ids::bigint[])', { ids: [...soulIds] });
+    for (const r of rows) result.get(Number(r.soul_id))?.set(Number(r.shard_id), Number(r.theme_id));
+    return result;
+  }
+
+  async counterEvidence(traitIds: readonly number[]): Promise<Map<number, number[]>> {
+    const result = new Map<number, number[]>(traitIds.map((id) => [id, []]));
+    const rows = await this.all(
+      `SELECT DISTINCT o.trait_id, st.shard_id FROM theme_oppositions o JOIN shard_themes st ON st.theme_id = o.theme_id
+       WHERE o.trait_id = ANY(:ids::bigint[]) ORDER BY o.trait_id, st.shard_id`,
+      { ids: [...traitIds] },
+    );
+    for (const r of rows) result.get(Number(r.trait_id))?.push(Number(r.shard_id));
+    return result;
+  }
+
+  async themeHistory(soulIds: readonly number[]): Promise<ThemeEvent[]> {
+    return (await this.all('SELECT * FROM theme_events WHERE soul_id = ANY(:ids::bigint[]) ORDER BY id', { ids: [...soulIds] })).map(toThemeEvent);
+  }
+
   // Level-ups
 
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): Promise<LevelEvent> {
@@ -597,6 +775,10 @@ export class PostgresWorkerStore {
         );
         const mergedId = Number(row!.id);
         merged.push(mergedId);
+        await this.changes(
+          'INSERT INTO theme_oppositions (theme_id, trait_id) SELECT DISTINCT theme_id, :mergedId::bigint FROM theme_oppositions WHERE trait_id = ANY(:ids::bigint[]) ON CONFLICT DO NOTHING',
+          { mergedId, ids: [...group.sourceTraitIds] },
+        );
         await this.changes(`UPDATE soul_traits SET status = 'consolidated', merged_into = :mergedId, updated_at = :now WHERE id = ANY(:ids::bigint[])`, {
           mergedId,
           now,
@@ -651,6 +833,7 @@ export class PostgresWorkerStore {
       await this.lockSouls(await this.soulsOfShards(citedShards));
       await this.changes('UPDATE soul_traits SET merged_into = NULL WHERE merged_into = ANY(:ids::bigint[])', { ids: merged });
       await this.changes('DELETE FROM shard_citations WHERE trait_id = ANY(:ids::bigint[])', { ids: merged });
+      await this.changes('DELETE FROM theme_oppositions WHERE trait_id = ANY(:ids::bigint[])', { ids: merged });
       await this.changes('DELETE FROM soul_traits WHERE id = ANY(:ids::bigint[])', { ids: merged });
       for (const carried of event.carried) {
         await this.changes('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { id: carried.id, generation: carried.generation, now });

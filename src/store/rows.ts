@@ -1,6 +1,6 @@
 // Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
 import { InvalidStateError, NotFoundError, ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, Trait, TraitStatus } from '../engine/model.ts';
+import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, Theme, ThemeEvent, ThemeEventKind, Trait, TraitStatus } from '../engine/model.ts';
 import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -23,6 +23,56 @@ export function toSoul(r: Row): Soul {
 
 export function toSoulDocument(r: Row): SoulDocument {
   return { soulId: Number(r.soul_id), format: String(r.format), file: String(r.file), text: String(r.text), storedAt: Number(r.stored_at) };
+}
+
+/** Theme rows with their members and oppositions (each list ordered by theme, then id), by id. */
+export function toThemes(rows: readonly Row[], members: readonly Row[], oppositions: readonly Row[]): Map<number, Theme> {
+  const themes = new Map<number, Theme>(
+    rows.map((r) => [
+      Number(r.id),
+      { id: Number(r.id), soulId: Number(r.soul_id), name: String(r.name), createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), memberIds: [], opposes: [] },
+    ]),
+  );
+  for (const m of members) themes.get(Number(m.theme_id))?.memberIds.push(Number(m.shard_id));
+  for (const o of oppositions) themes.get(Number(o.theme_id))?.opposes.push(Number(o.trait_id));
+  return themes;
+}
+
+const orNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+export function toThemeEvent(r: Row): ThemeEvent {
+  return {
+    id: Number(r.id),
+    soulId: Number(r.soul_id),
+    kind: String(r.kind) as ThemeEventKind,
+    themeId: orNull(r.theme_id),
+    shardId: orNull(r.shard_id),
+    fromThemeId: orNull(r.from_theme_id),
+    toThemeId: orNull(r.to_theme_id),
+    traitId: orNull(r.trait_id),
+    detail: r.detail === null || r.detail === undefined ? null : String(r.detail),
+    actor: String(r.actor),
+    at: Number(r.at),
+  };
+}
+
+export const insertThemeEventSql = `INSERT INTO theme_events (soul_id, kind, theme_id, shard_id, from_theme_id, to_theme_id, trait_id, detail, actor, at)
+  VALUES (:soulId, :kind, :themeId, :shardId, :fromThemeId, :toThemeId, :traitId, :detail, :actor, :at)`;
+
+/** The parameters of insertThemeEventSql, every optional column null unless given. */
+export function themeEventParams(event: Pick<ThemeEvent, 'soulId' | 'kind' | 'actor' | 'at'> & Partial<ThemeEvent>): Record<string, string | number | null> {
+  return {
+    soulId: event.soulId,
+    kind: event.kind,
+    themeId: event.themeId ?? null,
+    shardId: event.shardId ?? null,
+    fromThemeId: event.fromThemeId ?? null,
+    toThemeId: event.toThemeId ?? null,
+    traitId: event.traitId ?? null,
+    detail: event.detail ?? null,
+    actor: event.actor,
+    at: event.at,
+  };
 }
 
 export function toTrait(r: Row): Trait {

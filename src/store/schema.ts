@@ -188,4 +188,48 @@ export const migrations: readonly Migration[] = [
     PRIMARY KEY (soul_id, format)
   ) WITHOUT ROWID;
   `,
+  // Version 7: themes the refiner names for a soul's shards (SPEC §12): one theme per shard and soul, the traits a
+  // theme contradicts, and every change to them (who, when, what it replaced). IF NOT EXISTS as in version 6.
+  `
+  CREATE TABLE IF NOT EXISTS soul_themes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    soul_id INTEGER NOT NULL REFERENCES souls(id),
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX IF NOT EXISTS idx_soul_themes_name ON soul_themes(soul_id, name_key);
+
+  CREATE TABLE IF NOT EXISTS shard_themes (
+    soul_id INTEGER NOT NULL REFERENCES souls(id),
+    shard_id INTEGER NOT NULL REFERENCES soul_shards(id),
+    theme_id INTEGER NOT NULL REFERENCES soul_themes(id),
+    PRIMARY KEY (soul_id, shard_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS idx_shard_themes_theme ON shard_themes(theme_id, shard_id);
+
+  CREATE TABLE IF NOT EXISTS theme_oppositions (
+    theme_id INTEGER NOT NULL REFERENCES soul_themes(id),
+    trait_id INTEGER NOT NULL REFERENCES soul_traits(id),
+    PRIMARY KEY (theme_id, trait_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS idx_theme_oppositions_trait ON theme_oppositions(trait_id, theme_id);
+
+  CREATE TABLE IF NOT EXISTS theme_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    soul_id INTEGER NOT NULL REFERENCES souls(id),
+    kind TEXT NOT NULL,
+    theme_id INTEGER,
+    shard_id INTEGER,
+    from_theme_id INTEGER,
+    to_theme_id INTEGER,
+    trait_id INTEGER,
+    detail TEXT,
+    actor TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS idx_theme_events_soul ON theme_events(soul_id, id);
+  `,
 ];

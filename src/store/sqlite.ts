@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
-import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toTrait, type Dialect } from './rows.ts';
+import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import type {
   GateStats,
@@ -19,6 +19,7 @@ import type {
   SoulPatch,
   SoulsStore,
   TextQuery,
+  ThemeAssignmentWrite,
   TraitFilter,
 } from './store.ts';
 
@@ -699,6 +700,179 @@ export class SqliteStore implements SoulsStore {
     return row ? toSoulDocument(row) : null;
   }
 
+  // Themes
+
+  /** Theme writes answer a dormant soul as bad input (the themes' unions carry no state error). */
+  private themeSoul(soulId: number): Soul {
+    const soul = this.soulRow(soulId);
+    if (soul.deletedAt !== null) throw new ValidationError('soulId', `soul ${soulId} is dormant: awaken it first`);
+    return soul;
+  }
+
+  /** Every shard must be attributed to the soul: an unknown one is NotFound, another soul's a ValidationError at its field. */
+  private assertAttributed(soulId: number, shards: ReadonlyArray<{ id: number; field: string }>): void {
+    const ids = json(shards.map((s) => s.id));
+    const attributed = new Set(this.all(`SELECT shard_id FROM shard_souls WHERE soul_id = :soulId AND shard_id IN ${inList('ids')}`, { soulId, ids }).map((r) => Number(r.shard_id)));
+    const stray = shards.filter((s) => !attributed.has(s.id));
+    if (stray.length === 0) return;
+    this.assertShardsExist(stray.map((s) => s.id));
+    throw new ValidationError(stray[0]!.field, `shard ${stray[0]!.id} is not attributed to soul ${soulId}`);
+  }
+
+  private themeEvent(event: Parameters<typeof themeEventParams>[0]): void {
+    this.run(insertThemeEventSql, themeEventParams(event));
+  }
+
+  private shardThemeIds(soulId: number, shardIds: readonly number[]): Map<number, number> {
+    const rows = this.all(`SELECT shard_id, theme_id FROM shard_themes WHERE soul_id = :soulId AND shard_id IN ${inList('ids')}`, { soulId, ids: json(shardIds) });
+    return new Map(rows.map((r) => [Number(r.shard_id), Number(r.theme_id)]));
+  }
+
+  private hydrateThemes(rows: Row[]): Map<number, Theme> {
+    if (rows.length === 0) return new Map();
+    const ids = json(rows.map((r) => Number(r.id)));
+    const members = this.all(`SELECT theme_id, shard_id FROM shard_themes WHERE theme_id IN ${inList('ids')} ORDER BY theme_id, shard_id`, { ids });
+    const oppositions = this.all(`SELECT theme_id, trait_id FROM theme_oppositions WHERE theme_id IN ${inList('ids')} ORDER BY theme_id, trait_id`, { ids });
+    return toThemes(rows, members, oppositions);
+  }
+
+  private themeRow(id: number): Theme {
+    const theme = this.hydrateThemes(this.all('SELECT * FROM soul_themes WHERE id = :id', { id })).get(id);
+    if (!theme) throw new NotFoundError('Theme', id);
+    return theme;
+  }
+
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Theme[] {
+    return this.transaction(() => {
+      this.themeSoul(soulId);
+      this.assertAttributed(
+        soulId,
+        assignments.flatMap((a, i) => a.shardIds.map((id, j) => ({ id, field: `assignments[${i}].shardIds[${j}]` }))),
+      );
+      const named = this.all(`SELECT * FROM soul_themes WHERE id IN ${inList('ids')}`, { ids: json(assignments.flatMap((a) => (a.themeId === null ? [] : [a.themeId]))) });
+      const existing = new Map(named.map((r) => [Number(r.id), Number(r.soul_id)]));
+      assignments.forEach((a, i) => {
+        if (a.themeId !== null) {
+          const owner = existing.get(a.themeId);
+          if (owner === undefined) throw new NotFoundError('Theme', a.themeId);
+          if (owner !== soulId) throw new ValidationError(`assignments[${i}].themeId`, `theme ${a.themeId} belongs to another soul`);
+        } else {
+          const holder = this.get('SELECT id FROM soul_themes WHERE soul_id = :soulId AND name_key = :key', { soulId, key: nameKey(a.newThemeName!) });
+          if (holder) throw new ValidationError(`assignments[${i}].newThemeName`, `the soul already has a theme named "${a.newThemeName}" (theme ${String(holder.id)}): assign to its themeId`);
+        }
+      });
+      const current = this.shardThemeIds(soulId, assignments.flatMap((a) => a.shardIds));
+      const themeIds = assignments.map((a) => {
+        const themeId =
+          a.themeId ??
+          this.run(
+            `INSERT INTO soul_themes (soul_id, name, name_key, created_by, created_at, updated_at) VALUES (:soulId, :name, :key, :actor, :now, :now)`,
+            { soulId, name: a.newThemeName!, key: nameKey(a.newThemeName!), actor, now },
+          ).lastInsertRowid;
+        let moved = false;
+        for (const shardId of a.shardIds) {
+          const from = current.get(shardId) ?? null;
+          if (from === themeId) continue;
+          this.run(
+            `INSERT INTO shard_themes (soul_id, shard_id, theme_id) VALUES (:soulId, :shardId, :themeId)
+             ON CONFLICT (soul_id, shard_id) DO UPDATE SET theme_id = excluded.theme_id`,
+            { soulId, shardId, themeId },
+          );
+          this.themeEvent({ soulId, kind: 'assign', themeId, shardId, fromThemeId: from, toThemeId: themeId, actor, at: now });
+          if (from !== null) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :from', { from, now });
+          moved = true;
+        }
+        if (moved) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+        return themeId;
+      });
+      const themes = this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE id IN ${inList('ids')}`, { ids: json(themeIds) }));
+      return themeIds.map((id) => themes.get(id)!);
+    });
+  }
+
+  unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Theme[] {
+    return this.transaction(() => {
+      this.themeSoul(soulId);
+      this.assertAttributed(soulId, shardIds.map((id, j) => ({ id, field: `shardIds[${j}]` })));
+      const current = this.shardThemeIds(soulId, shardIds);
+      for (const shardId of shardIds) {
+        const from = current.get(shardId);
+        if (from === undefined) continue;
+        this.run('DELETE FROM shard_themes WHERE soul_id = :soulId AND shard_id = :shardId', { soulId, shardId });
+        this.themeEvent({ soulId, kind: 'unassign', themeId: from, shardId, fromThemeId: from, toThemeId: null, actor, at: now });
+      }
+      const left = [...new Set(current.values())].sort((a, b) => a - b);
+      this.run(`UPDATE soul_themes SET updated_at = :now WHERE id IN ${inList('ids')}`, { ids: json(left), now });
+      const themes = this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE id IN ${inList('ids')}`, { ids: json(left) }));
+      return left.map((id) => themes.get(id)!);
+    });
+  }
+
+  renameTheme(themeId: number, name: string, actor: string, now: number): Theme {
+    return this.transaction(() => {
+      const theme = this.themeRow(themeId);
+      this.awakeSoulRow(theme.soulId);
+      if (theme.name === name) return theme;
+      const key = nameKey(name);
+      const holder = this.get('SELECT id FROM soul_themes WHERE soul_id = :soulId AND name_key = :key AND id != :themeId', { soulId: theme.soulId, key, themeId });
+      if (holder) throw new ValidationError('name', `the soul already has a theme named "${name}" (theme ${String(holder.id)})`);
+      this.run('UPDATE soul_themes SET name = :name, name_key = :key, updated_at = :now WHERE id = :themeId', { name, key, now, themeId });
+      this.themeEvent({ soulId: theme.soulId, kind: 'rename', themeId, detail: theme.name, actor, at: now });
+      return this.themeRow(themeId);
+    });
+  }
+
+  setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Theme {
+    return this.transaction(() => {
+      const theme = this.themeRow(themeId);
+      const trait = this.traitRow(traitId);
+      this.awakeSoulRow(theme.soulId);
+      if (trait.soulId !== theme.soulId) throw new ValidationError('traitId', `trait ${traitId} belongs to another soul than theme ${themeId}`);
+      if (opposed && trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only an active trait can be opposed`);
+      const changed = opposed
+        ? this.run('INSERT OR IGNORE INTO theme_oppositions (theme_id, trait_id) VALUES (:themeId, :traitId)', { themeId, traitId }).changes > 0
+        : this.run('DELETE FROM theme_oppositions WHERE theme_id = :themeId AND trait_id = :traitId', { themeId, traitId }).changes > 0;
+      if (!changed) return theme;
+      this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+      this.themeEvent({ soulId: theme.soulId, kind: opposed ? 'oppose' : 'unoppose', themeId, traitId, actor, at: now });
+      return this.themeRow(themeId);
+    });
+  }
+
+  getThemes(ids: readonly number[]): Map<number, Theme> {
+    return this.read(() => this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE id IN ${inList('ids')} ORDER BY id`, { ids: json(ids) })));
+  }
+
+  listThemes(soulIds: readonly number[]): Theme[] {
+    return this.read(() => [...this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE soul_id IN ${inList('ids')} ORDER BY soul_id, id`, { ids: json(soulIds) })).values()]);
+  }
+
+  themesOfShards(soulId: number, shardIds: readonly number[]): Map<number, number> {
+    return this.shardThemeIds(soulId, shardIds);
+  }
+
+  shardThemesOfSouls(soulIds: readonly number[]): Map<number, Map<number, number>> {
+    const result = new Map<number, Map<number, number>>(soulIds.map((id) => [id, new Map()]));
+    const rows = this.all(`SELECT soul_id, shard_id, theme_id FROM shard_themes WHERE soul_id IN ${inList('ids')}`, { ids: json(soulIds) });
+    for (const r of rows) result.get(Number(r.soul_id))?.set(Number(r.shard_id), Number(r.theme_id));
+    return result;
+  }
+
+  counterEvidence(traitIds: readonly number[]): Map<number, number[]> {
+    const result = new Map<number, number[]>(traitIds.map((id) => [id, []]));
+    const rows = this.all(
+      `SELECT DISTINCT o.trait_id, st.shard_id FROM theme_oppositions o JOIN shard_themes st ON st.theme_id = o.theme_id
+       WHERE o.trait_id IN ${inList('ids')} ORDER BY o.trait_id, st.shard_id`,
+      { ids: json(traitIds) },
+    );
+    for (const r of rows) result.get(Number(r.trait_id))?.push(Number(r.shard_id));
+    return result;
+  }
+
+  themeHistory(soulIds: readonly number[]): ThemeEvent[] {
+    return this.all(`SELECT * FROM theme_events WHERE soul_id IN ${inList('ids')} ORDER BY id`, { ids: json(soulIds) }).map(toThemeEvent);
+  }
+
   // Level-ups
 
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent {
@@ -722,6 +896,11 @@ export class SqliteStore implements SoulsStore {
           { soulId, principle: group.mergedPrinciple, provenance: group.mergedProvenance, level, now },
         );
         merged.push(mergedId);
+        // Like citations, a merged trait starts with what contradicted any of its sources; a revert takes it back.
+        this.run(
+          `INSERT OR IGNORE INTO theme_oppositions (theme_id, trait_id) SELECT DISTINCT theme_id, :mergedId FROM theme_oppositions WHERE trait_id IN ${inList('ids')}`,
+          { mergedId, ids: json(group.sourceTraitIds) },
+        );
         this.run(`UPDATE soul_traits SET status = 'consolidated', merged_into = :mergedId, updated_at = :now WHERE id IN ${inList('ids')}`, {
           mergedId,
           now,
@@ -765,6 +944,7 @@ export class SqliteStore implements SoulsStore {
       const citedShards = this.all(`SELECT DISTINCT shard_id FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged }).map((r) => Number(r.shard_id));
       this.run(`UPDATE soul_traits SET merged_into = NULL WHERE merged_into IN ${inList('ids')}`, { ids: merged });
       this.run(`DELETE FROM shard_citations WHERE trait_id IN ${inList('ids')}`, { ids: merged });
+      this.run(`DELETE FROM theme_oppositions WHERE trait_id IN ${inList('ids')}`, { ids: merged });
       this.run(`DELETE FROM soul_traits WHERE id IN ${inList('ids')}`, { ids: merged });
       for (const carried of event.carried) {
         this.run('UPDATE soul_traits SET generation = :generation, updated_at = :now WHERE id = :id', { ...carried, now });

@@ -1,4 +1,4 @@
-import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Trait, TraitStatus } from '../engine/model.ts';
+import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 
 /**
  * Every SQL statement of Souls lives behind this interface. Each method is one
@@ -44,6 +44,30 @@ export interface SoulsStore {
   /** Keeps the document of the soul in that format, replacing the one stored before; the soul must exist and be awake. */
   putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): SoulDocument;
   getSoulDocument(soulId: number, format: string): SoulDocument | null;
+
+  // Themes (SPEC §12): each write is one unit, recorded as ThemeEvents by `actor`.
+  /**
+   * Moves each assignment's shards to its theme (an existing one of the soul, or a new one by name), recording what
+   * each replaced; returns the assignments' themes in order. A shard not attributed to the soul, a theme of another
+   * soul or a new name the soul already has is a ValidationError naming `assignments[i]…`; nothing is written then.
+   */
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Theme[];
+  /** Returns the shards to the unjudged pool; returns the themes they left, by id. */
+  unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Theme[];
+  /** A name another theme of the soul has (by folded key) is a ValidationError `name`. */
+  renameTheme(themeId: number, name: string, actor: string, now: number): Theme;
+  /** The trait must be of the theme's soul; opposing twice, or unopposing what is not opposed, changes nothing. */
+  setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Theme;
+  getThemes(ids: readonly number[]): Map<number, Theme>;
+  /** The souls' themes, by soul then id. */
+  listThemes(soulIds: readonly number[]): Theme[];
+  /** The theme id of each of the shards that has one in that soul. */
+  themesOfShards(soulId: number, shardIds: readonly number[]): Map<number, number>;
+  /** Per soul (every one asked a key), the theme id of each of its shards that has one: one statement for any number of souls. */
+  shardThemesOfSouls(soulIds: readonly number[]): Map<number, Map<number, number>>;
+  /** The shards assigned to themes opposing each of the traits, ascending (every trait a key). */
+  counterEvidence(traitIds: readonly number[]): Map<number, number[]>;
+  themeHistory(soulIds: readonly number[]): ThemeEvent[];
 
   // Level-ups
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent;
@@ -168,6 +192,9 @@ export type GateStats = {
 
 /** `shardIds`: the shards this write inserted or actually unsealed (the ones `GateStats.before` leaves out). */
 export type ShardWrite = { shardIds: number[]; gate: GateStats[] };
+
+/** Exactly one of themeId and newThemeName (already validated and normalized). */
+export type ThemeAssignmentWrite = { shardIds: readonly number[]; themeId: number | null; newThemeName: string | null };
 
 export type LevelUpWrite = {
   /** The active trait ids the plan was validated against; the store refuses if they changed meanwhile. */

@@ -30,7 +30,7 @@ describe('souls migrate and souls copy on a PostgreSQL server', () => {
     const results = await Promise.all([1, 2, 3].map(() => exited(cli(['migrate', '--db', migrated.url]))));
     expect(results.map((r) => [r.code, r.stderr])).toEqual([[0, ''], [0, ''], [0, '']]);
     const said = results.map((r) => r.stdout.replace(migrated.url, 'URL')).sort();
-    expect(said).toEqual(['Migrated URL from schema version 0 to 2\n', 'URL is at schema version 2: nothing to do\n', 'URL is at schema version 2: nothing to do\n']);
+    expect(said).toEqual(['Migrated URL from schema version 0 to 3\n', 'URL is at schema version 3: nothing to do\n', 'URL is at schema version 3: nothing to do\n']);
   });
 
   it('copies a SQLite database in, verified soul by soul, and serves it', async () => {

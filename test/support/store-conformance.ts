@@ -213,6 +213,96 @@ export function defineStoreConformance(backend: StoreBackend): void {
     }));
   });
 
+  describe(`${backend.name} store: themes`, () => {
+    it('assigns, moves and unassigns shards, recording each change; refuses strays with nothing written', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Ivy', slug: null, essence: 'e', description: '' }, NOW);
+      const other = store.insertSoul({ name: 'Jo', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds: ids } = store.insertShards([shard([soul.id], 'one'), shard([soul.id, other.id], 'two'), shard([soul.id], 'three'), shard([other.id], 'four')], NOW, 0);
+      const [a, b] = store.assignThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Alpha' }, { shardIds: [ids[2]], themeId: null, newThemeName: 'Beta' }], 'ann', NOW + 1);
+      expect(a).toEqual({ id: a.id, soulId: soul.id, name: 'Alpha', createdBy: 'ann', createdAt: NOW + 1, updatedAt: NOW + 1, memberIds: [ids[0], ids[1]], opposes: [] });
+      expect(b).toMatchObject({ name: 'Beta', memberIds: [ids[2]] });
+      // The same shard may have a theme in each soul it is attributed to.
+      const [c] = store.assignThemes(other.id, [{ shardIds: [ids[1], ids[3]], themeId: null, newThemeName: 'Alpha' }], 'bob', NOW + 2);
+      expect(store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: b.id, newThemeName: null }], 'bob', NOW + 3)).toEqual([
+        expect.objectContaining({ id: b.id, memberIds: [ids[1], ids[2]], updatedAt: NOW + 3 }),
+      ]);
+      expect(store.themesOfShards(soul.id, ids)).toEqual(new Map([[ids[0], a.id], [ids[1], b.id], [ids[2], b.id]]));
+      expect(store.shardThemesOfSouls([other.id, 999])).toEqual(new Map([[other.id, new Map([[ids[1], c.id], [ids[3], c.id]])], [999, new Map()]]));
+      expect(store.unassignShards(soul.id, [ids[0], ids[1]], 'ann', NOW + 4).map((t) => [t.id, t.memberIds])).toEqual([[a.id, []], [b.id, [ids[2]]]]);
+      expect(store.listThemes([soul.id, other.id]).map((t) => [t.soulId, t.name, t.memberIds])).toEqual([
+        [soul.id, 'Alpha', []],
+        [soul.id, 'Beta', [ids[2]]],
+        [other.id, 'Alpha', [ids[1], ids[3]]],
+      ]);
+      expect(store.themeHistory([soul.id]).map((e) => [e.kind, e.shardId, e.fromThemeId, e.toThemeId, e.actor, e.at])).toEqual([
+        ['assign', ids[0], null, a.id, 'ann', NOW + 1],
+        ['assign', ids[1], null, a.id, 'ann', NOW + 1],
+        ['assign', ids[2], null, b.id, 'ann', NOW + 1],
+        ['assign', ids[1], a.id, b.id, 'bob', NOW + 3],
+        ['unassign', ids[0], a.id, null, 'ann', NOW + 4],
+        ['unassign', ids[1], b.id, null, 'ann', NOW + 4],
+      ]);
+
+      const history = store.themeHistory([soul.id, other.id]);
+      const refused = (work: () => unknown) => {
+        try {
+          work();
+        } catch (error) {
+          return error as Error & { field?: string; entity?: string };
+        }
+        throw new Error('expected a refusal');
+      };
+      expect(refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'Gamma' }, { shardIds: [ids[3]], themeId: a.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({
+        name: 'ValidationError',
+        field: 'assignments[1].shardIds[0]',
+      });
+      expect(refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: c.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({ field: 'assignments[0].themeId' });
+      expect(refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'ALPHA' }], 'x', NOW + 5))).toMatchObject({ field: 'assignments[0].newThemeName' });
+      expect(refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: 999, newThemeName: null }], 'x', NOW + 5))).toBeInstanceOf(NotFoundError);
+      expect(refused(() => store.assignThemes(soul.id, [{ shardIds: [999], themeId: a.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({ entity: 'Shard' });
+      expect(refused(() => store.assignThemes(999, [{ shardIds: [ids[0]], themeId: a.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({ entity: 'Soul' });
+      expect(refused(() => store.unassignShards(soul.id, [ids[3]], 'x', NOW + 5))).toMatchObject({ field: 'shardIds[0]' });
+      expect(store.themeHistory([soul.id, other.id])).toEqual(history);
+      expect(store.listThemes([soul.id]).map((t) => t.name)).toEqual(['Alpha', 'Beta']);
+      store.setDormancy(other.id, { dormantAt: NOW + 6 }, NOW + 6);
+      expect(refused(() => store.assignThemes(other.id, [{ shardIds: [ids[3]], themeId: c.id, newThemeName: null }], 'x', NOW + 7))).toMatchObject({ field: 'soulId' });
+      expect(refused(() => store.renameTheme(c.id, 'Gamma', 'x', NOW + 7))).toBeInstanceOf(InvalidStateError);
+    }));
+
+    it('renames and opposes traits, lists counter-evidence, and carries oppositions through a level-up and its revert', withStore((store) => {
+      const soul = store.insertSoul({ name: 'Kai', slug: null, essence: 'before', description: '' }, NOW);
+      const other = store.insertSoul({ name: 'Lu', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds: ids } = store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
+      const x = store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [] }, NOW, 10);
+      const y = store.insertTrait(soul.id, { principle: 'y', provenance: 'v', citeShardIds: [] }, NOW, 10);
+      const foreign = store.insertTrait(other.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 10);
+      const [t, u] = store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }, { shardIds: [ids[1]], themeId: null, newThemeName: 'U' }], 'ann', NOW + 1);
+      expect(store.renameTheme(t.id, 'T prime', 'bob', NOW + 2)).toMatchObject({ name: 'T prime', updatedAt: NOW + 2 });
+      expect(() => store.renameTheme(t.id, 'u', 'bob', NOW + 2)).toThrow(ValidationError);
+      expect(() => store.renameTheme(999, 'V', 'bob', NOW + 2)).toThrow(NotFoundError);
+      expect(store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 3)).toMatchObject({ opposes: [x.id] });
+      expect(store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 4)).toMatchObject({ opposes: [x.id], updatedAt: NOW + 3 });
+      expect(() => store.setThemeOpposition(t.id, foreign.id, true, 'bob', NOW + 4)).toThrow(ValidationError);
+      expect(() => store.setThemeOpposition(t.id, 999, true, 'bob', NOW + 4)).toThrow(NotFoundError);
+      store.setThemeOpposition(u.id, y.id, true, 'bob', NOW + 5);
+      expect(store.counterEvidence([x.id, y.id, foreign.id])).toEqual(new Map([[x.id, [ids[0]]], [y.id, [ids[1]]], [foreign.id, []]]));
+      expect(store.getThemes([t.id, u.id, 999])).toEqual(new Map([[t.id, expect.objectContaining({ name: 'T prime' })], [u.id, expect.objectContaining({ opposes: [y.id] })]]));
+
+      const event = store.applyLevelUp(soul.id, { activeTraitIds: [x.id, y.id], newEssence: 'after', consolidations: [{ sourceTraitIds: [x.id, y.id], mergedPrinciple: 'xy', mergedProvenance: 'v' }], promotedTraitIds: [], carriedTraitIds: [] }, NOW + 6);
+      const merged = event.merged[0];
+      expect(store.counterEvidence([merged])).toEqual(new Map([[merged, [ids[0], ids[1]]]]));
+      store.revertLevelUp(soul.id, NOW + 7, 2, 0);
+      expect(store.getThemes([t.id, u.id])).toEqual(new Map([[t.id, expect.objectContaining({ opposes: [x.id] })], [u.id, expect.objectContaining({ opposes: [y.id] })]]));
+      expect(store.setThemeOpposition(t.id, x.id, false, 'ann', NOW + 8)).toMatchObject({ opposes: [] });
+      expect(store.themeHistory([soul.id]).filter((e) => e.kind !== 'assign').map((e) => [e.kind, e.themeId, e.traitId, e.detail, e.actor, e.at])).toEqual([
+        ['rename', t.id, null, 'T', 'bob', NOW + 2],
+        ['oppose', t.id, x.id, null, 'bob', NOW + 3],
+        ['oppose', u.id, y.id, null, 'bob', NOW + 5],
+        ['unoppose', t.id, x.id, null, 'ann', NOW + 8],
+      ]);
+    }));
+  });
+
   describe(`${backend.name} store: level-ups`, () => {
     it('applies a level-up, refuses a stale plan with nothing written, and reverts it exactly (un-fading shards)', withStore((store) => {
       const soul = store.insertSoul({ name: 'Eve', slug: null, essence: 'before', description: '' }, NOW);

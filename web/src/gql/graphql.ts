@@ -102,6 +102,7 @@ export type SoulChangeKind =
   | 'RETIRED'
   | 'SHARD_CITED'
   | 'SHARD_UNCITED'
+  | 'THEMES_CHANGED'
   | 'TRAIT_ADDED'
   | 'TRAIT_REACTIVATED'
   | 'TRAIT_REVERTED'
