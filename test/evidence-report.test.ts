@@ -191,8 +191,8 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
   });
 
   it('finds consolidation candidates, tensions and promotion candidates', () => {
-    // Only #12/#13 pass 0.3: 37/42 = 0.881. #13 says "Never", #12 has no marker ⇒ also a tension.
-    expect(report.consolidationCandidates).toEqual([{ a: 12, b: 13, similarity: expect.closeTo(37 / 42, 12) }]);
+    // Only #12/#13 pass 0.3: 37/42 = 0.881. #13 says "Never", #12 has no marker ⇒ a tension, so not a consolidation candidate.
+    expect(report.consolidationCandidates).toEqual([]);
     expect(report.tensions).toEqual([{ a: 12, b: 13, similarity: expect.closeTo(37 / 42, 12) }]);
     // score = tenure × density × essence redundancy, soul age 200 days:
     //   #10: 100/200 × 2/100 × 26/55 = 0.0047273
@@ -229,7 +229,6 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
       { kind: 'STALE_TRAITS', count: 1, message: '1 trait flagged stale', traitIds: [14] },
       { kind: 'ESSENCE_REDUNDANT', count: 1, message: '1 trait redundant with essence', traitIds: [10] },
       { kind: 'NOVEL_CLUSTER', count: 1, message: '1 cluster (size 2) not aligned with any trait', traitIds: [] },
-      { kind: 'CONSOLIDATION_CANDIDATES', count: 1, message: '1 trait pair is a consolidation candidate', traitIds: [12, 13] },
       { kind: 'TENSION', count: 1, message: '1 trait pair in tension', traitIds: [12, 13] },
       { kind: 'PROMOTION_CANDIDATES', count: 3, message: '3 traits are promotion candidates', traitIds: [10, 12, 13] },
     ]);
@@ -247,7 +246,6 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
         '- STALE_TRAITS: 1 trait flagged stale (#14)',
         '- ESSENCE_REDUNDANT: 1 trait redundant with essence (#10)',
         '- NOVEL_CLUSTER: 1 cluster (size 2) not aligned with any trait',
-        '- CONSOLIDATION_CANDIDATES: 1 trait pair is a consolidation candidate (#12, #13)',
         '- TENSION: 1 trait pair in tension (#12, #13)',
         '- PROMOTION_CANDIDATES: 3 traits are promotion candidates (#10, #12, #13)',
         '',
@@ -257,9 +255,6 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
         '- #12 Reply to customer emails within one day — cites 1, density 0.02, tenure 0.30, essence 0.02, survived 1',
         '- #13 Never reply to customer emails within one day — cites 2, density 0.04, tenure 0.25, essence 0.02, survived 1',
         '- #14 Prefer pairing over solo debugging — cites 0, density 0.00, tenure 0.75, essence 0.04, survived 2, stale',
-        '',
-        '## Consolidation candidates',
-        '- #12 + #13 (similarity 0.88)',
         '',
         '## Tensions',
         '- #12 vs #13 (similarity 0.88)',
@@ -307,7 +302,6 @@ describe('buildEvidenceReport variants', () => {
       'STALE_TRAITS',
       'ESSENCE_REDUNDANT',
       'NOVEL_CLUSTER',
-      'CONSOLIDATION_CANDIDATES',
       'TENSION',
       'PROMOTION_CANDIDATES',
     ]);
