@@ -1,5 +1,5 @@
 // Issue 26 through a real MCP client: trait_change and levelup dry runs carry NEAR_DUPLICATE and POSSIBLE_CONTRADICTION
-// warnings, and soul_evidence lists possible counter-evidence.
+// warnings, and soul_evidence's markdown lists possible counter-evidence (with a POSSIBLE_COUNTER_EVIDENCE action).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addTrait, createSoul, dropShard, listTraits, type SoulsDb } from '../src/engine/index.ts';
 import { call, connect, demoDb, type Connected } from './support/mcp.ts';
@@ -31,9 +31,9 @@ describe('dry runs warn', () => {
     const { soul, tests, emails } = await grace();
     const add = await tool('trait_change', { action: 'add', soulId: soul.id, principle: 'Always run the tests before you merge', provenance: 'again', dryRun: true });
     expect(add.isError).toBe(false);
-    expect(add.data.warnings).toEqual([{ kind: 'NEAR_DUPLICATE', message: expect.stringContaining(`add[0] is close to trait ${tests.id} (trigram Jaccard 0.`), traitIds: [tests.id] }]);
+    expect(add.data.warnings).toEqual([expect.stringMatching(new RegExp(`^NEAR_DUPLICATE: add\\[0\\] is close to trait ${tests.id} \\(trigram Jaccard 0\\.\\d\\d, at least 0\\.3\\)`))]);
     const revise = await tool('trait_change', { action: 'revise', traitId: emails.id, principle: 'Merge hotfixes without waiting for the tests', dryRun: true });
-    expect(revise.data.warnings).toEqual([{ kind: 'POSSIBLE_CONTRADICTION', message: expect.stringContaining(`revise[0] may contradict trait ${tests.id}: same topic`), traitIds: [tests.id] }]);
+    expect(revise.data.warnings).toEqual([`POSSIBLE_CONTRADICTION: revise[0] may contradict trait ${tests.id}: same topic ("tests", "merging") with flipped polarity: negation "without" on one side only`]);
     expect((await listTraits(db, soul.id)).map((t) => t.principle)).toEqual([TESTS, 'Reply to customer emails within a day']);
   });
 
@@ -57,13 +57,9 @@ describe('dry runs warn', () => {
 describe('soul_evidence', () => {
   it('lists possible counter-evidence with its reason', async () => {
     const { soul, shard, tests } = await grace();
-    const r = await tool('soul_evidence', { soulId: soul.id, format: 'json' });
+    const r = await tool('soul_evidence', { soulId: soul.id });
     expect(r.isError).toBe(false);
-    expect(r.data.report.possibleCounterEvidence).toEqual([
-      { traitId: tests.id, shardId: shard, reason: 'same topic ("tests") with flipped polarity: negation "overkill" on one side only' },
-    ]);
     expect(r.data.suggestedActions).toContainEqual({ kind: 'POSSIBLE_COUNTER_EVIDENCE', message: expect.any(String), traitIds: [tests.id] });
-    const markdown = await tool('soul_evidence', { soulId: soul.id });
-    expect(markdown.text).toContain(`- #${shard} vs trait #${tests.id} "Said tests were overkill": same topic ("tests")`);
+    expect(r.text).toContain(`- #${shard} vs trait #${tests.id} "Said tests were overkill": same topic ("tests") with flipped polarity: negation "overkill" on one side only\n`);
   });
 });

@@ -32,9 +32,9 @@ export const soulEvidence = defineTool({
   name: 'soul_evidence',
   title: 'Evidence report and readiness',
   description:
-    'Read before changing a soul: readiness (unmet conditions), suggested actions, and the report over its pending shards: trait signals, ' +
-    'consolidation and promotion candidates, tensions, trend, then clusters by weight with shard ids (NOVEL: a new trait? REINFORCING: cite ' +
-    'them). "markdown" comes as its own text block, cut to the budget (markdownClipped: the resource reportUri has it whole); "json" pages ' +
+    'Read before changing a soul: readiness (unmet conditions), suggested actions, the report over its pending shards: trait signals, ' +
+    'consolidation and promotion candidates, tensions, counter-evidence hints, trend, then clusters by weight with shard ids (NOVEL: a new trait? REINFORCING: cite ' +
+    'them). "markdown" comes as its own text block, cut to the budget (markdownClipped: reportUri has it whole); "json" pages ' +
     'clusters. Next: trait_change, or levelup at capacity.',
   scope: 'read',
   annotations: annotations('read'),
@@ -60,9 +60,6 @@ export const soulEvidence = defineTool({
         traits: z.array(z.object({ traitId: z.number().int(), citationCount: z.number().int(), stale: z.boolean(), tenure: z.number(), essenceRedundancy: z.number() })),
         consolidationCandidates: z.array(pair),
         tensions: z.array(pair),
-        possibleCounterEvidence: z
-          .array(z.object({ traitId: z.number().int(), shardId: z.number().int(), reason: z.string() }))
-          .describe('hints, at most 20: shards sharing a trait\'s topic with flipped polarity; read them, they are not judged'),
         promotionCandidates: z.array(z.object({ traitId: z.number().int(), score: z.number() })),
         trend: z.object({ recentCount: z.number().int(), previousCount: z.number().int(), velocity: z.number().int(), newSources: z.array(z.string()) }),
       })
@@ -116,7 +113,6 @@ async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string
     traits: report.traits.map((t) => ({ traitId: t.traitId, citationCount: t.citationCount, stale: t.stale, tenure: round(t.tenure), essenceRedundancy: round(t.essenceRedundancy) })),
     consolidationCandidates: report.consolidationCandidates.slice(0, 20).map((p) => ({ ...p, similarity: round(p.similarity) })),
     tensions: report.tensions.slice(0, 20).map((p) => ({ ...p, similarity: round(p.similarity) })),
-    possibleCounterEvidence: report.possibleCounterEvidence.slice(0, 20).map((h) => ({ traitId: h.traitId, shardId: h.shardId, reason: h.reason })),
     promotionCandidates: report.promotionCandidates.slice(0, 20).map((p) => ({ traitId: p.traitId, score: round(p.score) })),
     trend: { recentCount: report.trend.recentCount, previousCount: report.trend.previousCount, velocity: report.trend.velocity, newSources: report.trend.newSources.slice(0, 20) },
   };
