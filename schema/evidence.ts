@@ -65,7 +65,17 @@ const TraitPair = builder.objectRef<TraitPairRecord>('TraitPair').implement({
 const PromotionCandidate = builder.objectRef<{ traitId: number; score: number }>('PromotionCandidate').implement({
   fields: (t) => ({
     trait: t.field({ type: Trait, resolve: async (p, _, ctx) => (await ctx.loaders.trait.load(p.traitId))! }),
-    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy' }),
+    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy; only traits that survived an attunement or are promotionTenureDays old' }),
+  }),
+});
+
+const PossibleCounterEvidence = builder.objectRef<EvidenceReportRecord['possibleCounterEvidence'][number]>('PossibleCounterEvidence').implement({
+  description: 'A shard that shares a trait’s topic with flipped polarity (a negation or antonym on one side only): a hint to read, never a judgement or a merge.',
+  fields: (t) => ({
+    trait: t.field({ type: Trait, resolve: async (h, _, ctx) => (await ctx.loaders.trait.load(h.traitId))! }),
+    shard: t.field({ type: Shard, resolve: async (h, _, ctx) => (await ctx.loaders.shard.load(h.shardId))! }),
+    reason: t.exposeString('reason', { description: 'the shared content words and the polarity cue, e.g. same topic ("tests") with flipped polarity: negation "without" on one side only' }),
+    overlap: t.exposeFloat('overlap', { description: 'shared content stems over the shorter text’s (overlap coefficient), at least 1/3' }),
   }),
 });
 
@@ -115,7 +125,12 @@ export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceR
     clusters: t.field({ type: [ShardCluster], description: 'highest weight first', resolve: (r) => r.clusters }),
     traits: t.field({ type: [Trait], description: 'the active traits the report covers', resolve: (r, _, ctx) => loadPresent(ctx.loaders.trait, r.traits.map((s) => s.traitId)) }),
     consolidationCandidates: t.field({ type: [TraitPair], resolve: (r) => r.consolidationCandidates }),
-    tensions: t.field({ type: [TraitPair], resolve: (r) => r.tensions }),
+    tensions: t.field({ type: [TraitPair], description: 'similar trait pairs that read as opposite; never also consolidation candidates', resolve: (r) => r.tensions }),
+    possibleCounterEvidence: t.field({
+      type: [PossibleCounterEvidence],
+      description: 'shards of the report (not cited by the trait) that may contradict an active trait, by trait then shard id',
+      resolve: (r) => r.possibleCounterEvidence,
+    }),
     promotionCandidates: t.field({ type: [PromotionCandidate], resolve: (r) => r.promotionCandidates }),
     trend: t.field({ type: Trend, resolve: (r) => r.trend }),
     suggestedActions: t.field({ type: [SuggestedAction], resolve: (r) => r.suggestedActions }),

@@ -29,7 +29,8 @@ export const LevelEvent = builder.objectRef<LevelEventRecord>('LevelEvent').impl
 });
 
 export const LevelUpWarning = builder.objectRef<LevelUpWarningRecord>('LevelUpWarning').implement({
-  description: 'Advisory, never blocking: WEAK_CONSOLIDATION or PREMATURE_PROMOTION.',
+  description:
+    'Advisory, never blocking: WEAK_CONSOLIDATION, PREMATURE_PROMOTION, NEAR_DUPLICATE (a principle close to an active trait, named with its score) or POSSIBLE_CONTRADICTION (same topic as an active trait, flipped polarity).',
   fields: (t) => ({
     kind: t.exposeString('kind'),
     message: t.exposeString('message'),
@@ -37,8 +38,12 @@ export const LevelUpWarning = builder.objectRef<LevelUpWarningRecord>('LevelUpWa
   }),
 });
 
-export const RenderPreview = builder.objectRef<{ before: string; after: string }>('RenderPreview').implement({
-  fields: (t) => ({ before: t.exposeString('before'), after: t.exposeString('after') }),
+export const RenderPreview = builder.objectRef<{ before: string; after: string; warnings?: LevelUpWarningRecord[] }>('RenderPreview').implement({
+  fields: (t) => ({
+    before: t.exposeString('before'),
+    after: t.exposeString('after'),
+    warnings: t.field({ type: [LevelUpWarning], description: 'advisory: NEAR_DUPLICATE and POSSIBLE_CONTRADICTION for new or revised principles', resolve: (p) => p.warnings ?? [] }),
+  }),
 });
 
 export const LevelUpPreview = builder

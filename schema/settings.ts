@@ -31,5 +31,6 @@ export const Settings = builder.objectRef<Knobs>('Settings').implement({
     staleDays: t.exposeInt('staleDays'),
     redundancyThreshold: t.exposeFloat('redundancyThreshold'),
     consolidationThreshold: t.exposeFloat('consolidationThreshold'),
+    promotionTenureDays: t.exposeFloat('promotionTenureDays', { description: 'a trait is a promotion candidate once it survived an attunement or is this many days old' }),
   }),
 });

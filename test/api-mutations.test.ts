@@ -533,7 +533,7 @@ describe('levelUp', () => {
     expect(groupSimilarity).toBeLessThan(0.3);
     expect(promotedSimilarity).toBeLessThan(0.3);
     expect(result.warnings).toEqual([
-      { kind: 'WEAK_CONSOLIDATION', message: `consolidation 1 groups traits with mean similarity ${groupSimilarity.toFixed(2)}, below 0.3`, traitIds: [e1, e3] },
+      { kind: 'WEAK_CONSOLIDATION', message: `consolidation 1 groups traits with mean similarity ${groupSimilarity.toFixed(2)} (trigram Jaccard), below 0.3`, traitIds: [e1, e3] },
       {
         kind: 'PREMATURE_PROMOTION',
         message: `trait ${e2} is promoted but the new essence barely echoes it (similarity ${promotedSimilarity.toFixed(2)}, below 0.3)`,

@@ -711,7 +711,8 @@ describe('evidence', () => {
       traits: [{ id: trait.t1 }, { id: trait.t2 }],
       consolidationCandidates: [],
       tensions: [],
-      promotionCandidates: [{ trait: { id: trait.t1 }, score: t1Signals.tenure * t1Signals.citationDensity * t1Signals.essenceRedundancy }],
+      // t1 scores (tenure × density × essence redundancy > 0) but has survived no attunement and is younger than promotionTenureDays.
+      promotionCandidates: [],
       trend: {
         recentCount: 3,
         previousCount: 0,
@@ -725,17 +726,16 @@ describe('evidence', () => {
       suggestedActions: [
         { kind: 'READY_FOR_REFINEMENT', message: 'ready for refinement: 3 shards from 2 sources', count: 3, traits: [] },
         { kind: 'STALE_TRAITS', message: '1 trait flagged stale', count: 1, traits: [{ id: trait.t2 }] },
-        { kind: 'PROMOTION_CANDIDATES', message: '1 trait is a promotion candidate', count: 1, traits: [{ id: trait.t1 }] },
       ],
       markdown: evidence.markdown,
     });
     expect(evidence.markdown.startsWith(
       `# Evidence: Mira (soul #${soul.Mira}, level 0)\nShards: 3, clusters: 2, active traits: 2\nReadiness: ready (priority 12.00)\n\n## Suggested actions\n` +
-        `- READY_FOR_REFINEMENT: ready for refinement: 3 shards from 2 sources\n- STALE_TRAITS: 1 trait flagged stale (#${trait.t2})\n` +
-        `- PROMOTION_CANDIDATES: 1 trait is a promotion candidate (#${trait.t1})\n`,
+        `- READY_FOR_REFINEMENT: ready for refinement: 3 shards from 2 sources\n- STALE_TRAITS: 1 trait flagged stale (#${trait.t2})\n\n`,
     )).toBe(true);
+    expect(t1Signals.tenure * t1Signals.citationDensity * t1Signals.essenceRedundancy).toBeGreaterThan(0);
     // The same layout as everywhere: what to act on, then clusters with their shard ids, singletons on one line of ids.
-    expect(evidence.markdown.indexOf('## Promotion candidates')).toBeLessThan(evidence.markdown.indexOf('## Clusters'));
+    expect(evidence.markdown.indexOf('## Traits')).toBeLessThan(evidence.markdown.indexOf('## Clusters'));
     expect(evidence.markdown).toContain(
       `1. [weight ${(2 * pairFreshness).toFixed(2)}; size 2; sources chat, email; reinforces trait #${trait.t1}; shared with Bram (1/2)] #${shard.A} "${SHARDS.A.content}" +1 similar: #${shard.B}\n`,
     );

@@ -54,6 +54,7 @@ describe('knob defaults', () => {
       staleDays: 90,
       redundancyThreshold: 0.3,
       consolidationThreshold: 0.3,
+      promotionTenureDays: 7,
     };
     expect(defaultKnobs).toEqual(spec);
     expect(resolveSettings()).toMatchObject(spec);
@@ -110,6 +111,7 @@ const badValues: Record<string, unknown[]> = {
   staleDays: wholeCountBad,
   redundancyThreshold: fractionBad,
   consolidationThreshold: fractionBad,
+  promotionTenureDays: [-1, 1_000_001, ...notNumbers],
   maxShardContentBytes: wholeCountBad,
   maxTagLength: wholeCountBad,
   maxTagsPerShard: wholeCountBad,

@@ -12,6 +12,8 @@ import { judgedShards, soulThemeMaps } from './crystallization.ts';
 import { dot, lexicalVectors } from './lexical.ts';
 import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
+import { clusterSignalWarning, isTenured } from './report-hints.ts';
+import { oppositePolarity, possibleCounterEvidenceSteps, type CounterEvidenceHint } from './polarity.ts';
 import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
 import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
 import { runSteps, runStepsSliced, yieldToEventLoop, type Steps } from './slices.ts';
@@ -89,6 +91,8 @@ export const suggestedActionKinds = [
   'CONSOLIDATION_CANDIDATES',
   'TENSION',
   'PROMOTION_CANDIDATES',
+  'POSSIBLE_COUNTER_EVIDENCE',
+  'NO_CLUSTER_SIGNAL',
 ] as const;
 export type SuggestedActionKind = (typeof suggestedActionKinds)[number];
 export type SuggestedAction = { kind: SuggestedActionKind; message: string; count: number; traitIds: number[] };
@@ -104,6 +108,8 @@ export type EvidenceReport = {
   traits: TraitSignals[];
   consolidationCandidates: TraitPair[];
   tensions: TraitPair[];
+  /** Shards of the report, not cited by the trait, that share its topic with flipped polarity: hints, never merges. */
+  possibleCounterEvidence: CounterEvidenceHint[];
   promotionCandidates: PromotionCandidate[];
   trend: Trend;
   /** Shards of the report not assigned to any theme: what is left to judge. */
@@ -120,6 +126,8 @@ export type EvidenceReport = {
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
 export const MARKDOWN_MEMBER_IDS = 12;
+/** Possible counter-evidence lines the markdown shows; the JSON report has them all. */
+export const MARKDOWN_COUNTER_EVIDENCE = 20;
 
 /**
  * Everything needed to cluster and align. Texts are numbered as one pool: the clustered shards' contents,
@@ -197,10 +205,20 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   );
   const similarPairs = similarTraitPairs(ctx);
   const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
-  // A pair is one finding or the other: in tension when one says no where the other says yes, else a consolidation candidate.
-  const tensions = similarPairs.filter((p) => negated.get(p.a) !== negated.get(p.b));
-  const consolidationCandidates = similarPairs.filter((p) => negated.get(p.a) === negated.get(p.b));
+  const principle = new Map(traits.map((t) => [t.id, t.principle]));
+  // A pair is either in tension or a consolidation candidate, never both.
+  const opposed = (p: TraitPair) => negated.get(p.a) !== negated.get(p.b) || oppositePolarity(principle.get(p.a)!, principle.get(p.b)!);
+  const tensions = similarPairs.filter(opposed);
+  const consolidationCandidates = similarPairs.filter((p) => !opposed(p));
+  const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
+  const possibleCounterEvidence = yield* possibleCounterEvidenceSteps(
+    traits.map((t) => ({ traitId: t.id, texts: [t.principle], excludeShardIds: new Set((citedByTrait.get(t.id) ?? []).map((c) => c.shardId)) })),
+    // A judged shard's place is the judge's: the hint reads only what is not yet judged.
+    unjudged,
+  );
+  const traitById = new Map(traits.map((t) => [t.id, t]));
   const promotionCandidates = signals
+    .filter((s) => isTenured(traitById.get(s.traitId)!, s, knobs, now))
     .map((s) => ({ traitId: s.traitId, score: s.tenure * s.citationDensity * s.essenceRedundancy }))
     .filter((p) => p.score > 0)
     .sort((x, y) => rankKey(y.score) - rankKey(x.score) || x.traitId - y.traitId);
@@ -216,6 +234,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     traits: signals,
     consolidationCandidates,
     tensions,
+    possibleCounterEvidence,
     promotionCandidates,
     trend,
     unjudgedCount: unjudged.length,
@@ -616,6 +635,17 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
     promotable.length === 1 ? '1 trait is a promotion candidate' : `${promotable.length} traits are promotion candidates`,
     distinctAscending(promotable.map((p) => p.traitId)),
   );
+
+  const counter = report.possibleCounterEvidence;
+  add(
+    'POSSIBLE_COUNTER_EVIDENCE',
+    counter.length,
+    `${plural(counter.length, 'shard reads', 'shards read')} as possible counter-evidence to a trait (same topic, flipped polarity): read them before reinforcing`,
+    distinctAscending(counter.map((h) => h.traitId)),
+  );
+
+  const noSignal = clusterSignalWarning(report.clusters, report.similarity.mode);
+  if (noSignal) add('NO_CLUSTER_SIGNAL', noSignal.singletons, noSignal.message);
   return actions;
 }
 
@@ -695,6 +725,13 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
     for (const c of report.counterEvidence) {
       for (const themeId of c.themeIds) lines.push(`- ${themeLabel(themeId)} vs #${c.traitId}`);
     }
+  }
+
+  if (report.possibleCounterEvidence.length > 0) {
+    lines.push('', '## Possible counter-evidence (hints, not judgements)');
+    for (const h of report.possibleCounterEvidence.slice(0, MARKDOWN_COUNTER_EVIDENCE)) lines.push(`- #${h.shardId} vs trait #${h.traitId} "${oneLine(contents.get(h.shardId) ?? '')}": ${h.reason}`);
+    const more = report.possibleCounterEvidence.length - MARKDOWN_COUNTER_EVIDENCE;
+    if (more > 0) lines.push(`- and ${more} more (possibleCounterEvidence in the JSON report)`);
   }
 
   if (report.promotionCandidates.length > 0) {

@@ -6,6 +6,7 @@ import type { Knobs } from './settings.ts';
 import { meanPairwise, textSimilarity } from './similarity-modes.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import { readyEdges } from './crystallization.ts';
+import { principleHints, similarityMeasure, type TraitHintCode } from './polarity.ts';
 
 export type ConsolidationGroup = { sourceTraitIds: readonly number[]; mergedPrinciple: string; mergedProvenance: string };
 export type LevelUpPlan = {
@@ -15,7 +16,7 @@ export type LevelUpPlan = {
   carriedTraitIds: readonly number[];
 };
 
-export type LevelUpWarning = { kind: 'WEAK_CONSOLIDATION' | 'PREMATURE_PROMOTION'; message: string; traitIds: number[] };
+export type LevelUpWarning = { kind: 'WEAK_CONSOLIDATION' | 'PREMATURE_PROMOTION' | TraitHintCode; message: string; traitIds: number[] };
 
 type CleanPlan = LevelUpPlan & { consolidations: ConsolidationGroup[] };
 
@@ -88,7 +89,10 @@ function repeatedPrinciples(activeTraits: readonly Trait[], consolidations: read
   return problems;
 }
 
-/** Advisory only: weak consolidations and premature promotions never block a level-up. */
+/**
+ * Advisory only, never blocking a level-up: weak consolidations, premature promotions, and each merged principle
+ * close to (NEAR_DUPLICATE) or possibly contradicting (POSSIBLE_CONTRADICTION) a carried trait.
+ */
 export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan, knobs: Pick<Knobs, 'consolidationThreshold' | 'redundancyThreshold' | 'similarity'>): LevelUpWarning[] {
   const byId = new Map(activeTraits.map((t) => [t.id, t]));
   const warnings: LevelUpWarning[] = [];
@@ -98,7 +102,7 @@ export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan,
     if (mean < knobs.consolidationThreshold) {
       warnings.push({
         kind: 'WEAK_CONSOLIDATION',
-        message: `consolidation ${i + 1} groups traits with mean similarity ${mean.toFixed(2)}, below ${knobs.consolidationThreshold}`,
+        message: `consolidation ${i + 1} groups traits with mean similarity ${mean.toFixed(2)} (${similarityMeasure(knobs.similarity)}), below ${knobs.consolidationThreshold}`,
         traitIds: [...group.sourceTraitIds],
       });
     }
@@ -113,6 +117,8 @@ export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan,
       });
     }
   }
+  const carried = plan.carriedTraitIds.map((id) => byId.get(id)!);
+  plan.consolidations.forEach((group, i) => warnings.push(...principleHints(`consolidation ${i + 1}`, group.mergedPrinciple, carried, knobs)));
   return warnings;
 }
 

@@ -40,6 +40,8 @@ export type Knobs = {
   staleDays: number;
   redundancyThreshold: number;
   consolidationThreshold: number;
+  /** A trait is a promotion candidate only once it has survived an attunement or is at least this many days old. */
+  promotionTenureDays: number;
 };
 
 /** Input size bounds (SPEC §11). Texts are measured in UTF-8 bytes, tags in characters. */
@@ -75,6 +77,7 @@ export const defaultKnobs: Knobs = {
   staleDays: 90,
   redundancyThreshold: 0.3,
   consolidationThreshold: 0.3,
+  promotionTenureDays: 7,
 };
 
 export const defaultBounds: Bounds = {
@@ -115,6 +118,7 @@ const rules: Record<NumericSetting, Rule> = {
   staleDays: positiveInt,
   redundancyThreshold: fraction,
   consolidationThreshold: fraction,
+  promotionTenureDays: { kind: 'number', min: 0, max: 1_000_000 },
   maxShardContentBytes: positiveInt,
   maxTagLength: positiveInt,
   maxTagsPerShard: positiveInt,

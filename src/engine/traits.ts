@@ -5,6 +5,7 @@ import { renderBlock, renderInputs } from './render.ts';
 import { traitSignals, type TraitSignals } from './signals.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import { readyEdges } from './crystallization.ts';
+import { principleHints, type TraitHint } from './polarity.ts';
 
 export type AddTraitInput = { principle: string; provenance: string; citeShardIds?: readonly number[] | null };
 export type ReviseTraitInput = { principle?: string | null; provenance?: string | null };
@@ -138,8 +139,13 @@ export async function getTraitSignals(db: SoulsDb, traitIds: readonly number[]):
 
 export type TraitChanges = { add?: readonly AddTraitInput[] | null; revise?: readonly TraitRevision[] | null; revert?: readonly number[] | null };
 
-/** The rendered block before and after the proposed changes, as if applied now; writes nothing. */
-export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: TraitChanges, options: { includeProvenance?: boolean } = {}): Promise<{ before: string; after: string }> {
+export type TraitChangesPreview = { before: string; after: string; warnings: TraitHint[] };
+
+/**
+ * The rendered block before and after the proposed changes, as if applied now; writes nothing. Warnings (advisory):
+ * each new or revised principle close to another active trait (NEAR_DUPLICATE) or possibly contradicting one (POSSIBLE_CONTRADICTION).
+ */
+export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: TraitChanges, options: { includeProvenance?: boolean } = {}): Promise<TraitChangesPreview> {
   const input = (await renderInputs(db, [soulId])).get(soulId);
   if (!input) throw new NotFoundError('Soul', soulId);
   if (input.soul.deletedAt !== null) throw new InvalidStateError(`soul ${soulId} is dormant: awaken it first`);
@@ -189,11 +195,22 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
     active.set(id, { id, soulId, principle: trait.principle, provenance: trait.provenance, generation: input.soul.level, status: 'active', mergedInto: null, createdAt: now, updatedAt: now });
     counts.set(id, trait.citeShardIds.length);
   });
+  const warnings: TraitHint[] = [];
+  revisions.forEach((revision, i) => {
+    if (revision.principle === undefined || revision.principle === null) return;
+    const others = [...active.values()].filter((t) => t.id !== revision.traitId && t.id < Number.MAX_SAFE_INTEGER - additions.length);
+    warnings.push(...principleHints(`revise[${i}]`, active.get(revision.traitId)!.principle, others, db.settings));
+  });
+  additions.forEach((trait, i) => {
+    const others = [...active.values()].filter((t) => t.id < Number.MAX_SAFE_INTEGER - additions.length);
+    warnings.push(...principleHints(`add[${i}]`, trait.principle, others, db.settings));
+  });
   const changed = revisions.length + (changes.revert?.length ?? 0) + additions.length > 0;
   const soulAfter = changed ? { ...input.soul, orderedAt: now } : input.soul;
   return {
     before: renderBlock(input.soul, input.traits, input.citationCounts, options),
     after: renderBlock(soulAfter, [...active.values()], counts, options),
+    warnings,
   };
 }
 

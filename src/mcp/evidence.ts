@@ -32,9 +32,9 @@ export const soulEvidence = defineTool({
   name: 'soul_evidence',
   title: 'Evidence report and readiness',
   description:
-    'Read before changing a soul: readiness (unmet conditions), suggested actions, and the report over its pending shards: trait signals, ' +
-    'consolidation and promotion candidates, tensions, trend, then clusters by weight with shard ids (NOVEL: a new trait? REINFORCING: cite ' +
-    'them). "markdown" comes as its own text block, cut to the budget (markdownClipped: the resource reportUri has it whole); "json" pages ' +
+    'Read before changing a soul: readiness (unmet conditions), suggested actions, the report over its pending shards: trait signals, ' +
+    'consolidation and promotion candidates, tensions, counter-evidence hints, trend, then clusters by weight with shard ids (NOVEL: a new trait? REINFORCING: cite ' +
+    'them). "markdown" comes as its own text block, cut to the budget (markdownClipped: reportUri has it whole); "json" pages ' +
     'clusters. Next: trait_change, or levelup at capacity.',
   scope: 'read',
   annotations: annotations('read'),

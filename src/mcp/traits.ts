@@ -40,10 +40,10 @@ export const traitChange = defineTool({
   name: 'trait_change',
   title: 'Change a trait',
   description:
-    'One change to one trait. "add": a trait on soulId with principle, provenance (why, naming the evidence) and citeShardIds; refused at ' +
+    '"add": a trait on soulId with principle, provenance (why) and citeShardIds; refused at ' +
     'the trait limit (then levelup). "revise": new principle and/or provenance of traitId. "revert": take back traitId. "reactivate": bring ' +
-    'back a reverted, consolidated or promoted traitId. "cite" / "uncite": link citeShardIds (of the trait\'s soul) to traitId, or take ' +
-    'them back. dryRun (add, revise, revert) shows the block before and after. Read soul_evidence first; call soul_attune when done.',
+    'back an inactive traitId. "cite" / "uncite": link citeShardIds (of its soul) to traitId, or take ' +
+    'them back. dryRun (add, revise, revert) shows the block before and after, with warnings. Read soul_evidence first; call soul_attune when done.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -59,10 +59,11 @@ export const traitChange = defineTool({
     trait: traitOut.optional(),
     soul: z.object({ id: z.number().int(), name: z.string() }),
     cited: z.array(z.number().int()).optional().describe('shards newly cited'),
-    alreadyCited: z.array(z.number().int()).optional().describe('cite: shards of the list the trait already cited (left as they were)'),
+    alreadyCited: z.array(z.number().int()).optional().describe('cite: shards the trait already cited'),
     uncited: z.array(z.number().int()).optional().describe('uncite: shards whose citation was taken back'),
     readySouls: readySouls.optional(),
     preview: z.object({ before: z.string(), after: z.string() }).optional().describe('dryRun: the rendered block before and after'),
+    warnings: z.array(z.string()).optional().describe('dryRun: "KIND: message", advisory'),
   }),
   async run(args, ctx) {
     try {
@@ -103,9 +104,14 @@ const view = (t: Trait) => ({ id: t.id, soulId: t.soulId, principle: clip(t.prin
 const soulView = (s: Soul) => ({ id: s.id, name: s.name });
 
 async function preview(ctx: ToolContext, soul: Soul, changes: TraitChanges) {
-  const { before, after } = await previewTraitChanges(ctx.db, soul.id, changes);
+  const { before, after, warnings } = await previewTraitChanges(ctx.db, soul.id, changes);
   // Both blocks cut at the same length when they do not fit; soul_read and the soul resource show the block now.
-  return ok(fitText((room) => ({ soul: soulView(soul), preview: { before: clip(before, room).text, after: clip(after, room).text } }), Math.max(before.length, after.length)));
+  return ok(
+    fitText(
+      (room) => ({ soul: soulView(soul), preview: { before: clip(before, room).text, after: clip(after, room).text }, warnings: warnings.map((w) => `${w.kind}: ${w.message}`) }),
+      Math.max(before.length, after.length),
+    ),
+  );
 }
 
 async function add(ctx: ToolContext, args: { soulId?: number; principle?: string; provenance?: string; citeShardIds?: number[]; dryRun: boolean }) {
