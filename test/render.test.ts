@@ -266,7 +266,7 @@ describe('previewTraitChanges', () => {
     const { soul } = await buildGrove(db, clock);
     clock.advance(30 * DAY_MS);
     const preview = await previewTraitChanges(db, soul.id, {});
-    expect(preview).toEqual({ before: groveBlock, after: groveBlock });
+    expect(preview).toEqual({ before: groveBlock, after: groveBlock, warnings: [] });
   });
 
   it('refuses bad changes with typed errors naming the field, writing nothing', async () => {
