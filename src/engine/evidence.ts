@@ -212,7 +212,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const consolidationCandidates = similarPairs.filter((p) => !opposed(p));
   const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
   const possibleCounterEvidence = yield* possibleCounterEvidenceSteps(
-    traits.map((t) => ({ traitId: t.id, texts: [t.principle], excludeShardIds: new Set((citedByTrait.get(t.id) ?? []).map((c) => c.shardId)) })),
+    counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
     // A judged shard's place is the judge's: the hint reads only what is not yet judged.
     unjudged,
   );
@@ -314,6 +314,35 @@ function* suggestTheme(ctx: Context, indices: readonly number[], themed: Readonl
     }
   }
   return best;
+}
+
+/**
+ * What an unjudged shard may contradict, per trait: its principle, then each theme it draws on (cites a member of,
+ * and does not oppose) as the theme's name and members in the report, so a shard against that theme is a hint too.
+ */
+function counterEvidenceTopics(
+  shards: readonly Shard[],
+  themeOf: ReadonlyMap<number, number>,
+  themes: readonly ThemeSummary[],
+  traits: readonly Trait[],
+  citedByTrait: ReadonlyMap<number, readonly Citation[]>,
+): { traitId: number; texts: string[]; excludeShardIds: Set<number>; via?: string }[] {
+  const members = Map.groupBy(shards.filter((s) => themeOf.has(s.id)), (s) => themeOf.get(s.id)!);
+  const byId = new Map(themes.map((t) => [t.id, t]));
+  return traits.flatMap((t) => {
+    const cited = new Set((citedByTrait.get(t.id) ?? []).map((c) => c.shardId));
+    const drawnOn = [...new Set([...cited].flatMap((id) => (themeOf.has(id) ? [themeOf.get(id)!] : [])))]
+      .filter((themeId) => byId.has(themeId) && !byId.get(themeId)!.opposes.includes(t.id))
+      .sort((a, b) => a - b);
+    return [
+      { traitId: t.id, texts: [t.principle], excludeShardIds: cited },
+      ...drawnOn.map((themeId) => {
+        const theme = byId.get(themeId)!;
+        const texts = [theme.name, ...(members.get(themeId) ?? []).map((s) => s.content)];
+        return { traitId: t.id, texts, excludeShardIds: cited, via: `against theme "${theme.name}" (#${theme.id}), which trait ${t.id} draws on` };
+      }),
+    ];
+  });
 }
 
 /** Per active trait a theme in the report opposes: that theme's members in the report, ascending. */
