@@ -11,7 +11,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { openSoulsDb } from '../src/engine/index.ts';
 import type { SimilarityMode } from '../src/engine/settings.ts';
 import { buildApp } from '../src/server/app.ts';
@@ -91,7 +90,7 @@ export type JudgeFigures = {
   ari: number;
   unjudged: number;
   /** Unjudged shards whose true theme was judged, and how many of them sit in a cluster suggesting that theme. */
-  suggested: { right: number; wrong: number; of: number };
+  suggested: { right: number; wrong: number; of: number; rightRecords: string[] };
   /** Judged themes not exactly one cluster of their members. */
   judgedSplitOrMixed: number;
   hardNegativesMixed: number;
@@ -114,14 +113,16 @@ export async function scoreReport(url: string, corpus: JudgeCorpus, dropped: Dro
   const truth = corpus.records.map((r) => r.theme ?? `single:${r.id}`);
   const predicted = clusterOf.map((c, i) => (c >= 0 ? `c${c}` : `alone${i}`));
   const judgedThemes = new Set([...judged].map((i) => corpus.records[i].theme!));
-  const suggested = { right: 0, wrong: 0, of: 0 };
+  const suggested = { right: 0, wrong: 0, of: 0, rightRecords: [] as string[] };
   corpus.records.forEach((r, i) => {
     if (judged.has(i) || r.theme === null || !judgedThemes.has(r.theme)) return;
     suggested.of++;
     const name = report.clusters[clusterOf[i]]?.suggestedTheme?.name;
     if (name === undefined) return;
-    if (themeName.get(name) === r.theme) suggested.right++;
-    else suggested.wrong++;
+    if (themeName.get(name) === r.theme) {
+      suggested.right++;
+      suggested.rightRecords.push(r.id);
+    } else suggested.wrong++;
   });
   let judgedSplitOrMixed = 0;
   for (const theme of judgedThemes) {
@@ -190,6 +191,8 @@ export async function judgeRun(path: string, mode: SimilarityMode, corpus: Judge
 async function postgresUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
   const server = process.env.SOULS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const name = `souls_judge_${randomBytes(5).toString('hex')}`;
+  // Imported here: the tests import this module, and pg does not load under vitest.
+  const { default: pg } = await import('pg');
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: server, connectionTimeoutMillis: 2000 });
     await client.connect();

@@ -297,23 +297,31 @@ function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
 }
 
 /**
- * The theme whose members an unjudged cluster most resembles: the highest similarity between one of its members and
- * one of the theme's, at or above the clustering threshold (the link single linkage would have made); ties go to
- * the lowest theme id.
+ * The theme whose members an unjudged cluster most resembles: each member's theme is the one holding its most
+ * similar judged shard, at or above the clustering threshold (the link single linkage would have made; ties go to
+ * the lowest theme id). The cluster is suggested that theme only when every member resembling any theme resembles
+ * that one most: a cluster whose members point at different themes is mixed, and any one suggestion would mislead.
  */
 function* suggestTheme(ctx: Context, indices: readonly number[], themed: ReadonlyMap<number, readonly number[]>): Steps<number | null> {
-  let best: number | null = null;
-  let bestSimilarity = ctx.input.knobs.clusteringThreshold;
-  for (const themeId of [...themed.keys()].sort((a, b) => a - b)) {
+  const themeIds = [...themed.keys()].sort((a, b) => a - b);
+  let suggestion: number | null = null;
+  for (const i of indices) {
     yield;
-    let most = 0;
-    for (const i of indices) for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
-    if (most >= bestSimilarity && (best === null || most > bestSimilarity)) {
-      best = themeId;
-      bestSimilarity = most;
+    let best: number | null = null;
+    let bestSimilarity = ctx.input.knobs.clusteringThreshold;
+    for (const themeId of themeIds) {
+      let most = 0;
+      for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
+      if (most >= bestSimilarity && (best === null || most > bestSimilarity)) {
+        best = themeId;
+        bestSimilarity = most;
+      }
     }
+    if (best === null) continue;
+    if (suggestion !== null && suggestion !== best) return null;
+    suggestion = best;
   }
-  return best;
+  return suggestion;
 }
 
 /**
