@@ -96,12 +96,12 @@ export type JudgeFigures = {
   hardNegativesMixed: number;
   hardNegativesMixedWithJudged: number;
   /** Contradictions listed as possible counter-evidence of a trait drawn from the theme they contradict. */
-  contradictionsFlagged: { found: number; of: number };
+  contradictionsFlagged: { found: number; of: number; viaTheme: number };
 };
 
 const REPORT = `query($id: ID!) { soul(id: $id) { evidence { unjudgedCount
   clusters { members { id } theme { name } suggestedTheme { name } }
-  possibleCounterEvidence { shard { id } trait { provenance } } } } }`;
+  possibleCounterEvidence { shard { id } trait { provenance } reason } } } }`;
 
 /** Scores the soul's report against the labels; `judged`: record indices the judge assigned. */
 export async function scoreReport(url: string, corpus: JudgeCorpus, dropped: Dropped, judged: ReadonlySet<number>): Promise<JudgeFigures> {
@@ -140,8 +140,9 @@ export async function scoreReport(url: string, corpus: JudgeCorpus, dropped: Dro
     if (shared.length > 0) hardNegativesMixed++;
     if (shared.some((c) => report.clusters[c].theme)) hardNegativesMixedWithJudged++;
   }
-  const flagged = new Set(report.possibleCounterEvidence.map((h: any) => `${h.shard.id} ${h.trait.provenance}`));
+  const flagged = new Map<string, string>(report.possibleCounterEvidence.map((h: any) => [`${h.shard.id} ${h.trait.provenance}`, h.reason]));
   const contradictions = corpus.records.flatMap((r, i) => (r.contradicts !== undefined && judgedThemes.has(r.contradicts) ? [i] : []));
+  const reasons = contradictions.map((i) => flagged.get(`${dropped.shardIds[i]} judged theme ${corpus.records[i].contradicts}`));
   return {
     ari: adjustedRandIndex(truth, predicted),
     unjudged: report.unjudgedCount,
@@ -149,7 +150,11 @@ export async function scoreReport(url: string, corpus: JudgeCorpus, dropped: Dro
     judgedSplitOrMixed,
     hardNegativesMixed,
     hardNegativesMixedWithJudged,
-    contradictionsFlagged: { found: contradictions.filter((i) => flagged.has(`${dropped.shardIds[i]} judged theme ${corpus.records[i].contradicts}`)).length, of: contradictions.length },
+    contradictionsFlagged: {
+      found: reasons.filter((r) => r !== undefined).length,
+      of: contradictions.length,
+      viaTheme: reasons.filter((r) => r?.startsWith('against theme')).length,
+    },
   };
 }
 
@@ -158,7 +163,7 @@ function figureRows(label: string, f: JudgeFigures): BenchRow[] {
     { name: `${label}: ARI over all shards / unjudged`, value: `${f.ari.toFixed(3)} / ${f.unjudged}` },
     { name: `${label}: unjudged shards with the right suggestedTheme (wrong)`, value: `${f.suggested.right} of ${f.suggested.of} (${f.suggested.wrong})` },
     { name: `${label}: judged themes split or mixed / hard-negative pairs mixed (with a judged theme)`, value: `${f.judgedSplitOrMixed} / ${f.hardNegativesMixed} (${f.hardNegativesMixedWithJudged})` },
-    { name: `${label}: contradictions flagged as possible counter-evidence`, value: `${f.contradictionsFlagged.found} of ${f.contradictionsFlagged.of}` },
+    { name: `${label}: contradictions flagged as possible counter-evidence (through the theme only)`, value: `${f.contradictionsFlagged.found} of ${f.contradictionsFlagged.of} (${f.contradictionsFlagged.viaTheme})` },
   ];
 }
 
