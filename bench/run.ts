@@ -8,6 +8,7 @@ import { benchColdStart } from './cold-start.ts';
 import { benchEngine, type BenchRow } from './engine.ts';
 import { benchEnginePostgres } from './engine-postgres.ts';
 import { benchGrowth } from './growth.ts';
+import { benchJudge } from './judge.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
@@ -26,6 +27,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus: provided mode on SYNTHETIC vectors', benchProvided],
   ['Similarity modes at their defaults', benchSimilarityModes],
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
+  ['The simulated judge: themes assigned through GraphQL, the report scored against the labels', benchJudge],
   ['API', benchApi],
   ['A real server: souls serve in its own process, memory from the operating system', benchServerMemory],
   ['Growth curves', benchGrowth],

@@ -212,7 +212,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const consolidationCandidates = similarPairs.filter((p) => !opposed(p));
   const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
   const possibleCounterEvidence = yield* possibleCounterEvidenceSteps(
-    traits.map((t) => ({ traitId: t.id, texts: [t.principle], excludeShardIds: new Set((citedByTrait.get(t.id) ?? []).map((c) => c.shardId)) })),
+    counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
     // A judged shard's place is the judge's: the hint reads only what is not yet judged.
     unjudged,
   );
@@ -297,23 +297,60 @@ function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
 }
 
 /**
- * The theme whose members an unjudged cluster most resembles: the highest similarity between one of its members and
- * one of the theme's, at or above the clustering threshold (the link single linkage would have made); ties go to
- * the lowest theme id.
+ * The theme whose members an unjudged cluster most resembles: each member's theme is the one holding its most
+ * similar judged shard, at or above the clustering threshold (the link single linkage would have made; ties go to
+ * the lowest theme id). The cluster is suggested that theme only when every member resembling any theme resembles
+ * that one most: a cluster whose members point at different themes is mixed, and any one suggestion would mislead.
  */
 function* suggestTheme(ctx: Context, indices: readonly number[], themed: ReadonlyMap<number, readonly number[]>): Steps<number | null> {
-  let best: number | null = null;
-  let bestSimilarity = ctx.input.knobs.clusteringThreshold;
-  for (const themeId of [...themed.keys()].sort((a, b) => a - b)) {
+  const themeIds = [...themed.keys()].sort((a, b) => a - b);
+  let suggestion: number | null = null;
+  for (const i of indices) {
     yield;
-    let most = 0;
-    for (const i of indices) for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
-    if (most >= bestSimilarity && (best === null || most > bestSimilarity)) {
-      best = themeId;
-      bestSimilarity = most;
+    let best: number | null = null;
+    let bestSimilarity = ctx.input.knobs.clusteringThreshold;
+    for (const themeId of themeIds) {
+      let most = 0;
+      for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
+      if (most >= bestSimilarity && (best === null || most > bestSimilarity)) {
+        best = themeId;
+        bestSimilarity = most;
+      }
     }
+    if (best === null) continue;
+    if (suggestion !== null && suggestion !== best) return null;
+    suggestion = best;
   }
-  return best;
+  return suggestion;
+}
+
+/**
+ * What an unjudged shard may contradict, per trait: its principle, then each theme it draws on (cites a member of,
+ * and does not oppose) as the theme's name and members in the report, so a shard against that theme is a hint too.
+ */
+function counterEvidenceTopics(
+  shards: readonly Shard[],
+  themeOf: ReadonlyMap<number, number>,
+  themes: readonly ThemeSummary[],
+  traits: readonly Trait[],
+  citedByTrait: ReadonlyMap<number, readonly Citation[]>,
+): { traitId: number; texts: string[]; excludeShardIds: Set<number>; via?: string }[] {
+  const members = Map.groupBy(shards.filter((s) => themeOf.has(s.id)), (s) => themeOf.get(s.id)!);
+  const byId = new Map(themes.map((t) => [t.id, t]));
+  return traits.flatMap((t) => {
+    const cited = new Set((citedByTrait.get(t.id) ?? []).map((c) => c.shardId));
+    const drawnOn = [...new Set([...cited].flatMap((id) => (themeOf.has(id) ? [themeOf.get(id)!] : [])))]
+      .filter((themeId) => byId.has(themeId) && !byId.get(themeId)!.opposes.includes(t.id))
+      .sort((a, b) => a - b);
+    return [
+      { traitId: t.id, texts: [t.principle], excludeShardIds: cited },
+      ...drawnOn.map((themeId) => {
+        const theme = byId.get(themeId)!;
+        const texts = [theme.name, ...(members.get(themeId) ?? []).map((s) => s.content)];
+        return { traitId: t.id, texts, excludeShardIds: cited, via: `against theme "${theme.name}" (#${theme.id}), which trait ${t.id} draws on` };
+      }),
+    ];
+  });
 }
 
 /** Per active trait a theme in the report opposes: that theme's members in the report, ascending. */

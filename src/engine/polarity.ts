@@ -105,11 +105,12 @@ function contradictionOf(topic: readonly Reading[], other: Reading): PossibleCon
 export type CounterEvidenceHint = { traitId: number; shardId: number; reason: string; overlap: number };
 
 /**
- * Shards that may contradict a topic (a trait's principle now; a theme's name and members later), each read once.
- * `topics` in the order wanted; the hints come by topic, then by shard id.
+ * Shards that may contradict a topic (a trait's principle, or a theme the trait draws on: its name and members),
+ * each read once. `topics` in the order wanted; the hints come by topic, then by shard id, one per trait and shard
+ * (the first topic's). `via` says what the topic is when it is not the principle itself; it leads the reason.
  */
 export function* possibleCounterEvidenceSteps(
-  topics: readonly { traitId: number; texts: readonly string[]; excludeShardIds?: ReadonlySet<number> }[],
+  topics: readonly { traitId: number; texts: readonly string[]; excludeShardIds?: ReadonlySet<number>; via?: string }[],
   shards: readonly Pick<Shard, 'id' | 'content'>[],
 ): Steps<CounterEvidenceHint[]> {
   const hints: CounterEvidenceHint[] = [];
@@ -120,13 +121,19 @@ export function* possibleCounterEvidenceSteps(
     readings.push(read(shards[i].content));
   }
   const order = shards.map((_, i) => i).sort((i, j) => shards[i].id - shards[j].id);
+  const hinted = new Set<string>();
   for (const topic of topics) {
     yield;
     const own = topic.texts.map(read);
-    for (const i of order) {
-      if (topic.excludeShardIds?.has(shards[i].id)) continue;
+    for (const [k, i] of order.entries()) {
+      // A theme's topic holds all its members: a long one must not hold the event loop either.
+      if (k % 256 === 255 && own.length > 1) yield;
+      const key = `${topic.traitId}:${shards[i].id}`;
+      if (topic.excludeShardIds?.has(shards[i].id) || hinted.has(key)) continue;
       const found = contradictionOf(own, readings[i]);
-      if (found) hints.push({ traitId: topic.traitId, shardId: shards[i].id, reason: found.reason, overlap: found.overlap });
+      if (!found) continue;
+      hinted.add(key);
+      hints.push({ traitId: topic.traitId, shardId: shards[i].id, reason: topic.via ? `${topic.via}: ${found.reason}` : found.reason, overlap: found.overlap });
     }
   }
   return hints;

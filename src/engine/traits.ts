@@ -5,7 +5,8 @@ import { renderBlock, renderInputs } from './render.ts';
 import { traitSignals, type TraitSignals } from './signals.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 import { readyEdges } from './crystallization.ts';
-import { principleHints, type TraitHint } from './polarity.ts';
+import { principleHints, similarityMeasure, type TraitHint } from './polarity.ts';
+import { textSimilarity } from './similarity-modes.ts';
 
 export type AddTraitInput = { principle: string; provenance: string; citeShardIds?: readonly number[] | null };
 export type ReviseTraitInput = { principle?: string | null; provenance?: string | null };
@@ -196,14 +197,18 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
     counts.set(id, trait.citeShardIds.length);
   });
   const warnings: TraitHint[] = [];
+  const sharedThemes = themeSharing(db, soulId, input.traits.filter((t) => active.has(t.id)).map((t) => t.id));
   revisions.forEach((revision, i) => {
     if (revision.principle === undefined || revision.principle === null) return;
     const others = [...active.values()].filter((t) => t.id !== revision.traitId && t.id < Number.MAX_SAFE_INTEGER - additions.length);
-    warnings.push(...principleHints(`revise[${i}]`, active.get(revision.traitId)!.principle, others, db.settings));
+    const principle = active.get(revision.traitId)!.principle;
+    const hints = principleHints(`revise[${i}]`, principle, others, db.settings);
+    warnings.push(...hints, ...sharedThemes(`revise[${i}]`, principle, db.store.citationsOfTraits([revision.traitId]).map((c) => c.shardId), others, hints));
   });
   additions.forEach((trait, i) => {
     const others = [...active.values()].filter((t) => t.id < Number.MAX_SAFE_INTEGER - additions.length);
-    warnings.push(...principleHints(`add[${i}]`, trait.principle, others, db.settings));
+    const hints = principleHints(`add[${i}]`, trait.principle, others, db.settings);
+    warnings.push(...hints, ...sharedThemes(`add[${i}]`, trait.principle, trait.citeShardIds, others, hints));
   });
   const changed = revisions.length + (changes.revert?.length ?? 0) + additions.length > 0;
   const soulAfter = changed ? { ...input.soul, orderedAt: now } : input.soul;
@@ -211,6 +216,43 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
     before: renderBlock(input.soul, input.traits, input.citationCounts, options),
     after: renderBlock(soulAfter, [...active.values()], counts, options),
     warnings,
+  };
+}
+
+/**
+ * A principle whose cited shards lie in a theme another active trait already draws on (cites a member of, without
+ * the theme opposing it) repeats that trait, however differently it is worded: NEAR_DUPLICATE naming the most similar
+ * such trait and the theme, unless the principle's own hints already name that trait or it already has a NEAR_DUPLICATE.
+ */
+function themeSharing(db: SoulsDb, soulId: number, traitIds: readonly number[]) {
+  const citations = db.store.citationsOfTraits(traitIds);
+  const themeOf = db.store.themesOfShards(soulId, [...new Set(citations.map((c) => c.shardId))]);
+  const themes = db.store.getThemes([...new Set(themeOf.values())]);
+  const drawing = new Map<number, Set<number>>();
+  for (const c of citations) {
+    const themeId = themeOf.get(c.shardId);
+    if (themeId === undefined || themes.get(themeId)!.opposes.includes(c.traitId)) continue;
+    drawing.set(c.traitId, (drawing.get(c.traitId) ?? new Set()).add(themeId));
+  }
+  return (label: string, principle: string, cited: readonly number[], others: readonly Trait[], hints: readonly TraitHint[]): TraitHint[] => {
+    if (drawing.size === 0 || cited.length === 0 || hints.some((h) => h.kind === 'NEAR_DUPLICATE')) return [];
+    const own = new Set(db.store.themesOfShards(soulId, cited).values());
+    const named = new Set(hints.flatMap((h) => h.traitIds));
+    let nearest: { trait: Trait; themeId: number; similarity: number } | null = null;
+    for (const t of others) {
+      if (named.has(t.id)) continue;
+      const themeId = [...(drawing.get(t.id) ?? [])].filter((id) => own.has(id)).sort((a, b) => a - b)[0];
+      if (themeId === undefined) continue;
+      const similarity = textSimilarity(db.settings.similarity, principle, t.principle);
+      if (nearest === null || similarity > nearest.similarity) nearest = { trait: t, themeId, similarity };
+    }
+    if (nearest === null) return [];
+    const theme = themes.get(nearest.themeId)!;
+    return [{
+      kind: 'NEAR_DUPLICATE',
+      message: `${label} cites shards of theme "${theme.name}" (#${theme.id}), which trait ${nearest.trait.id} already draws on (${similarityMeasure(db.settings.similarity)} ${nearest.similarity.toFixed(2)}): revise or cite that trait instead of keeping both`,
+      traitIds: [nearest.trait.id],
+    }];
   };
 }
 
