@@ -124,6 +124,7 @@ export {
   renameTheme,
   unassignShards,
   unopposeTrait,
+  validThemeAssignments,
   type AssignThemesResult,
   type ThemeActorOptions,
   type ThemeAssignment,
