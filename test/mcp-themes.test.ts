@@ -13,6 +13,7 @@ import {
   dropShards,
   formatEvidence,
   getThemeHistory,
+  listShards,
   listThemes,
   manualClock,
   openSoulsDb,
@@ -20,7 +21,7 @@ import {
   stopSentenceEncoder,
   type SoulsDb,
 } from '../src/engine/index.ts';
-import { initRefiner } from '../src/mcp/refiner.ts';
+import { initRefiner, OUTCOME_SOURCE } from '../src/mcp/refiner.ts';
 import { createSoulsPubSub } from '../src/server/pubsub.ts';
 import { call, connect, type Connected } from './support/mcp.ts';
 import { startServer, type LiveServer } from './support/server.ts';
@@ -209,6 +210,8 @@ describe('evidence_judge', () => {
     const r = await call(session.client, 'evidence_judge', { action: 'assign', soulId, assignments: [{ shardIds: [shardIds[3]], newThemeName: 'Food' }] });
     expect(r.isError, r.text).toBe(false);
     expect((await getThemeHistory(db, [soulId])).map((e) => e.actor)).toEqual(['refiner']);
+    const outcomes = await listShards(db, { soulId: refiner.id, source: OUTCOME_SOURCE });
+    expect(outcomes.items.map((s) => [s.content, s.tags])).toEqual([[`Assigned 1 shard of Ada (soul #${soulId}) to themes #${r.data.themes[0].id} "Food".`, ['action:assign', `soul:${soulId}`]]]);
   });
 });
 

@@ -148,7 +148,7 @@ describe('Streamable HTTP at /mcp', { timeout: 30_000 }, () => {
     expect(refused.text).toContain('the tool trait_change needs the "refine" scope, and this caller (reader) has read');
 
     const refiner = await httpClient(server.url, 'refiner-token-0123456789');
-    expect((await refiner.listTools()).tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence', 'trait_change', 'levelup', 'levelup_revert', 'soul_attune']);
+    expect((await refiner.listTools()).tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence', 'evidence_judge', 'trait_change', 'levelup', 'levelup_revert', 'soul_attune']);
     const reverted = await call(refiner, 'trait_change', { action: 'revert', traitId: trait.id });
     expect(reverted.data.trait.status).toBe('reverted');
 

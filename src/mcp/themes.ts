@@ -24,7 +24,8 @@ import {
 } from '../engine/index.ts';
 import { nameKey } from '../engine/normalize.ts';
 import { announceReady, annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
-import { fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
+import { recordOutcome } from './refiner.ts';
+import { clip, fitToBudget, ok, toolError, ToolRefusal } from './results.ts';
 import { soulNamed } from './souls.ts';
 import { id, idList, ids, readySouls } from './schemas.ts';
 
@@ -227,6 +228,12 @@ async function judge(ctx: ToolContext, action: 'assign' | 'unassign', soulId: nu
   const newIds = new Map(assignments.flatMap((a, i) => (a.newThemeName === undefined ? [] : [[a.newThemeName, result.themes[i].id] as const])));
   const moves = planned.moves.map((m) => (m.toNewTheme === undefined ? m : { shardId: m.shardId, fromThemeId: m.fromThemeId, toThemeId: newIds.get(m.toNewTheme) ?? null }));
   const unjudged = (await formatEvidence(ctx.db, soul.id)).unjudgedCount;
+  const named = result.themes.map((t) => `#${t.id} "${clip(t.name, 80).text}"`).join(', ');
+  await recordOutcome(ctx, {
+    soul,
+    action,
+    summary: `${action === 'assign' ? 'Assigned' : 'Unassigned'} ${moves.length} shard${moves.length === 1 ? '' : 's'} of ${soul.name} (soul #${soul.id}) ${action === 'assign' ? 'to' : 'from'} themes ${named || 'none'}.`,
+  });
   return answer(true, result.themes.map(themeView), moves, unjudged, await announceReady(ctx, result.readySoulIds));
 }
 
@@ -249,6 +256,7 @@ async function rename(ctx: ToolContext, themeId: number, name: string, dryRun: b
   }
   const renamed = await renameTheme(ctx.db, theme.id, name, { actor });
   soulChanged(ctx, soul.id, 'THEMES_CHANGED');
+  await recordOutcome(ctx, { soul, action: 'rename', summary: `Renamed theme #${theme.id} of ${soul.name} (soul #${soul.id}) from "${clip(theme.name, 80).text}" to "${clip(renamed.name, 80).text}".` });
   return { soul: { id: soul.id, name: soul.name }, applied: true, themes: [themeView(renamed)] };
 }
 
@@ -264,5 +272,11 @@ async function oppose(ctx: ToolContext, action: 'oppose' | 'unoppose', themeId: 
   }
   const after = action === 'oppose' ? await opposeTrait(ctx.db, theme.id, traitId, { actor }) : await unopposeTrait(ctx.db, theme.id, traitId, { actor });
   soulChanged(ctx, soul.id, 'THEMES_CHANGED');
+  await recordOutcome(ctx, {
+    soul,
+    action,
+    traitIds: [traitId],
+    summary: `${action === 'oppose' ? 'Marked' : 'Unmarked'} theme #${theme.id} "${clip(theme.name, 80).text}" of ${soul.name} (soul #${soul.id}) as counter-evidence for trait #${traitId}.`,
+  });
   return { soul: { id: soul.id, name: soul.name }, applied: true, themes: [themeView(after)] };
 }
