@@ -59,7 +59,7 @@ describe('skills/*/SKILL.md', () => {
     }
     const propose = skills.find((s) => s.name === 'propose-traits')!.body;
     for (const arg of ['shardIds', 'traitId', 'name']) expect(inputs).toContain(arg);
-    for (const action of ['"assign"', '"unassign"', '"rename"', '"oppose"']) expect(propose).toContain(`action ${action}`);
+    for (const action of ['assign', 'unassign', 'rename', 'oppose']) expect(propose).toContain(`"${action}"`);
     expect(propose).toContain('suggestedTheme');
     expect(propose).toContain('vectorsPending');
   });
