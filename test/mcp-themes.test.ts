@@ -303,4 +303,24 @@ describe('over HTTP', { timeout: 30_000 }, () => {
     expect(dry.text).toContain('dryRun: shows the names and texts a change would touch, which needs the "read" scope');
     expect((await getThemeHistory(server.app.db, [soulId])).map((e) => e.actor)).toEqual(['judge-token', 'blind-judge']);
   });
+
+  it('costs an assign or unassign one evidence report, as maxCost counts it, refusing an over-cost batch before anything is written', async () => {
+    server = await startServer({ start: T0, app: { tokens: [{ name: 'judge-token', token: 'tok-judge-0123456789abcdef', scopes: ['read', 'refine'] }] } });
+    const { soulId, shardIds } = await seed(server.app.db);
+    const post = async (body: unknown) => {
+      const response = await fetch(server.url.replace(/graphql$/, 'mcp'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer tok-judge-0123456789abcdef', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, text: await response.text() };
+    };
+    const assign = (i: number) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'evidence_judge', arguments: { action: 'assign', soulId, assignments: [{ shardIds: [shardIds[i % 4]], newThemeName: `Theme ${i}` }] } } });
+    const refused = await post(Array.from({ length: 8 }, (_, i) => assign(i)));
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('over the cost limit of 20000 (maxCost, as on /graphql)');
+    expect(await listThemes(server.app.db, soulId)).toEqual([]);
+    const fits = await post(Array.from({ length: 7 }, (_, i) => assign(i)));
+    expect(fits.status).toBe(200);
+  });
 });

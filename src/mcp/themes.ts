@@ -137,13 +137,14 @@ function themeView(theme: Theme): ThemeOut {
 }
 
 type ThemeOut = z.infer<typeof themeOut>;
-type Planned = { soul: Soul; moves: Move[]; themes: ThemeOut[]; unjudgedAfter: number };
+type Planned = { soul: Soul; moves: Move[]; themes: ThemeOut[]; unjudgedAfter: number | null };
 
 /**
  * The change an assign or unassign makes, from the current state, checked as the engine checks it (the same
- * fields are named): which shards move from which theme to which, the themes after, and the report's unjudgedCount after.
+ * fields are named): which shards move from which theme to which, the themes after, and (`withReport`) the report's
+ * unjudgedCount after.
  */
-async function plan(ctx: ToolContext, action: 'assign' | 'unassign', soulId: number, assignments: readonly { shardIds: number[]; themeId?: number; newThemeName?: string }[]): Promise<Planned> {
+async function plan(ctx: ToolContext, action: 'assign' | 'unassign', soulId: number, assignments: readonly { shardIds: number[]; themeId?: number; newThemeName?: string }[], withReport: boolean): Promise<Planned> {
   const soul = await soulNamed(ctx, soulId);
   if (soul.deletedAt !== null) throw new ValidationError('soulId', `soul ${soul.id} is dormant: awaken it first`);
   const writes =
@@ -198,11 +199,11 @@ async function plan(ctx: ToolContext, action: 'assign' | 'unassign', soulId: num
       target?.memberIds.push(shardId);
     }
   }
-  const report = await formatEvidence(ctx.db, soul.id);
-  const delta = moves.filter((m) => inReport(report, shards.get(m.shardId)!)).reduce((n, m) => n + (m.fromThemeId === null ? -1 : m.toThemeId === null && m.toNewTheme === undefined ? 1 : 0), 0);
+  const report = withReport ? await formatEvidence(ctx.db, soul.id) : null;
+  const delta = report === null ? 0 : moves.filter((m) => inReport(report, shards.get(m.shardId)!)).reduce((n, m) => n + (m.fromThemeId === null ? -1 : m.toThemeId === null && m.toNewTheme === undefined ? 1 : 0), 0);
   // The themes the call touches: the assignments' (in order), or those the shards leave.
   const touched = action === 'assign' ? targets : [...new Set(moves.map((m) => m.fromThemeId!))].sort((a, b) => a - b).map((themeId) => after.get(themeId)!);
-  return { soul, moves, themes: touched.map((t) => ({ ...themeView(t), id: t.id === 0 ? null : t.id })), unjudgedAfter: report.unjudgedCount + delta };
+  return { soul, moves, themes: touched.map((t) => ({ ...themeView(t), id: t.id === 0 ? null : t.id })), unjudgedAfter: report === null ? null : report.unjudgedCount + delta };
 }
 
 /** Whether the report counts the shard: one of its clusters holds it, or (past the clustered cap) it is pending and unsealed. */
@@ -212,13 +213,13 @@ function inReport(report: EvidenceReport, shard: { id: number; status: string; s
 }
 
 async function judge(ctx: ToolContext, action: 'assign' | 'unassign', soulId: number, assignments: { shardIds: number[]; themeId?: number; newThemeName?: string }[], dryRun: boolean, actor: string) {
-  const planned = await plan(ctx, action, soulId, assignments);
+  const planned = await plan(ctx, action, soulId, assignments, dryRun);
   const soul = { id: planned.soul.id, name: planned.soul.name };
   const answer = (applied: boolean, themes: ThemeOut[], moves: Move[], unjudgedCount: number, ready: { id: number; name: string }[]) => {
     const frame = (kept: Move[]) => ({ soul, applied, themes, moves: kept, unjudgedCount, ...(applied ? { readySouls: ready } : {}) });
     return frame(moves.slice(0, fitToBudget(moves, frame)));
   };
-  if (dryRun) return answer(false, planned.themes, planned.moves, planned.unjudgedAfter, []);
+  if (dryRun) return answer(false, planned.themes, planned.moves, planned.unjudgedAfter!, []);
   const result =
     action === 'assign'
       ? await assignThemes(ctx.db, soul.id, assignments.map((a) => ({ shardIds: a.shardIds, themeId: a.themeId, newThemeName: a.newThemeName })), { actor })
