@@ -124,6 +124,7 @@ export {
   renameTheme,
   unassignShards,
   unopposeTrait,
+  requireThemeName,
   validThemeAssignments,
   type AssignThemesResult,
   type ThemeActorOptions,

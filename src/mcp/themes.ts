@@ -14,6 +14,7 @@ import {
   NotFoundError,
   opposeTrait,
   renameTheme,
+  requireThemeName,
   unassignShards,
   unopposeTrait,
   validThemeAssignments,
@@ -152,6 +153,7 @@ async function plan(ctx: ToolContext, action: 'assign' | 'unassign', soulId: num
       ? validThemeAssignments(ctx.db, assignments)
       : [{ shardIds: [...assignments[0].shardIds], themeId: null, newThemeName: null }];
   if (action === 'unassign') {
+    if (writes[0].shardIds.length === 0) throw new ValidationError('shardIds', 'must name at least one shard');
     const seen = new Set<number>();
     writes[0].shardIds.forEach((shardId, j) => {
       if (seen.has(shardId)) throw new ValidationError(`shardIds[${j}]`, `shard ${shardId} is named more than once in this call`);
@@ -249,9 +251,8 @@ async function themeOf(ctx: ToolContext, themeId: number): Promise<{ theme: Them
 async function rename(ctx: ToolContext, themeId: number, name: string, dryRun: boolean, actor: string) {
   const { theme, soul } = await themeOf(ctx, themeId);
   if (dryRun) {
-    const trimmed = name.trim();
+    const trimmed = requireThemeName(ctx.db, 'name', name);
     const holder = (await listThemes(ctx.db, soul.id)).find((t) => t.id !== theme.id && nameKey(t.name) === nameKey(trimmed));
-    if (trimmed === '') throw new ValidationError('name', 'must not be empty');
     if (holder) throw new ValidationError('name', `the soul already has a theme named "${trimmed}" (theme ${holder.id})`);
     return { soul: { id: soul.id, name: soul.name }, applied: false, themes: [{ ...themeView(theme), name: trimmed }] };
   }
