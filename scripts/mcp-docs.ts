@@ -73,8 +73,8 @@ export async function renderToolDocs(): Promise<string> {
         'paged with `cursor`, long texts are cut and say where the rest is. A parameter a tool does not have is refused, naming it and the ones ' +
         'allowed; ids are numbers or, as GraphQL gives them, strings of digits.',
       '',
-      'The whole `tools/list` stays under 4,000 tokens too: output schemas are listed as outlines (every field and its type two objects deep, ' +
-        'the top-level fields always present, open to fields added later); the full shapes below are what the server checks each result against.',
+      'The whole `tools/list` stays under 4,000 tokens too: output schemas are listed as outlines (every top-level field and its type, ' +
+        'and the fields of top-level lists of records; other nested objects as objects; the top-level fields always present, open to fields added later); the full shapes below are what the server checks each result against.',
       '',
       '| tool | title | scope | read-only | destructive | idempotent |',
       '| --- | --- | --- | --- | --- | --- |',

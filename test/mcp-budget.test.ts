@@ -46,7 +46,12 @@ describe('the largest response of each tool on the demo data', () => {
     await measure('shard_search', { ids: twenty });
 
     const shards = Array.from({ length: 100 }, (_, i) => ({ content: `Budget shard ${i}: Sela kept watch at the tower.`, source: `source-${i % 7}`, soulIds: [ids.Sela], tags: [`t${i % 5}`] }));
-    await measure('shard_observe', { shards });
+    const { shardIds: budgetShards } = (await measure('shard_observe', { shards })).data;
+    const judged = { action: 'assign', soulId: ids.Sela, assignments: Array.from({ length: 20 }, (_, i) => ({ shardIds: budgetShards.slice(i * 5, i * 5 + 5), newThemeName: `Budget theme ${i} ${'of the tower watch '.repeat(8)}` })) };
+    for (const args of [{ ...judged, dryRun: true }, judged, { action: 'unassign', soulId: ids.Sela, shardIds: budgetShards }]) {
+      const r = await measure('evidence_judge', args);
+      expect(r.isError, r.text).toBe(false);
+    }
     await measure('shard_observe', { reveal: (await measure('shard_observe', { shards: shards.slice(0, 3).map((s) => ({ ...s, sealed: true })) })).data.shardIds });
 
     const mira = await listTraits(db, ids.Mira, { status: 'active' });

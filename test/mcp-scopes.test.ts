@@ -63,7 +63,7 @@ describe('the read rule on tool results and errors', { timeout: 30_000 }, () => 
     const refiner = await httpClient(mcpUrl, 'refine-only');
     const dry = await call(refiner, 'trait_change', { action: 'add', soulId: ids.Mira, principle: 'Count twice.', provenance: 'Scope test.', dryRun: true });
     expect(dry.isError).toBe(true);
-    expect(dry.text).toContain('dryRun: shows the rendered block, which needs the "read" scope');
+    expect(dry.text).toContain('dryRun: shows the names and texts a change would touch, which needs the "read" scope');
     expect(mentionsAName(dry.text)).toEqual([]);
     const plan = await call(refiner, 'levelup', { soulId: ids.Mira, newEssence: 'A new essence.', dryRun: true });
     expect(plan.isError).toBe(true);
@@ -108,7 +108,8 @@ describe('the read rule on tool results and errors', { timeout: 30_000 }, () => 
     expect(mentionsAName(rolledBack.text)).toEqual([]);
     // The output schema listed for this token says the same, so clients that check it accept the answers.
     const listed = (await refiner.listTools()).tools.find((t) => t.name === 'trait_change')!;
-    expect(Object.keys((listed.outputSchema!.properties as Record<string, { properties?: object }>).soul.properties!)).toEqual(['id']);
+    expect(Object.keys((listed.outputSchema!.properties as Record<string, { items: { properties: object } }>).readySouls.items.properties)).toEqual(['id']);
+    expect(JSON.stringify(listed.outputSchema)).not.toContain('"name"');
   });
 
   it('gives observe-only and admin-only tokens soul ids, never soul names', async () => {

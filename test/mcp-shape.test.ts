@@ -49,7 +49,7 @@ describe('tools/list', { timeout: 30_000 }, () => {
       const cli = fileURLToPath(new URL('../src/cli/index.ts', import.meta.url));
       await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', '--db', dbFile], env: cleanEnv() as Record<string, string>, stderr: 'pipe' }));
       for (const listed of [await stdio.listTools(), await client.listTools()]) {
-        expect(listed.tools).toHaveLength(9);
+        expect(listed.tools).toHaveLength(10);
         expect(JSON.stringify(listed).length).toBeLessThanOrEqual(TOOLS_LIST_MAX_CHARS);
         for (const t of listed.tools) {
           expect(t.outputSchema, t.name).toMatchObject({ type: 'object', properties: expect.any(Object) });
@@ -84,6 +84,9 @@ describe('tools/list', { timeout: 30_000 }, () => {
     await run('soul_evidence', { soulId: souls.Brannoc });
     await run('soul_evidence', { soulId: souls.Brannoc, format: 'json', limit: 3 });
     const { shardIds } = await run('shard_observe', { shards: [{ content: 'Sela checked the rope twice before the climb.', source: 'review', soulIds: [souls.Sela] }] });
+    await run('evidence_judge', { action: 'assign', soulId: souls.Sela, assignments: [{ shardIds, newThemeName: 'Rope checks' }], dryRun: true });
+    const judged = await run('evidence_judge', { action: 'assign', soulId: souls.Sela, assignments: [{ shardIds, newThemeName: 'Rope checks' }] });
+    await run('evidence_judge', { action: 'rename', themeId: judged.themes[0].id, name: 'Rope safety' });
     const added = await run('trait_change', { action: 'add', soulId: souls.Sela, principle: 'Check the rope twice.', provenance: 'The climb.', citeShardIds: shardIds });
     await run('trait_change', { action: 'revise', traitId: added.trait.id, principle: 'Check every rope twice.', dryRun: true });
     const relay = await listTraits(server.app.db, souls.Relay, { status: 'active' });

@@ -36,6 +36,34 @@ describe('skills/*/SKILL.md', () => {
     }
   });
 
+  it('teach the judge loop: read the unjudged shards, assign them, then propose traits from themes, with the judge\'s real arguments', async () => {
+    const { tools } = await session.client.listTools();
+    const judge = tools.find((t) => t.name === 'evidence_judge')!;
+    const evidence = tools.find((t) => t.name === 'soul_evidence')!;
+    const inputs = Object.keys(judge.inputSchema.properties!);
+    const assignmentFields = Object.keys((judge.inputSchema.properties!.assignments as { items: { properties: object } }).items.properties);
+    for (const name of ['propose-traits', 'maintenance-pass']) {
+      const skill = skills.find((s) => s.name === name)!;
+      const body = skill.body;
+      expect(toolsNamedIn(skill), name).toEqual(expect.arrayContaining(['soul_evidence', 'evidence_judge']));
+      expect(body.indexOf('`soul_evidence`'), name).toBeLessThan(body.indexOf('`evidence_judge`'));
+      expect(body.indexOf('`evidence_judge`'), name).toBeLessThan(body.search(/trait_change|propose-traits skill/));
+      for (const word of ['unjudgedCount', 'themes']) expect(body, name).toContain(word);
+      expect(Object.keys(evidence.outputSchema!.properties!)).toEqual(expect.arrayContaining(['unjudgedCount', 'themes']));
+      for (const arg of ['assignments', 'themeId', 'dryRun']) {
+        expect(body, `${name} ${arg}`).toContain(arg);
+        expect(inputs, arg).toContain(arg);
+      }
+      expect(body).toContain('newThemeName');
+      expect(assignmentFields).toEqual(['shardIds', 'themeId', 'newThemeName']);
+    }
+    const propose = skills.find((s) => s.name === 'propose-traits')!.body;
+    for (const arg of ['shardIds', 'traitId', 'name']) expect(inputs).toContain(arg);
+    for (const action of ['assign', 'unassign', 'rename', 'oppose']) expect(propose).toContain(`"${action}"`);
+    expect(propose).toContain('suggestedTheme');
+    expect(propose).toContain('vectorsPending');
+  });
+
   it('a tool name that does not exist is caught', () => {
     const dir = mkdtempSync(join(tmpdir(), 'souls-skills-'));
     try {

@@ -22,9 +22,9 @@ afterEach(async () => {
 const tool = (name: string, args: Record<string, unknown> = {}) => call(session.client, name, args);
 
 describe('the tool list', () => {
-  it('lists nine tools, each with a title, a description for a model, input and output schemas without unions, and annotations', async () => {
+  it('lists ten tools, each with a title, a description for a model, input and output schemas without unions, and annotations', async () => {
     const { tools } = await session.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence', 'shard_observe', 'trait_change', 'levelup', 'levelup_revert', 'soul_attune', 'soul_manage']);
+    expect(tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence', 'shard_observe', 'evidence_judge', 'trait_change', 'levelup', 'levelup_revert', 'soul_attune', 'soul_manage']);
     for (const t of tools) {
       expect(t.title, t.name).toBeTruthy();
       expect(t.description!.length, t.name).toBeGreaterThan(150);

@@ -56,7 +56,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 describe('stdio: souls mcp --db FILE', { timeout: 30_000 }, () => {
   it('serves every tool, the resources and the skill prompts to a client that starts it', async () => {
     const client = await stdioClient();
-    expect((await client.listTools()).tools).toHaveLength(9);
+    expect((await client.listTools()).tools).toHaveLength(10);
     const roster = await call(client, 'soul_read', {});
     expect(roster.data.souls.map((s: { name: string }) => s.name)).toContain('Mira');
     const mira = roster.data.souls.find((s: { name: string }) => s.name === 'Mira').id;
@@ -148,7 +148,7 @@ describe('Streamable HTTP at /mcp', { timeout: 30_000 }, () => {
     expect(refused.text).toContain('the tool trait_change needs the "refine" scope, and this caller (reader) has read');
 
     const refiner = await httpClient(server.url, 'refiner-token-0123456789');
-    expect((await refiner.listTools()).tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence', 'trait_change', 'levelup', 'levelup_revert', 'soul_attune']);
+    expect((await refiner.listTools()).tools.map((t) => t.name)).toEqual(['soul_read', 'shard_search', 'soul_evidence', 'evidence_judge', 'trait_change', 'levelup', 'levelup_revert', 'soul_attune']);
     const reverted = await call(refiner, 'trait_change', { action: 'revert', traitId: trait.id });
     expect(reverted.data.trait.status).toBe('reverted');
 
@@ -188,7 +188,7 @@ describe('Streamable HTTP at /mcp', { timeout: 30_000 }, () => {
     const server = await start({ start: DEMO_NOW });
     await seedDemo(server.app.db, server.clock, { now: DEMO_NOW });
     const local = await httpClient(server.url, null);
-    expect((await local.listTools()).tools).toHaveLength(9);
+    expect((await local.listTools()).tools).toHaveLength(10);
     // fetch will not send a Host of its own choosing; node:http will, as a rebinding page's browser does.
     const { port } = new URL(server.url);
     const status = await new Promise<number>((resolve, reject) => {

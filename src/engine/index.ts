@@ -124,6 +124,8 @@ export {
   renameTheme,
   unassignShards,
   unopposeTrait,
+  requireThemeName,
+  validThemeAssignments,
   type AssignThemesResult,
   type ThemeActorOptions,
   type ThemeAssignment,

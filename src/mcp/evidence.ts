@@ -1,6 +1,6 @@
 // The evidence tool: the readiness verdict with its unmet conditions, and the report that pre-digests a soul's shards.
 import { z } from 'zod';
-import { formatEvidence, getShards, type EvidenceReport } from '../engine/index.ts';
+import { formatEvidence, getShardEmbeddings, getShards, getThemes, listThemes, type EvidenceReport } from '../engine/index.ts';
 import { annotations, defineTool } from './context.ts';
 import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, okWithText, toolError, ToolRefusal } from './results.ts';
 import { soulNamed, verdictOf } from './souls.ts';
@@ -15,7 +15,13 @@ const cluster = z.object({
   weight: z.number(),
   alignment: z.object({ kind: z.enum(['REINFORCING', 'NOVEL']), traitId: z.number().int().nullable() }),
   sharedWith: z.array(z.object({ soulId: z.number().int(), sharedCount: z.number().int() })),
+  themeId: z.number().int().nullable(),
+  suggestedTheme: z.object({ id: z.number().int(), name: z.string() }).nullable(),
+  opposes: idList,
 });
+
+/** Themes listed in the answer, oldest first; soul_evidence with format "json" pages the clusters that are them. */
+const LISTED_THEMES = 40;
 
 const pair = z.object({ a: z.number().int(), b: z.number().int(), similarity: z.number() });
 
@@ -32,10 +38,10 @@ export const soulEvidence = defineTool({
   name: 'soul_evidence',
   title: 'Evidence report and readiness',
   description:
-    'Read before changing a soul: readiness (unmet conditions), suggested actions, the report over its pending shards: trait signals, ' +
-    'consolidation and promotion candidates, tensions, counter-evidence hints, trend, then clusters by weight with shard ids (NOVEL: a new trait? REINFORCING: cite ' +
-    'them). "markdown" comes as its own text block, cut to the budget (markdownClipped: reportUri has it whole); "json" pages ' +
-    'clusters. Next: trait_change, or levelup at capacity.',
+    'Read before changing a soul: readiness, suggested actions, themes, unjudgedCount, similarity (mode, vectorsPending), the report: trait ' +
+    'signals, candidates, tensions, counter-evidence, trend, clusters by weight with shard ids (NOVEL: new trait? REINFORCING: cite; ' +
+    'suggestedTheme: assign). "markdown" is its own text block, cut to the budget (reportUri is whole); "json" pages clusters. ' +
+    'Next: evidence_judge, trait_change, or levelup at capacity.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({
@@ -52,6 +58,9 @@ export const soulEvidence = defineTool({
     suggestedActions: z.array(z.object({ kind: z.string(), message: z.string(), traitIds: idList })),
     reportUri: z.string(),
     markdownClipped: z.boolean().optional(),
+    unjudgedCount: z.number().int(),
+    similarity: z.object({ mode: z.string(), vectorsPending: z.number().int() }),
+    themes: z.array(z.object({ id: z.number().int(), name: z.string(), memberCount: z.number().int(), opposes: idList })),
     report: z
       .object({
         shardCount: z.number().int(),
@@ -76,6 +85,9 @@ export const soulEvidence = defineTool({
         verdict: verdictOf(report.crystallization),
         suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
         reportUri: evidenceUri(soul.id),
+        unjudgedCount: report.unjudgedCount,
+        similarity: { mode: report.similarity.mode, vectorsPending: await vectorsPending(ctx.db, report) },
+        themes: (await listThemes(ctx.db, soul.id)).slice(0, LISTED_THEMES).map((t) => ({ id: t.id, name: t.name, memberCount: t.memberIds.length, opposes: t.opposes })),
       };
       if (args.format === 'markdown') {
         // The markdown is sent once, as text a model reads as is; the structured content says whether it was cut.
@@ -92,10 +104,18 @@ export const soulEvidence = defineTool({
   },
 });
 
+/** Semantic mode: how many of the report's shards still compare lexically, their vector not stored yet (landing, or after a failure until `souls reindex`). */
+async function vectorsPending(db: Parameters<typeof getShards>[0], report: EvidenceReport): Promise<number> {
+  if (report.similarity.mode !== 'semantic') return 0;
+  const ids = [...new Set(report.clusters.flatMap((c) => c.memberIds))];
+  return ids.length - (await getShardEmbeddings(db, ids)).size;
+}
+
 async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string, unknown>, report: EvidenceReport, cursorValue: string | undefined, pageSize: number) {
   const { o: offset } = decodeCursor(cursorValue);
   const page = report.clusters.slice(offset, offset + pageSize);
   const contents = await getShards(db, page.map((c) => c.representativeId));
+  const suggested = await getThemes(db, page.flatMap((c) => (c.suggestedThemeId === null ? [] : [c.suggestedThemeId])));
   const clusters = page.map((c) => ({
     representativeId: c.representativeId,
     representative: clip(contents.get(c.representativeId)?.content ?? '', 240).text,
@@ -105,6 +125,9 @@ async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string
     weight: Number(c.weight.toFixed(3)),
     alignment: { kind: c.alignment.kind, traitId: c.alignment.traitId },
     sharedWith: c.sharedWith.slice(0, 8).map((s) => ({ soulId: s.soulId, sharedCount: s.sharedCount })),
+    themeId: c.themeId,
+    suggestedTheme: c.suggestedThemeId === null ? null : { id: c.suggestedThemeId, name: suggested.get(c.suggestedThemeId)?.name ?? '' },
+    opposes: c.opposes,
   }));
   const round = (n: number) => Number(n.toFixed(3));
   const rest = {

@@ -32,10 +32,9 @@ export const levelup = defineTool({
   name: 'levelup',
   title: 'Level up a soul',
   description:
-    'Raise a soul one level by a plan that places every active trait exactly once: consolidations (similar traits merged into one principle ' +
-    'with provenance; it keeps their citations), promotedTraitIds (now stated by newEssence), carriedTraitIds (kept). A plan must change something. ' +
-    'Use it at capacity or on consolidation/promotion candidates. Call with dryRun true first: it validates, warns and shows the block ' +
-    'before and after, writing nothing. levelup_revert undoes it.',
+    'Raise a soul one level by a plan placing every active trait once: consolidations (traits merged into one principle with provenance, ' +
+    'keeping their citations), promotedTraitIds (now stated by newEssence), carriedTraitIds (kept). It must change something. Use at capacity ' +
+    'or on candidates. dryRun true first: validates, warns, shows the block before and after. levelup_revert undoes it.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -118,9 +117,8 @@ export const levelupRevert = defineTool({
   name: 'levelup_revert',
   title: 'Roll back the latest level-up',
   description:
-    'Undo the latest level-up exactly: essence, traits, generations, citations (soul_read sections ["levels"] shows the history). Never ' +
-    'blocked by the trait limit; later traits stay. Pass levelEventId for a safe retry (a second call is refused); without it each call ' +
-    'reverts one more.',
+    'Undo the latest level-up exactly: essence, traits, generations, citations. Never blocked by the trait limit; later traits stay. ' +
+    'Pass levelEventId (soul_read sections ["levels"]) for a safe retry; without it each call reverts one more.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({

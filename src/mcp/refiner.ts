@@ -103,7 +103,7 @@ export async function initRefiner(db: SoulsDb, options: { name?: string | null }
 
 export type Outcome = {
   soul: Pick<Soul, 'id' | 'name'>;
-  action: 'add' | 'revise' | 'revert' | 'reactivate' | 'cite' | 'uncite' | 'levelup' | 'levelup_revert' | 'attune';
+  action: 'add' | 'revise' | 'revert' | 'reactivate' | 'cite' | 'uncite' | 'levelup' | 'levelup_revert' | 'attune' | 'assign' | 'unassign' | 'rename' | 'oppose' | 'unoppose';
   summary: string;
   traitIds?: readonly number[];
   levelEventId?: number;

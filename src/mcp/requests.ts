@@ -24,6 +24,9 @@ export function messageCost(message: Message): number {
   switch (params.name) {
     case 'soul_evidence':
       return CALL_COST + expensiveFieldCosts.evidence;
+    // Assigning or unassigning answers with the report's unjudgedCount: one report.
+    case 'evidence_judge':
+      return CALL_COST + (args.action === 'assign' || args.action === 'unassign' ? expensiveFieldCosts.evidence : 0);
     case 'soul_read': {
       if (args.soulId === undefined && args.name === undefined) {
         const page = typeof args.limit === 'number' && args.limit > 0 ? Math.min(args.limit, 50) : ROSTER_PAGE;

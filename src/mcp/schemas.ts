@@ -12,6 +12,7 @@ const findIds: Record<string, (input: unknown) => string> = {
       : 'Call soul_read without soulId to list the souls and their ids',
   trait: () => 'Call soul_read with soulId and sections ["traits"] to see trait ids',
   shard: () => 'Call shard_search to find shard ids',
+  theme: () => 'Call soul_evidence with soulId to see theme ids',
   'level event': () => 'Call soul_read with soulId and sections ["levels"] to see level event ids',
 };
 

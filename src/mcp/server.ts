@@ -12,6 +12,7 @@ import { reportUnexpected, toolError, ToolRefusal } from './results.ts';
 import { shardObserve, shardSearch } from './shards.ts';
 import { attachSkills, type SkillSet } from './skills.ts';
 import { soulAttune, soulManage, soulRead } from './souls.ts';
+import { evidenceJudge } from './themes.ts';
 import { traitChange } from './traits.ts';
 import { wireSchema } from './wire.ts';
 import { evidenceUri, soulUri } from './schemas.ts';
@@ -19,7 +20,7 @@ import { evidenceUri, soulUri } from './schemas.ts';
 export const SERVER_NAME = 'souls';
 
 /** Every tool, in the order they are listed: reads first, then the verbs by scope. */
-export const tools = [soulRead, shardSearch, soulEvidence, shardObserve, traitChange, levelup, levelupRevert, soulAttune, soulManage] as readonly ToolDefinition[];
+export const tools = [soulRead, shardSearch, soulEvidence, shardObserve, evidenceJudge, traitChange, levelup, levelupRevert, soulAttune, soulManage] as readonly ToolDefinition[];
 
 export { evidenceUri, soulUri };
 
@@ -62,7 +63,7 @@ export function createSoulsMcpServer(options: SoulsMcpOptions): McpServer {
     mcp.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: wireSchema(tool.input, 'input', tool.name), outputSchema, annotations: tool.annotations }, async (args: unknown) => {
       try {
         if (!readable && (args as { dryRun?: unknown }).dryRun === true) {
-          throw new ToolRefusal('dryRun', 'shows the rendered block, which needs the "read" scope', 'Leave dryRun out, or ask the operator for a token with the "read" scope');
+          throw new ToolRefusal('dryRun', 'shows the names and texts a change would touch, which needs the "read" scope', 'Leave dryRun out, or ask the operator for a token with the "read" scope');
         }
         const result = await tool.run(args as never, ctx);
         if (!result.isError && WRITE_SCOPES.has(tool.scope)) await collectRegrets(db, pubsub).catch(reportUnexpected);

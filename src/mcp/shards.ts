@@ -26,10 +26,9 @@ export const shardSearch = defineTool({
   name: 'shard_search',
   title: 'Find shards',
   description:
-    'Find shards (observations). query: full-text search, best first, over pending unsealed shards (of soulId if given); each word also ' +
-    'matches its British/American spelling; match ALL (the default) needs every word, ANY one. Without query: newest first, filtered by soulId, ' +
-    'tags (any of), source, status and sealed. ids: those shards whole. Listed content is cut at 500 characters (clipped): ask again with ids. ' +
-    'Paged with cursor.',
+    'Find shards. query: full-text, best first, over pending unsealed shards (of soulId if given); British/American spellings match; ' +
+    'match ALL (default) needs every word, ANY one. Without query: newest first, filtered by soulId, tags (any), source, status, sealed. ' +
+    'ids: those shards whole. Content is cut at 500 characters (clipped). Paged with cursor.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({
@@ -106,9 +105,8 @@ export const shardObserve = defineTool({
   name: 'shard_observe',
   title: 'Deposit or reveal shards',
   description:
-    'Record observations about souls: shards (content, source, soulIds; optional tags, sealed, createdAt) are validated together and written in ' +
-    'one transaction, or none is; diverse sources make a soul ready. reveal unseals sealed shards. The answer lists the souls made ready: ' +
-    'call soul_evidence on them next.',
+    'Record observations: shards (content, source, soulIds; optional tags, sealed, createdAt), all written in one transaction or none. ' +
+    'Diverse sources make a soul ready. reveal unseals sealed shards. Answers the souls made ready: soul_evidence next.',
   scope: 'observe',
   annotations: annotations('additive'),
   input: z.strictObject({

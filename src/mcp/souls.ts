@@ -71,10 +71,9 @@ export const soulRead = defineTool({
   name: 'soul_read',
   title: 'Read a soul or the roster',
   description:
-    'Start here. One soul (soulId or name): its identity block (render "full" adds provenance) and the sections asked for: "traits" (active, ' +
-    'with ids and signals), "inactiveTraits" (can be reactivated), "crystallization" (readiness), "levels" (history), "shardCounts". Long texts are ' +
-    'cut to the budget (renderedClipped; clipped on a trait): souls://{id}/soul.md has them whole. Without soulId or name: the roster, most ' +
-    'ready first, paged. Then soul_evidence on a ready soul.',
+    'Start here. One soul (soulId or name): its block (render "full" adds provenance) and sections: "traits" (with ids, signals), ' +
+    '"inactiveTraits", "crystallization", "levels", "shardCounts". Long texts are cut (renderedClipped, clipped): souls://{id}/soul.md is whole. ' +
+    'Without soulId or name: the roster, most ready first, paged. Then soul_evidence.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({
@@ -255,8 +254,8 @@ export const soulAttune = defineTool({
   name: 'soul_attune',
   title: 'Close a refinement cycle',
   description:
-    'Mark a refinement cycle of soulId done, after your trait changes or level-up: the soul then waits for new evidence. ' +
-    'fadeExhaustedShards true also fades the shards cited by enough distinct traits (maintenance). Give either or both.',
+    'Close a refinement cycle of soulId after your changes: it then waits for new evidence. fadeExhaustedShards true also fades shards ' +
+    'cited by enough distinct traits. Give either or both.',
   scope: 'refine',
   annotations: annotations('idempotent-write'),
   input: z.strictObject({
@@ -301,8 +300,8 @@ export const soulManage = defineTool({
   name: 'soul_manage',
   title: 'Create, edit, retire or awaken a soul (admin)',
   description:
-    'Administrative verbs that bypass evolution: "create" (name, essence; slug, description), "update" (soulId and the fields to overwrite), ' +
-    '"retire" (soulId: dormant, history kept), "awaken" (soulId; name to rename if taken). To evolve a soul use trait_change and levelup instead.',
+    'Admin verbs that bypass evolution: "create" (name, essence; slug, description), "update" (soulId, fields to overwrite), ' +
+    '"retire" (soulId: dormant, history kept), "awaken" (soulId; name if taken). To evolve a soul use trait_change and levelup.',
   scope: 'admin',
   annotations: annotations('destructive'),
   input: z.strictObject({

@@ -40,10 +40,9 @@ export const traitChange = defineTool({
   name: 'trait_change',
   title: 'Change a trait',
   description:
-    '"add": a trait on soulId with principle, provenance (why) and citeShardIds; refused at ' +
-    'the trait limit (then levelup). "revise": new principle and/or provenance of traitId. "revert": take back traitId. "reactivate": bring ' +
-    'back an inactive traitId. "cite" / "uncite": link citeShardIds (of its soul) to traitId, or take ' +
-    'them back. dryRun (add, revise, revert) shows the block before and after, with warnings. Read soul_evidence first; call soul_attune when done.',
+    '"add": a trait on soulId with principle, provenance (why), citeShardIds; refused at the trait limit (then levelup). "revise": new ' +
+    'principle and/or provenance of traitId. "revert" traitId; "reactivate" an inactive one. "cite" / "uncite": citeShardIds of its soul. ' +
+    'dryRun (add, revise, revert): the block before and after, with warnings. Then soul_attune.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({

@@ -35,13 +35,13 @@ export function wireSchema(schema: z.ZodType, io: 'input' | 'output', toolName: 
 }
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-/** Output schemas list fields this many objects deep; deeper objects are stated as objects (the tool descriptions say what is in them). */
+/** Output schemas list the top-level fields and the fields of top-level lists of records; other objects are stated as objects (the tool descriptions say what is in them). */
 const OUTPUT_DEPTH = 2;
 
 /**
  * The JSON Schema zod derives, without what a client needs no telling: the draft (MCP fixes 2020-12) and the
  * safe-integer bounds every integer carries. An output schema is an outline that keeps tools/list under 4,000
- * tokens: every field and its type (nullable, enums) two objects deep, which top-level fields are always present,
+ * tokens: every top-level field and its type (nullable, enums), and the fields of top-level lists of records, which top-level fields are always present,
  * open to fields added later (no `additionalProperties`), no descriptions (the tool's says what comes back).
  * zod still checks each result whole on the server before it is sent.
  */
@@ -66,16 +66,18 @@ export function compactJsonSchema(schema: z.ZodType, io: 'input' | 'output', { o
   return io === 'output' && outlined ? outline(json, 0) : json;
 }
 
-function outline(node: Json, depth: number): Json {
+function outline(node: Json, depth: number, inArray = false): Json {
   const types = [node.type].flat();
-  if (depth >= OUTPUT_DEPTH && (types.includes('object') || (types.includes('array') && (node.items as Json | undefined)?.type === 'object'))) {
+  // A lone nested object is stated as an object; a list of records keeps its fields, the shape a client most often walks.
+  const lone = depth > 0 && !inArray && types.includes('object');
+  if (lone || (depth >= OUTPUT_DEPTH && (types.includes('object') || (types.includes('array') && (node.items as Json | undefined)?.type === 'object')))) {
     return types.includes('array') ? { type: node.type, items: { type: 'object' } } : { type: node.type };
   }
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === 'additionalProperties' || key === 'description' || (key === 'required' && depth > 0)) continue;
     if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Record<string, Json>).map(([name, field]) => [name, outline(field, depth + 1)]));
-    else if (key === 'items') out.items = outline(value as Json, depth);
+    else if (key === 'items') out.items = outline(value as Json, depth, true);
     else out[key] = value;
   }
   return out;
