@@ -214,6 +214,14 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
         await p.getByRole('form', { name: 'Assign to a theme' }).waitFor(WAIT);
         const { scrollWidth, innerWidth } = await p.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
         expect(scrollWidth, `${scheme}: page width ${scrollWidth} in ${innerWidth}`).toBeLessThanOrEqual(innerWidth);
+        // Nor does any control stick out of its panel (a panel clips what overflows it, so the page width alone would not tell).
+        const outside = await p.evaluate(() =>
+          [...document.querySelectorAll<HTMLElement>('.refine button, .refine select, .refine input')]
+            .filter((el) => el.getBoundingClientRect().width > 0 && el.closest('.panel'))
+            .filter((el) => el.getBoundingClientRect().right > el.closest('.panel')!.getBoundingClientRect().right + 0.5)
+            .map((el) => el.getAttribute('aria-label') ?? el.id ?? el.textContent),
+        );
+        expect(outside, scheme).toEqual([]);
         expect(await contrastProblems(p), scheme).toEqual([]);
         await screenshot(p, `themes-390-${scheme}`, true);
       }
