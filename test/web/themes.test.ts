@@ -96,7 +96,7 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
 
     // One shard out of it again: it is unjudged, alone, and the report suggests the theme it came from.
     const out = state.themes[0].members[0];
-    await tabTo(page, 'All 4 shards', /^Theme Ledger care/);
+    await tabTo(page, 'All 4 shards', /^Cluster 1 \(theme Ledger care\): /);
     await page.keyboard.press('Enter');
     await tabTo(page, `Unassign: ${out.content}`);
     await page.keyboard.press('Enter');

@@ -298,7 +298,7 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, on
     );
   }
   return (
-    <li class={`cluster cluster--${cluster.alignment.kind.toLowerCase()}${cluster.theme ? ' cluster--themed' : ''}`} aria-label={`${cluster.theme ? `Theme ${cluster.theme.name}` : `Cluster ${index + 1}`}: ${cluster.representative.content}`}>
+    <li class={`cluster cluster--${cluster.alignment.kind.toLowerCase()}${cluster.theme ? ' cluster--themed' : ''}`} aria-label={`Cluster ${index + 1}${cluster.theme ? ` (theme ${cluster.theme.name})` : ''}: ${cluster.representative.content}`}>
       {cluster.theme ? <p class="cluster__theme">Theme: {cluster.theme.name}</p> : null}
       <div class="cluster__head">
         <span class="cluster__rank" aria-hidden="true">
