@@ -123,6 +123,8 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
     await page.keyboard.press('Enter');
     await page.getByRole('listitem', { name: 'Theme Careful counting', exact: true }).waitFor(WAIT);
     expect((await themes()).themes.map((t) => t.name)).toEqual(['Careful counting']);
+    // The keyboard is back where it was, on the theme's Rename button.
+    await until(async () => (await focused(page)).name === 'Rename the theme Careful counting', 'the focus is back on Rename');
 
     // Mark it as opposing a trait: its shards become that trait's counter-evidence, listed under it.
     const target = state.traits[1];

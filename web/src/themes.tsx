@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { errorText, resultProblem } from './fields.ts';
 import { percent, plural } from './format.ts';
@@ -58,10 +58,16 @@ function useThemeWrite(onChanged: () => void) {
  */
 export function JudgeCluster({ soulId, members, suggested, themes, label, onChanged }: { soulId: string; members: readonly Member[]; suggested: ThemeRefFragment | null | undefined; themes: readonly ThemeRowFragment[]; label: string; onChanged: () => void }) {
   const [open, setOpen] = useState(false);
+  const toggle = useRef<HTMLDivElement>(null);
+  // Closing the form puts the keyboard back on the button that opened it.
+  const close = () => {
+    setOpen(false);
+    toggle.current?.querySelector<HTMLElement>('.judge__toggle')?.focus();
+  };
   const accept = useThemeWrite(onChanged);
   const canRefine = useCan('REFINE');
   return (
-    <div class="judge">
+    <div class="judge" ref={toggle}>
       {suggested ? (
         <Button
           scope="REFINE"
@@ -79,11 +85,11 @@ export function JudgeCluster({ soulId, members, suggested, themes, label, onChan
           Resembles “{suggested.name}”: accept
         </Button>
       ) : null}
-      <Button scope="REFINE" variant="quiet" class="btn--small" aria-expanded={open} onClick={() => setOpen(!open)} disabled={!canRefine} aria-label={`Assign to a theme: ${label}`}>
+      <Button scope="REFINE" variant="quiet" class="btn--small judge__toggle" aria-expanded={open} onClick={() => setOpen(!open)} disabled={!canRefine} aria-label={`Assign to a theme: ${label}`}>
         Assign to a theme…
       </Button>
       <ProblemNote problem={accept.problem} />
-      {open ? <AssignForm soulId={soulId} members={members} themes={themes} onDone={() => setOpen(false)} onChanged={onChanged} /> : null}
+      {open ? <AssignForm soulId={soulId} members={members} themes={themes} onDone={close} onChanged={onChanged} /> : null}
     </div>
   );
 }
@@ -177,6 +183,11 @@ export function ThemesList({ soul, onChanged }: { soul: EvidenceSoul; onChanged:
 
 function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; traits: EvidenceSoul['traits']; onChanged: () => void }) {
   const [renaming, setRenaming] = useState(false);
+  const item = useRef<HTMLLIElement>(null);
+  const stopRenaming = () => {
+    setRenaming(false);
+    item.current?.querySelector<HTMLElement>('.theme__rename')?.focus();
+  };
   const [name, setName] = useState(theme.name);
   const rename = useThemeWrite(onChanged);
   const oppose = useThemeWrite(onChanged);
@@ -187,20 +198,20 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
   const selectId = `oppose-${theme.id}`;
   const submitRename = async (event: Event) => {
     event.preventDefault();
-    if (await rename.run(async () => (await request(RenameThemeDocument, { id: theme.id, name })).renameTheme, `Theme renamed “${name.trim()}”`, 'The theme was not renamed.')) setRenaming(false);
+    if (await rename.run(async () => (await request(RenameThemeDocument, { id: theme.id, name })).renameTheme, `Theme renamed “${name.trim()}”`, 'The theme was not renamed.')) stopRenaming();
   };
   const submitOppose = (event: Event) => {
     event.preventDefault();
     void oppose.run(async () => (await request(OpposeTraitDocument, { themeId: theme.id, traitId: chosenTrait })).opposeTrait, `“${theme.name}” now counts against the trait`, 'Nothing was marked.');
   };
   return (
-    <li class="theme" aria-label={`Theme ${theme.name}`}>
+    <li class="theme" aria-label={`Theme ${theme.name}`} ref={item}>
       <p class="theme__head">
         <strong class="theme__name">{theme.name}</strong> <span class="muted">· {plural(theme.memberCount, 'shard')}</span>{' '}
         <Button
           scope="REFINE"
           variant="quiet"
-          class="btn--small"
+          class="btn--small theme__rename"
           aria-expanded={renaming}
           aria-label={`Rename the theme ${theme.name}`}
           onClick={() => {
@@ -218,7 +229,7 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
             <button type="submit" class="btn btn--primary btn--small" disabled={rename.busy}>
               Save the name
             </button>
-            <Button variant="quiet" class="btn--small" onClick={() => setRenaming(false)}>
+            <Button variant="quiet" class="btn--small" onClick={stopRenaming}>
               Cancel
             </Button>
           </div>
