@@ -261,6 +261,8 @@ describe.each([
 
   it('brings the proposal into view and focus when a trait is proposed from a cluster far down the page', async () => {
     await open(server, `#/soul/${id('Mira')}/refine`);
+    // The lowest cluster is a single shard, folded with the others until opened.
+    await page.locator('details.singles summary').click();
     const lowest = page.locator('.cluster').last();
     await lowest.scrollIntoViewIfNeeded();
     expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);

@@ -18,6 +18,11 @@ export const glossary = {
     term: 'Attunement',
     text: 'The stamp that closes a refinement cycle ("Done: stamp attunement"). Afterwards the soul needs a shard newer than the stamp before it is ready again, and its priority decays with the days since.',
   },
+  theme: {
+    word: 'theme',
+    term: 'Theme',
+    text: 'A name you give some of a soul’s shards, remembered: the evidence report always groups them as one cluster. Shards in no theme are “not yet judged”; a theme can be marked as opposing a trait, and its shards then count as counter-evidence for it, never as support.',
+  },
   density: {
     word: 'density',
     term: 'Density',

@@ -21,7 +21,8 @@ import { href, useDebounced, useDebouncedCallback, useQuery, useSubscription } f
 import { bounds } from './limits.ts';
 import { TraitSignals } from './sheet.tsx';
 import { useCan, useSession } from './session.ts';
-import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, XpBar } from './ui.tsx';
+import { JudgeCluster, ThemesList, TraitCounterEvidence, UnassignButton } from './themes.tsx';
+import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, Warnings, XpBar } from './ui.tsx';
 
 type EvidenceSoul = NonNullable<EvidenceQuery['soul']>;
 type Report = EvidenceSoul['evidence'];
@@ -71,7 +72,7 @@ export function Refinement({ soulId }: { soulId: string }) {
       </div>
       <div class="refine__grid">
         <div class="refine__evidence">
-          <EvidenceReport report={report} soul={soul} onPropose={propose} />
+          <EvidenceReport report={report} soul={soul} onPropose={propose} onChanged={() => void evidence.refetch()} />
         </div>
         <div class="refine__soul">
           <ProposalPanel soul={soul} proposal={proposal} started={started} onChange={setProposal} onConfirmed={() => void evidence.refetch()} />
@@ -90,6 +91,7 @@ export function Refinement({ soulId }: { soulId: string }) {
                 <li key={trait.id} class={`trait${proposalTouches(proposal, trait.id) ? ' trait--proposed' : ''}`}>
                   <p class="trait__principle">{trait.principle}</p>
                   <TraitSignals trait={trait} />
+                  <TraitCounterEvidence trait={trait} possible={report.possibleCounterEvidence} />
                   <div class="trait__actions">
                     <Button scope="REFINE" variant="quiet" onClick={() => propose({ kind: 'revise', trait, principle: trait.principle, provenance: trait.provenance })} aria-label={`Propose a revision of: ${trait.principle}`}>
                       Revise
@@ -138,14 +140,19 @@ function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void
   );
 }
 
-function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: EvidenceSoul; onPropose: (p: Proposal) => void }) {
+/** A single shard no theme holds: folded with the others like it, since it resembles nothing else yet. */
+const isSingle = (cluster: Cluster) => cluster.memberCount === 1 && !cluster.theme;
+
+function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report; soul: EvidenceSoul; onPropose: (p: Proposal) => void; onChanged: () => void }) {
   const c = soul.crystallization;
   const needs = unmetText(c.unmet, soul.lastAttunedAt);
   const canRefine = useCan('REFINE');
-  // Numbered as listed: clusters with a theme first, then the single shards.
-  const listed = [...report.clusters.filter((cluster) => cluster.memberCount > 1), ...report.clusters.filter((cluster) => cluster.memberCount === 1)];
+  // Numbered as listed: clusters first, then the single shards that resemble nothing else.
+  const grouped = report.clusters.filter((cluster) => !isSingle(cluster));
+  const singles = report.clusters.filter(isSingle);
+  const listed = [...grouped, ...singles];
   const card = (cluster: Cluster) => (
-    <ClusterCard key={cluster.representative.id} cluster={cluster} index={listed.indexOf(cluster)} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} />
+    <ClusterCard key={cluster.representative.id} cluster={cluster} index={listed.indexOf(cluster)} maxWeight={report.clusters[0].weight} soul={soul} canRefine={canRefine} onPropose={onPropose} onChanged={onChanged} />
   );
   return (
     <>
@@ -191,15 +198,21 @@ function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: Evi
       </Panel>
       <Panel title={`Clusters (${report.clusters.length}), heaviest first`} id="clusters-title">
         {report.clusters.length === 0 ? <p class="muted">No considered shards.</p> : null}
-        <ol class="clusters">{listed.filter((cluster) => cluster.memberCount > 1).map(card)}</ol>
-        {report.clusters.some((c) => c.memberCount === 1) ? (
-          <>
-            <h3 class="sub-title singles-title">Single shards ({report.clusters.filter((c) => c.memberCount === 1).length}), no theme yet</h3>
-            <ol class="clusters" start={listed.findIndex((cluster) => cluster.memberCount === 1) + 1}>
-              {listed.filter((cluster) => cluster.memberCount === 1).map(card)}
+        <p class="unjudged" aria-live="polite">
+          {report.unjudgedCount ? `${plural(report.unjudgedCount, 'shard')} not yet judged` : 'Every shard is judged: each belongs to a theme'} · <Term name="theme">what is a theme?</Term>
+        </p>
+        <ol class="clusters">{grouped.map(card)}</ol>
+        {singles.length ? (
+          <details class="singles">
+            <summary class="sub-title singles-title">{singles.length === 1 ? '1 shard resembles nothing else' : `${singles.length} shards resemble nothing else`}</summary>
+            <ol class="clusters" start={grouped.length + 1}>
+              {singles.map(card)}
             </ol>
-          </>
+          </details>
         ) : null}
+      </Panel>
+      <Panel title={`Themes (${soul.themes.length})`} id="themes-title">
+        <ThemesList soul={soul} onChanged={onChanged} />
       </Panel>
       {report.tensions.length || report.consolidationCandidates.length || report.promotionCandidates.length ? (
         <Panel title="Between the traits" id="pairs-title">
@@ -248,7 +261,7 @@ function EvidenceReport({ report, soul, onPropose }: { report: Report; soul: Evi
   );
 }
 
-function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: { cluster: Cluster; index: number; maxWeight: number; soul: EvidenceSoul; canRefine: boolean; onPropose: (p: Proposal) => void }) {
+function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, onChanged }: { cluster: Cluster; index: number; maxWeight: number; soul: EvidenceSoul; canRefine: boolean; onPropose: (p: Proposal) => void; onChanged: () => void }) {
   const aligned = cluster.alignment.trait ? soul.traits.find((t) => t.id === cluster.alignment.trait!.id) : undefined;
   const proposeAdd = () =>
     onPropose({
@@ -259,8 +272,10 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
       citeIds: cluster.members.map((m) => m.id),
       from: cluster.memberCount === 1 ? 'a single shard' : `cluster ${index + 1}`,
     });
-  const single = cluster.memberCount === 1;
-  if (single) {
+  const judge = cluster.theme ? null : (
+    <JudgeCluster soulId={soul.id} members={cluster.members} suggested={cluster.suggestedTheme} themes={soul.themes} label={cluster.representative.content} onChanged={onChanged} />
+  );
+  if (isSingle(cluster)) {
     return (
       <li class={`cluster cluster--single cluster--${cluster.alignment.kind.toLowerCase()}`} aria-label={`Cluster ${index + 1}: ${cluster.representative.content}`}>
         <blockquote class="cluster__rep">{cluster.representative.content}</blockquote>
@@ -277,12 +292,14 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
           <Button scope="REFINE" variant="quiet" onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} aria-label={`Propose a trait from the shard: ${cluster.representative.content}`}>
             Propose a trait
           </Button>
+          {judge}
         </div>
       </li>
     );
   }
   return (
-    <li class={`cluster cluster--${cluster.alignment.kind.toLowerCase()}`} aria-label={`Cluster ${index + 1}: ${cluster.representative.content}`}>
+    <li class={`cluster cluster--${cluster.alignment.kind.toLowerCase()}${cluster.theme ? ' cluster--themed' : ''}`} aria-label={`Cluster ${index + 1}${cluster.theme ? ` (theme ${cluster.theme.name})` : ''}: ${cluster.representative.content}`}>
+      {cluster.theme ? <p class="cluster__theme">Theme: {cluster.theme.name}</p> : null}
       <div class="cluster__head">
         <span class="cluster__rank" aria-hidden="true">
           {index + 1}
@@ -319,6 +336,12 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
             {cluster.members.map((m) => (
               <li key={m.id}>
                 {m.content} <span class="muted">— {m.source}, {ago(m.createdAt)}</span>
+                {cluster.theme ? (
+                  <>
+                    {' '}
+                    <UnassignButton soulId={soul.id} shard={m} onChanged={onChanged} />
+                  </>
+                ) : null}
               </li>
             ))}
           </ul>
@@ -333,6 +356,7 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose }: 
             Revise the trait it reinforces
           </Button>
         ) : null}
+        {judge}
       </div>
     </li>
   );
@@ -439,6 +463,7 @@ function ProposalPanel({ soul, proposal, started, onChange, onConfirmed }: { sou
             <ErrorNote error={preview.error} />
           ) : preview.data ? (
             <div class={upToDate ? '' : 'stale-preview'} aria-busy={!upToDate}>
+              <Warnings warnings={preview.data.previewTraitChanges.warnings} label="Warnings about this change" />
               <BlockDiff before={preview.data.previewTraitChanges.before} after={preview.data.previewTraitChanges.after} />
             </div>
           ) : (

@@ -353,3 +353,24 @@ export function Chip({ children, tone = 'plain', title }: { children: ComponentC
     </span>
   );
 }
+
+const warningNames: Record<string, string> = {
+  WEAK_CONSOLIDATION: 'weak consolidation',
+  PREMATURE_PROMOTION: 'premature promotion',
+  NEAR_DUPLICATE: 'near duplicate',
+  POSSIBLE_CONTRADICTION: 'possible contradiction',
+};
+
+/** A dry run's advisory warnings (never blocking), each named by its kind. */
+export function Warnings({ warnings, label = 'Warnings' }: { warnings: readonly { kind: string; message: string; traitIds?: readonly string[] }[]; label?: string }) {
+  if (warnings.length === 0) return null;
+  return (
+    <ul class="warnings" aria-label={label}>
+      {warnings.map((w) => (
+        <li key={w.kind + w.message}>
+          <Chip tone="warn">{warningNames[w.kind] ?? w.kind.toLowerCase().replaceAll('_', ' ')}</Chip> {w.message}
+        </li>
+      ))}
+    </ul>
+  );
+}

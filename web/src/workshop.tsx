@@ -18,7 +18,7 @@ import { TraitSignals } from './sheet.tsx';
 import { bounds } from './limits.ts';
 import { WorkshopHints } from './workshop-hints.tsx';
 import { useCan, useSession } from './session.ts';
-import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, XpBar } from './ui.tsx';
+import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, Warnings, XpBar } from './ui.tsx';
 
 type WorkshopSoul = NonNullable<WorkshopQuery['soul']>;
 type Trait = TraitSheetFragment;
@@ -353,15 +353,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 </ul>
               </div>
             )}
-            {verdict?.warnings.length ? (
-              <ul class="warnings" aria-label="Warnings">
-                {verdict.warnings.map((w) => (
-                  <li key={w.kind + w.traitIds.join()}>
-                    <Chip tone="warn">{w.kind === 'WEAK_CONSOLIDATION' ? 'weak consolidation' : 'premature promotion'}</Chip> {w.message}
-                  </li>
-                ))}
-              </ul>
-            ) : null}
+            {verdict ? <Warnings warnings={verdict.warnings} /> : null}
           </div>
           {preview.error ? <ErrorNote error={preview.error} /> : null}
           {verdict ? <BlockDiff before={verdict.before} after={verdict.after ?? null} /> : null}
@@ -538,15 +530,7 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
               </ul>
             </Panel>
           </div>
-          {payload.warnings.length ? (
-            <ul class="warnings">
-              {payload.warnings.map((w) => (
-                <li key={w.message}>
-                  <Chip tone="warn">{w.kind.toLowerCase().replace('_', ' ')}</Chip> {w.message}
-                </li>
-              ))}
-            </ul>
-          ) : null}
+          <Warnings warnings={payload.warnings} />
         </>
       )}
       <div class="form-actions">
