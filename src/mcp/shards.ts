@@ -27,7 +27,7 @@ export const shardSearch = defineTool({
   title: 'Find shards',
   description:
     'Find shards. query: full-text, best first, over pending unsealed shards (of soulId if given); British/American spellings match; ' +
-    'match ALL (default) needs every word, ANY one. Without query: newest first, filtered by soulId, tags (any), source, status, sealed. ' +
+    'match ALL (the default) needs every word, ANY one. Without query: newest first, filtered by soulId, tags (any), source, status, sealed. ' +
     'ids: those shards whole. Content is cut at 500 characters (clipped). Paged with cursor.',
   scope: 'read',
   annotations: annotations('read'),

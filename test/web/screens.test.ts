@@ -380,6 +380,8 @@ describe('the screens added to the character sheet, in Chromium', { timeout: 45_
         await page.locator('details:not([open]) > summary').evaluateAll((summaries) => summaries.forEach((s) => (s.parentElement as HTMLDetailsElement).open = true));
         // The emulated scheme reaches the page's media queries asynchronously under load: wait for it, bounded.
         await page.waitForFunction((dark) => matchMedia('(prefers-color-scheme: dark)').matches === dark, scheme === 'dark');
+        // Two frames more, so every rule of the new scheme has been applied before colours are read (a run under load once read a half-applied one).
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
         const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
         if (scheme === 'dark') expect(background, screen.name).toMatch(/^rgb\((\d|[1-5]\d), /); // a dark page
         expect(await contrastProblems(page), `${scheme} ${screen.name}`).toEqual([]);
