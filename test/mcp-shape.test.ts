@@ -114,7 +114,7 @@ describe('tool inputs', () => {
     const before = (await listShards(server.app.db, { first: 500 })).totalCount;
     const nested = await tool('shard_observe', { shards: [{ content: 'A note.', source: 'chat', soulIds: [souls.Mira], creatdAt: '2026-05-01T00:00:00Z' }] });
     expect(nested.isError).toBe(true);
-    expect(nested.text).toContain('shards[0].creatdAt: is not a field of shards[0] (did you mean createdAt?). shards[0] takes content, source, soulIds, tags, sealed, createdAt.');
+    expect(nested.text).toContain('shards[0].creatdAt: is not a field of shards[0] (did you mean createdAt?). shards[0] takes content, source, soulIds, tags, sealed, createdAt, embedding.');
     expect((await listShards(server.app.db, { first: 500 })).totalCount).toBe(before);
   });
 

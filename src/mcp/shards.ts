@@ -92,6 +92,9 @@ async function search(ctx: ToolContext, query: string, match: SearchMatch, soulI
   return frame(items.slice(0, fitToBudget(items, frame)));
 }
 
+/** The ceiling maxEmbeddingDimension may be set to: the engine applies the configured bound. */
+const EMBEDDING_MAX = 16_384;
+
 const shardInput = z.strictObject({
   content: z.string().max(40_000).describe('one idea per shard'),
   source: z.string().max(200).describe('e.g. chat, review, playtest'),
@@ -99,13 +102,14 @@ const shardInput = z.strictObject({
   tags: z.array(z.string().max(256)).max(64).optional(),
   sealed: z.boolean().optional().describe('held back until revealed'),
   createdAt: dateTime.optional().describe('when observed (ISO-8601), for imports; default now'),
+  embedding: z.array(z.number()).max(EMBEDDING_MAX).optional().describe('your vector, for similarity provided'),
 });
 
 export const shardObserve = defineTool({
   name: 'shard_observe',
   title: 'Deposit or reveal shards',
   description:
-    'Record observations: shards (content, source, soulIds; optional tags, sealed, createdAt), all written in one transaction or none. ' +
+    'Record observations: shards (content, source, soulIds; optional tags, sealed, createdAt, embedding), all written in one transaction or none. ' +
     'Diverse sources make a soul ready. reveal unseals sealed shards. Answers the souls made ready: soul_evidence next.',
   scope: 'observe',
   annotations: annotations('additive'),

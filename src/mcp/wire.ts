@@ -120,7 +120,8 @@ function messageOf(issue: z.core.$ZodIssue): string {
   if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && issue.input === undefined) return 'is required';
   switch (issue.code) {
     case 'invalid_type':
-      return `must be ${article(issue.expected)}${got}`;
+      // NaN and Infinity are typed number, but zod takes finite numbers only (JSON would print them as null).
+      return typeof issue.input === 'number' ? `must be a finite number${got}` : `must be ${article(issue.expected)}${got}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}${got}`;
     case 'too_big':
@@ -138,7 +139,7 @@ const unit = (origin: string) => (origin === 'array' || origin === 'set' ? ' ite
 const article = (what: string) => (/^[aeiou]/.test(what) ? `an ${what}` : `a ${what}`);
 
 function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'number' && !Number.isFinite(value) ? String(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
