@@ -27,7 +27,7 @@ export const CHAR_WEIGHT = 0;
 const CHAR_GRAM = 4;
 
 /** Relative tolerance so that a similarity computed as exactly the threshold meets it (as for trigrams). */
-const THRESHOLD_TOLERANCE = 1e-9;
+export const THRESHOLD_TOLERANCE = 1e-9;
 
 export function meetsCosine(value: number, threshold: number): boolean {
   return value >= threshold * (1 - THRESHOLD_TOLERANCE);
@@ -332,6 +332,15 @@ export class ThresholdComponents {
     return x;
   }
 
+  /** Joins a and b (a pair known to meet the threshold). */
+  join(a: number, b: number): void {
+    let x = this.find(a);
+    let y = this.find(b);
+    if (x === y) return;
+    if (y < x) [x, y] = [y, x];
+    this.parent[y] = x;
+  }
+
   /** Joins j with every i < j whose similarity, square[j·n + i], meets the threshold. */
   joinRow(square: Float64Array, n: number, j: number): void {
     const row = j * n;
@@ -362,7 +371,7 @@ export class ThresholdComponents {
 }
 
 /** The nearest-neighbour chain over a full matrix (squareLinkageSteps without the split into components). */
-function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+export function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
   const complete = linkage === 'complete';
   const size = new Int32Array(n).fill(1);
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
