@@ -25,7 +25,7 @@ function reference(texts: readonly string[], vectors: readonly (Float32Array | n
 
 /**
  * Pools built for ties: vectors over few dimensions, half of their components in {−1, 0, 1} (many equal
- * cosines, some vectors equal), repeated texts, and a share of shards without a vector.
+ * cosines, some vectors equal), repeated texts, and (odd seeds) a share of shards without a vector.
  */
 function pool(count: number, seed: number): { texts: string[]; vectors: (Float32Array | null)[] } {
   const random = makeRng(seed);
@@ -33,7 +33,7 @@ function pool(count: number, seed: number): { texts: string[]; vectors: (Float32
   const dimension = 3 + Math.floor(random() * 6);
   const texts = Array.from({ length: count }, () => corpus[Math.floor(random() * corpus.length)]);
   const vectors = texts.map(() => {
-    if (random() < 0.15) return null;
+    if (seed % 2 === 1 && random() < 0.15) return null;
     const values: number[] = Array.from({ length: dimension }, () => (random() < 0.5 ? Math.floor(random() * 3) - 1 : random() * 2 - 1));
     if (!values.some((v) => v !== 0)) values[0] = 1;
     return decodeEmbedding(encodeEmbedding('embedding', values));

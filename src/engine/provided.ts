@@ -220,6 +220,15 @@ class MixedRows {
   count = 0;
   private readonly lexical: readonly SparseVector[];
   private readonly has: Uint8Array;
+  /** Every shard has a vector: a pair's lexical cosine is then only needed when its vectors' cosine reaches `cut`. */
+  private readonly allVectors: boolean;
+  /**
+   * A pair's mixed value is at most weight · cosine + (1 − weight) (lexical at most 1, and rounding is monotonic),
+   * so only vector cosines from `cut` on can meet the bar (cut a little lower than exact, so no candidate is lost).
+   */
+  private readonly cut: number;
+  /** One row's lexical weights by term id (0 elsewhere), when every shard has a vector. */
+  private readonly dense: Float64Array;
   private readonly bar: number;
   private readonly weight: number;
   private readonly scale: number;
@@ -242,6 +251,11 @@ class MixedRows {
     this.scale = scale;
     this.table = table;
     this.has = Uint8Array.from({ length: n }, (_, i) => (vectors[i] ? 1 : 0));
+    this.allVectors = this.has.every((h) => h === 1);
+    let terms = 0;
+    for (const v of lexical) for (let k = 0; k < v.ids.length; k++) terms = Math.max(terms, v.ids[k] + 1);
+    this.dense = new Float64Array(this.allVectors ? terms : 0);
+    this.cut = (this.bar - (1 - weight)) / weight - 1e-7;
     this.dimension = vectors.find((v) => v)?.length ?? 0;
     const packed = new Float32Array(table === undefined ? n * this.dimension : 0);
     if (table === undefined) for (let i = 0; i < n; i++) if (vectors[i]) packed.set(vectors[i]!, i * this.dimension);
@@ -252,6 +266,11 @@ class MixedRows {
   }
 
   row(j: number): void {
+    if (this.allVectors) {
+      if (this.table !== undefined) this.tableRowByDots(j, this.table);
+      else this.vectorRowByDots(j);
+      return;
+    }
     const { has, lex, bar, scale } = this;
     const touchedCount = this.lexicalRow(j);
     if (has[j] === 0) {
@@ -293,14 +312,12 @@ class MixedRows {
   }
 
   /**
-   * A pair's mixed value is at most weight · cosine + (1 − weight) (lexical at most 1, and rounding is monotonic),
-   * so only cosines from `cut` on can meet the bar (cut a little lower than exact, so no candidate is lost);
-   * those are mixed exactly. Pairs with no vector meet it only through lexical, hence only among touched ones.
+   * Row j from `lex` (postings) and the table: pairs whose vectors' cosine reaches `cut` are mixed exactly; pairs
+   * with no vector meet the bar only through lexical, hence only among touched ones.
    */
   private tableRow(j: number, table: CosineTable, touchedCount: number): void {
-    const { has, lex, bar, scale, weight, touched } = this;
+    const { has, lex, bar, scale, weight, touched, cut } = this;
     const rest = 1 - weight;
-    const cut = (bar - rest) / weight - 1e-7;
     const { cosines, stride, slots } = table;
     const row = slots[j] * stride;
     for (let i = 0; i < j; i++) {
@@ -318,6 +335,60 @@ class MixedRows {
       const i = touched[t];
       if (has[i] === 0 && lex[i] * scale >= bar) this.keep(i, j, lex[i] * scale);
     }
+  }
+
+  /** Row j when every shard has a vector, from the table: a pair's lexical cosine is computed only for candidates. */
+  private tableRowByDots(j: number, table: CosineTable): void {
+    const { bar, weight, cut } = this;
+    const rest = 1 - weight;
+    const { cosines, stride, slots } = table;
+    const row = slots[j] * stride;
+    this.spread(j);
+    for (let i = 0; i < j; i++) {
+      const c = cosines[row + slots[i]];
+      if (c < cut) continue;
+      const value = weight * c + rest * Math.min(1, this.spreadDot(i));
+      if (value >= bar) this.keep(i, j, value);
+    }
+    this.unspread(j);
+  }
+
+  /** Puts row j's lexical weights in `dense`, by term id. */
+  private spread(j: number): void {
+    const { ids, weights } = this.lexical[j];
+    for (let k = 0; k < ids.length; k++) this.dense[ids[k]] = weights[k];
+  }
+
+  private unspread(j: number): void {
+    const { ids } = this.lexical[j];
+    for (let k = 0; k < ids.length; k++) this.dense[ids[k]] = 0;
+  }
+
+  /**
+   * dot(lexical[i], lexical[j]) with j spread: i's terms in ascending id order, a term j lacks adding an exact 0
+   * (weights are positive), so the same products in the same order, the same bits.
+   */
+  private spreadDot(i: number): number {
+    const { ids, weights } = this.lexical[i];
+    const dense = this.dense;
+    let sum = 0;
+    for (let k = 0; k < ids.length; k++) sum += weights[k] * dense[ids[k]];
+    return sum;
+  }
+
+  /** tableRowByDots with the vectors' cosines computed here. */
+  private vectorRowByDots(j: number): void {
+    const { bar, weight, cut, views } = this;
+    const rest = 1 - weight;
+    const b = views[j];
+    this.spread(j);
+    for (let i = 0; i < j; i++) {
+      const c = vectorCosine(views[i], b);
+      if (c < cut) continue;
+      const value = weight * c + rest * Math.min(1, this.spreadDot(i));
+      if (value >= bar) this.keep(i, j, value);
+    }
+    this.unspread(j);
   }
 
   /** Vector cosines summed exactly as vectorCosine sums them (four running sums, index order). */
