@@ -145,24 +145,32 @@ export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, char
   const n = pool.length;
   const idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
   const countOf = new Int32Array(isGram.length);
-  return pool.map((terms) => {
-    const ids = Int32Array.from(terms.ids, (id) => local[id]);
-    for (let k = 0; k < ids.length; k++) countOf[ids[k]] = terms.counts[k];
+  // Plain loops (not from/forEach callbacks): a memo rebuilds every shard's vector on each change of a pool.
+  const vectors: SparseVector[] = new Array(pool.length);
+  for (let d = 0; d < pool.length; d++) {
+    const terms = pool[d];
+    const m = terms.ids.length;
+    const ids = new Int32Array(m);
+    for (let k = 0; k < m; k++) {
+      ids[k] = local[terms.ids[k]];
+      countOf[ids[k]] = terms.counts[k];
+    }
     ids.sort();
-    const weights = Float64Array.from(ids, (id) => (1 + Math.log(countOf[id])) * idf[id]);
+    const weights = new Float64Array(m);
     let wordNorm = 0;
     let gramNorm = 0;
-    ids.forEach((id, k) => {
+    for (let k = 0; k < m; k++) {
+      const id = ids[k];
+      weights[k] = (1 + Math.log(countOf[id])) * idf[id];
       if (isGram[id]) gramNorm += weights[k] * weights[k];
       else wordNorm += weights[k] * weights[k];
-    });
+    }
     const wordScale = wordNorm > 0 ? Math.sqrt(1 - charWeight) / Math.sqrt(wordNorm) : 0;
     const gramScale = gramNorm > 0 ? Math.sqrt(charWeight) / Math.sqrt(gramNorm) : 0;
-    ids.forEach((id, k) => {
-      weights[k] *= isGram[id] ? gramScale : wordScale;
-    });
-    return { ids, weights };
-  });
+    for (let k = 0; k < m; k++) weights[k] *= isGram[ids[k]] ? gramScale : wordScale;
+    vectors[d] = { ids, weights };
+  }
+  return vectors;
 }
 
 /** Dot product of two sparse vectors (cosine, as both are normalized), summed in ascending id order. */
