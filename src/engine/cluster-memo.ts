@@ -1,5 +1,5 @@
 import { clusterVectorsSteps, squareLinkageSteps, textTerms, ThresholdComponents, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
-import { decodeEmbedding, fallbackScale, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
+import { clusterCompleteMixedSteps, decodeEmbedding, fallbackScale, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
@@ -238,6 +238,7 @@ export class ClusterMemo {
     pairs.sync(shardIds, (id) => vectors[position.get(id)!] ?? null);
     const slots = shardIds.map((id) => pairs.slot(id));
     const scale = fallbackScale(this.mode === 'semantic' ? 'semantic' : 'provided');
+    if (linkage === 'complete') return yield* clusterCompleteMixedSteps(lexical, vectors, this.threshold, VECTOR_WEIGHT, scale, pairs.table(Int32Array.from(slots)));
     const components = new ThresholdComponents(shardIds.length, this.threshold);
     const square = yield* mixedSquareSteps(lexical, vectors, VECTOR_WEIGHT, (i, j) => pairs.cosine(slots[i], slots[j]), scale, components);
     return yield* squareLinkageSteps(shardIds.length, square, this.threshold, linkage, components);

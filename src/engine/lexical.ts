@@ -27,7 +27,7 @@ export const CHAR_WEIGHT = 0;
 const CHAR_GRAM = 4;
 
 /** Relative tolerance so that a similarity computed as exactly the threshold meets it (as for trigrams). */
-const THRESHOLD_TOLERANCE = 1e-9;
+export const THRESHOLD_TOLERANCE = 1e-9;
 
 export function meetsCosine(value: number, threshold: number): boolean {
   return value >= threshold * (1 - THRESHOLD_TOLERANCE);
@@ -145,24 +145,32 @@ export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, char
   const n = pool.length;
   const idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
   const countOf = new Int32Array(isGram.length);
-  return pool.map((terms) => {
-    const ids = Int32Array.from(terms.ids, (id) => local[id]);
-    for (let k = 0; k < ids.length; k++) countOf[ids[k]] = terms.counts[k];
+  // Plain loops (not from/forEach callbacks): a memo rebuilds every shard's vector on each change of a pool.
+  const vectors: SparseVector[] = new Array(pool.length);
+  for (let d = 0; d < pool.length; d++) {
+    const terms = pool[d];
+    const m = terms.ids.length;
+    const ids = new Int32Array(m);
+    for (let k = 0; k < m; k++) {
+      ids[k] = local[terms.ids[k]];
+      countOf[ids[k]] = terms.counts[k];
+    }
     ids.sort();
-    const weights = Float64Array.from(ids, (id) => (1 + Math.log(countOf[id])) * idf[id]);
+    const weights = new Float64Array(m);
     let wordNorm = 0;
     let gramNorm = 0;
-    ids.forEach((id, k) => {
+    for (let k = 0; k < m; k++) {
+      const id = ids[k];
+      weights[k] = (1 + Math.log(countOf[id])) * idf[id];
       if (isGram[id]) gramNorm += weights[k] * weights[k];
       else wordNorm += weights[k] * weights[k];
-    });
+    }
     const wordScale = wordNorm > 0 ? Math.sqrt(1 - charWeight) / Math.sqrt(wordNorm) : 0;
     const gramScale = gramNorm > 0 ? Math.sqrt(charWeight) / Math.sqrt(gramNorm) : 0;
-    ids.forEach((id, k) => {
-      weights[k] *= isGram[id] ? gramScale : wordScale;
-    });
-    return { ids, weights };
-  });
+    for (let k = 0; k < m; k++) weights[k] *= isGram[ids[k]] ? gramScale : wordScale;
+    vectors[d] = { ids, weights };
+  }
+  return vectors;
 }
 
 /** Dot product of two sparse vectors (cosine, as both are normalized), summed in ascending id order. */
@@ -332,6 +340,15 @@ export class ThresholdComponents {
     return x;
   }
 
+  /** Joins a and b (a pair known to meet the threshold). */
+  join(a: number, b: number): void {
+    let x = this.find(a);
+    let y = this.find(b);
+    if (x === y) return;
+    if (y < x) [x, y] = [y, x];
+    this.parent[y] = x;
+  }
+
   /** Joins j with every i < j whose similarity, square[j·n + i], meets the threshold. */
   joinRow(square: Float64Array, n: number, j: number): void {
     const row = j * n;
@@ -362,7 +379,7 @@ export class ThresholdComponents {
 }
 
 /** The nearest-neighbour chain over a full matrix (squareLinkageSteps without the split into components). */
-function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
+export function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
   const complete = linkage === 'complete';
   const size = new Int32Array(n).fill(1);
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);

@@ -10,7 +10,7 @@
  * in index order, so the same input gives the same bits.
  */
 import { ValidationError } from './errors.ts';
-import { cosineMatrixSteps, lexicalVectors, lowerCosineSteps, mirrorLower, squareLinkageSteps, ThresholdComponents, type Linkage, type SparseVector } from './lexical.ts';
+import { chainLinkageSteps, cosineMatrixSteps, lexicalVectors, lowerCosineSteps, mirrorLower, squareLinkageSteps, ThresholdComponents, THRESHOLD_TOLERANCE, type Linkage, type SparseVector } from './lexical.ts';
 import { defaultBounds, defaultClusteringThresholds } from './settings.ts';
 import type { Steps } from './slices.ts';
 
@@ -144,9 +144,283 @@ export function* clusterProvidedSteps(
   scale = FALLBACK_SCALE,
 ): Steps<number[][]> {
   if (texts.length === 0) return [];
+  if (linkage === 'complete' && sameDimension(vectors)) return yield* clusterCompleteMixedSteps(lexicalVectors(texts), vectors, threshold, weight, scale);
   const components = new ThresholdComponents(texts.length, threshold);
   const square = yield* mixedSquareSteps(lexicalVectors(texts), vectors, weight, undefined, scale, components);
   return yield* squareLinkageSteps(texts.length, square, threshold, linkage, components);
+}
+
+/** Whether the vectors present all have one dimension (else vectorCosine's RangeError is for the dense path to raise). */
+function sameDimension(vectors: readonly (Float32Array | null)[]): boolean {
+  let d = -1;
+  for (const v of vectors) {
+    if (!v) continue;
+    if (d >= 0 && v.length !== d) return false;
+    d = v.length;
+  }
+  return true;
+}
+
+/** The vectors' cosines kept by a memo: pair (i, j) of the pool is cosines[slots[i]·stride + slots[j]] (symmetric). */
+export type CosineTable = { cosines: Float32Array; stride: number; slots: Int32Array };
+
+/**
+ * Complete linkage over the mixed similarities (mixedSquareSteps's values, bit for bit) without the n×n matrix:
+ * rows are computed one at a time (lexical through postings into one reused row, vector cosines from `table`
+ * or from the vectors packed in one Float32Array, summed as vectorCosine sums) and only the pairs meeting the
+ * threshold are kept, joined into connected components. Complete linkage merges only along such pairs and a
+ * link below the threshold stays below it (a minimum), so each component is clustered by the same NN-chain on
+ * its own small matrix, with every pair below the threshold as −∞: the chain picks and merges exactly as over
+ * the full matrix. Time stays n²/2 mixed pairs (each pair must be looked at once), memory is linear plus the
+ * kept pairs; only a component's own matrix is quadratic, in its size.
+ */
+export function* clusterCompleteMixedSteps(
+  lexical: readonly SparseVector[],
+  vectors: readonly (Float32Array | null)[],
+  threshold: number,
+  weight = VECTOR_WEIGHT,
+  scale = FALLBACK_SCALE,
+  table?: CosineTable,
+): Steps<number[][]> {
+  const n = lexical.length;
+  if (n === 0) return [];
+  const rows = new MixedRows(lexical, vectors, threshold, weight, scale, table);
+  for (let j = 1; j < n; j++) {
+    yield;
+    rows.row(j);
+  }
+  const groups = rows.components.groups();
+  const position = new Int32Array(n);
+  const groupOf = new Int32Array(n);
+  groups.forEach((members, g) => members.forEach((i, p) => ((position[i] = p), (groupOf[i] = g))));
+  const matrices = groups.map((members) => (members.length === 1 ? null : new Float64Array(members.length * members.length).fill(-Infinity)));
+  for (let k = 0; k < rows.count; k++) {
+    const a = rows.first[k];
+    const b = rows.second[k];
+    const m = groups[groupOf[a]].length;
+    const sub = matrices[groupOf[a]]!;
+    sub[position[a] * m + position[b]] = rows.values[k];
+    sub[position[b] * m + position[a]] = rows.values[k];
+  }
+  const clusters: number[][] = [];
+  for (const [g, members] of groups.entries()) {
+    const sub = matrices[g];
+    if (sub === null) clusters.push(members);
+    else for (const cluster of yield* chainLinkageSteps(members.length, sub, threshold, 'complete')) clusters.push(cluster.map((p) => members[p]));
+  }
+  return clusters.sort((x, y) => x[0] - y[0]);
+}
+
+/** clusterCompleteMixedSteps's rows: each pair (i, j), i < j, mixed once; those meeting the threshold kept and joined. */
+class MixedRows {
+  readonly components: ThresholdComponents;
+  first = new Int32Array(1024);
+  second = new Int32Array(1024);
+  values = new Float64Array(1024);
+  count = 0;
+  private readonly lexical: readonly SparseVector[];
+  private readonly has: Uint8Array;
+  /** Every shard has a vector: a pair's lexical cosine is then only needed when its vectors' cosine reaches `cut`. */
+  private readonly allVectors: boolean;
+  /**
+   * A pair's mixed value is at most weight · cosine + (1 − weight) (lexical at most 1, and rounding is monotonic),
+   * so only vector cosines from `cut` on can meet the bar (cut a little lower than exact, so no candidate is lost).
+   */
+  private readonly cut: number;
+  /** One row's lexical weights by term id (0 elsewhere), when every shard has a vector. */
+  private readonly dense: Float64Array;
+  private readonly bar: number;
+  private readonly weight: number;
+  private readonly scale: number;
+  private readonly table: CosineTable | undefined;
+  /** The vectors packed in one Float32Array, a view per shard (an empty one for a shard without). */
+  private readonly views: Float32Array[];
+  private readonly dimension: number;
+  private readonly lex: Float64Array;
+  private readonly touched: Int32Array;
+  /** Row j + 1 marks the pairs its lexical row touched, to clear only those. */
+  private readonly touchedIn: Int32Array;
+  private readonly postings: Array<{ docs: number[]; weights: number[] } | undefined> = [];
+
+  constructor(lexical: readonly SparseVector[], vectors: readonly (Float32Array | null)[], threshold: number, weight: number, scale: number, table: CosineTable | undefined) {
+    const n = lexical.length;
+    this.lexical = lexical;
+    this.components = new ThresholdComponents(n, threshold);
+    this.bar = threshold * (1 - THRESHOLD_TOLERANCE);
+    this.weight = weight;
+    this.scale = scale;
+    this.table = table;
+    this.has = Uint8Array.from({ length: n }, (_, i) => (vectors[i] ? 1 : 0));
+    this.allVectors = this.has.every((h) => h === 1);
+    let terms = 0;
+    for (const v of lexical) for (let k = 0; k < v.ids.length; k++) terms = Math.max(terms, v.ids[k] + 1);
+    this.dense = new Float64Array(this.allVectors ? terms : 0);
+    this.cut = (this.bar - (1 - weight)) / weight - 1e-7;
+    this.dimension = vectors.find((v) => v)?.length ?? 0;
+    const packed = new Float32Array(table === undefined ? n * this.dimension : 0);
+    if (table === undefined) for (let i = 0; i < n; i++) if (vectors[i]) packed.set(vectors[i]!, i * this.dimension);
+    this.views = Array.from({ length: table === undefined ? n : 0 }, (_, i) => packed.subarray(i * this.dimension, (i + 1) * this.dimension));
+    this.lex = new Float64Array(n);
+    this.touched = new Int32Array(n);
+    this.touchedIn = new Int32Array(n);
+  }
+
+  row(j: number): void {
+    if (this.allVectors) {
+      if (this.table !== undefined) this.tableRowByDots(j, this.table);
+      else this.vectorRowByDots(j);
+      return;
+    }
+    const { has, lex, bar, scale } = this;
+    const touchedCount = this.lexicalRow(j);
+    if (has[j] === 0) {
+      for (let i = 0; i < j; i++) if (lex[i] * scale >= bar) this.keep(i, j, lex[i] * scale);
+    } else if (this.table !== undefined) this.tableRow(j, this.table, touchedCount);
+    else this.vectorRow(j);
+    for (let t = 0; t < touchedCount; t++) lex[this.touched[t]] = 0;
+  }
+
+  /** Pair (j, i) for every i < j summed over j's terms in ascending id order, as lowerCosineSteps sums it; returns how many entries it touched. */
+  private lexicalRow(j: number): number {
+    const { postings, lex, touched, touchedIn } = this;
+    const previous = this.lexical[j - 1];
+    for (let k = 0; k < previous.ids.length; k++) {
+      const list = postings[previous.ids[k]];
+      if (list === undefined) postings[previous.ids[k]] = { docs: [j - 1], weights: [previous.weights[k]] };
+      else {
+        list.docs.push(j - 1);
+        list.weights.push(previous.weights[k]);
+      }
+    }
+    let count = 0;
+    const v = this.lexical[j];
+    for (let k = 0; k < v.ids.length; k++) {
+      const list = postings[v.ids[k]];
+      if (list === undefined) continue;
+      const w = v.weights[k];
+      const { docs, weights } = list;
+      for (let p = 0; p < docs.length; p++) {
+        const i = docs[p];
+        if (touchedIn[i] !== j + 1) {
+          touchedIn[i] = j + 1;
+          touched[count++] = i;
+        }
+        lex[i] += weights[p] * w;
+      }
+    }
+    return count;
+  }
+
+  /**
+   * Row j from `lex` (postings) and the table: pairs whose vectors' cosine reaches `cut` are mixed exactly; pairs
+   * with no vector meet the bar only through lexical, hence only among touched ones.
+   */
+  private tableRow(j: number, table: CosineTable, touchedCount: number): void {
+    const { has, lex, bar, scale, weight, touched, cut } = this;
+    const rest = 1 - weight;
+    const { cosines, stride, slots } = table;
+    const row = slots[j] * stride;
+    for (let i = 0; i < j; i++) {
+      const c = cosines[row + slots[i]];
+      if (c < cut || has[i] === 0) continue;
+      const value = weight * c + rest * Math.min(1, lex[i]);
+      if (value >= bar) this.keep(i, j, value);
+    }
+    // A bar of 0 or below is met by every pair, touched or not.
+    if (bar <= 0) {
+      for (let i = 0; i < j; i++) if (has[i] === 0 && lex[i] * scale >= bar) this.keep(i, j, lex[i] * scale);
+      return;
+    }
+    for (let t = 0; t < touchedCount; t++) {
+      const i = touched[t];
+      if (has[i] === 0 && lex[i] * scale >= bar) this.keep(i, j, lex[i] * scale);
+    }
+  }
+
+  /** Row j when every shard has a vector, from the table: a pair's lexical cosine is computed only for candidates. */
+  private tableRowByDots(j: number, table: CosineTable): void {
+    const { bar, weight, cut } = this;
+    const rest = 1 - weight;
+    const { cosines, stride, slots } = table;
+    const row = slots[j] * stride;
+    this.spread(j);
+    for (let i = 0; i < j; i++) {
+      const c = cosines[row + slots[i]];
+      if (c < cut) continue;
+      const value = weight * c + rest * Math.min(1, this.spreadDot(i));
+      if (value >= bar) this.keep(i, j, value);
+    }
+    this.unspread(j);
+  }
+
+  /** Puts row j's lexical weights in `dense`, by term id. */
+  private spread(j: number): void {
+    const { ids, weights } = this.lexical[j];
+    for (let k = 0; k < ids.length; k++) this.dense[ids[k]] = weights[k];
+  }
+
+  private unspread(j: number): void {
+    const { ids } = this.lexical[j];
+    for (let k = 0; k < ids.length; k++) this.dense[ids[k]] = 0;
+  }
+
+  /**
+   * dot(lexical[i], lexical[j]) with j spread: i's terms in ascending id order, a term j lacks adding an exact 0
+   * (weights are positive), so the same products in the same order, the same bits.
+   */
+  private spreadDot(i: number): number {
+    const { ids, weights } = this.lexical[i];
+    const dense = this.dense;
+    let sum = 0;
+    for (let k = 0; k < ids.length; k++) sum += weights[k] * dense[ids[k]];
+    return sum;
+  }
+
+  /** tableRowByDots with the vectors' cosines computed here. */
+  private vectorRowByDots(j: number): void {
+    const { bar, weight, cut, views } = this;
+    const rest = 1 - weight;
+    const b = views[j];
+    this.spread(j);
+    for (let i = 0; i < j; i++) {
+      const c = vectorCosine(views[i], b);
+      if (c < cut) continue;
+      const value = weight * c + rest * Math.min(1, this.spreadDot(i));
+      if (value >= bar) this.keep(i, j, value);
+    }
+    this.unspread(j);
+  }
+
+  /** Vector cosines summed exactly as vectorCosine sums them (four running sums, index order). */
+  private vectorRow(j: number): void {
+    const { has, lex, bar, scale, weight, views } = this;
+    const rest = 1 - weight;
+    const b = views[j];
+    for (let i = 0; i < j; i++) {
+      if (has[i] === 0) {
+        if (lex[i] * scale >= bar) this.keep(i, j, lex[i] * scale);
+        continue;
+      }
+      const value = weight * vectorCosine(views[i], b) + rest * Math.min(1, lex[i]);
+      if (value >= bar) this.keep(i, j, value);
+    }
+  }
+
+  private keep(a: number, b: number, value: number): void {
+    if (this.count === this.first.length) {
+      const first = new Int32Array(this.count * 2);
+      const second = new Int32Array(this.count * 2);
+      const values = new Float64Array(this.count * 2);
+      first.set(this.first);
+      second.set(this.second);
+      values.set(this.values);
+      [this.first, this.second, this.values] = [first, second, values];
+    }
+    this.first[this.count] = a;
+    this.second[this.count] = b;
+    this.values[this.count++] = value;
+    this.components.join(a, b);
+  }
 }
 
 /**
@@ -211,6 +485,11 @@ export class VectorPairs {
   /** The slot of a held shard. */
   slot(id: number): number {
     return this.slotOf.get(id)!;
+  }
+
+  /** The cosines of held shards, pair (i, j) by their slots[i] and slots[j] (both must have a vector). */
+  table(slots: Int32Array): CosineTable {
+    return { cosines: this.cosines, stride: this.capacity, slots };
   }
 
   /** The cosine of two held shards' vectors, by slot (both must have a vector). */
