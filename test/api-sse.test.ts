@@ -150,10 +150,8 @@ async function sseGet(topic: Topic, label: string, query: string, variables?: Re
   return stream;
 }
 
-async function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
-  const { status, body } = await server.request(query, variables);
-  if (status !== 200 || body.errors) throw new Error(`HTTP ${status}: ${JSON.stringify(body)}`);
-  return body.data;
+function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
+  return server.data(query, variables);
 }
 
 async function createSoul(name: string): Promise<string> {

@@ -34,10 +34,8 @@ afterEach(async () => {
   await server.stop();
 });
 
-async function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
-  const { status, body } = await server.request(query, variables, judge);
-  if (status !== 200 || body.errors) throw new Error(`HTTP ${status}: ${JSON.stringify(body)}`);
-  return body.data;
+function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
+  return server.data(query, variables, judge);
 }
 
 /** A soul with the four texts as shards, from two sources over four days, and a trait citing the first. */

@@ -16,11 +16,8 @@ afterEach(async () => {
   await server.stop();
 });
 
-async function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
-  const { status, body } = await server.request(query, variables);
-  expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-  expect(status).toBe(200);
-  return body.data;
+function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
+  return server.data(query, variables);
 }
 
 const ERRORS = `fragment Errors on Error {

@@ -9,6 +9,8 @@ export type LiveServer = {
   clock: ReturnType<typeof manualClock>;
   /** POSTs one GraphQL operation; returns the parsed JSON body and the HTTP status. */
   request(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** The operation's `data`; throws with the whole answer when it is not a 200 without errors. */
+  data(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<any>;
   stop(): Promise<void>;
 };
 
@@ -19,7 +21,7 @@ export async function startServer(options: { settings?: Partial<Settings>; start
   const db = openSoulsDb({ clock, settings: options.settings, path: database.path });
   const app = buildApp({ redis: database.redis, ...options.app, db });
   const { url } = await app.start(0, '127.0.0.1');
-  return {
+  const live: LiveServer = {
     app,
     url,
     wsUrl: url.replace(/^http/, 'ws'),
@@ -33,11 +35,17 @@ export async function startServer(options: { settings?: Partial<Settings>; start
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : null };
     },
+    async data(query, variables, headers) {
+      const { status, body } = await live.request(query, variables, headers);
+      if (status !== 200 || body?.errors) throw new Error(`HTTP ${status}: ${JSON.stringify(body)}`);
+      return body.data;
+    },
     stop: async () => {
       await app.stop();
       await database.drop();
     },
   };
+  return live;
 }
 
 /** Servers a test starts with `start`, each stopped after its test (register in the describe or file scope). */
