@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Tests resolve packages the way Node does at run time. Vite's default adds the
@@ -8,6 +9,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   // Bounds, not speed checks: a machine shared with other work can run a CPU-heavy test several times slower.
   // test/cluster needs PostgreSQL and Redis servers: `npm run test:cluster` runs it.
-  test: { testTimeout: 30_000, hookTimeout: 30_000, exclude: [...configDefaults.exclude, 'test/cluster/**'] },
+  // Two workers even on two cores (vitest's default would be one): most test time waits on child servers and Chromium.
+  test: { testTimeout: 30_000, hookTimeout: 30_000, maxWorkers: Math.max(2, availableParallelism() - 1), exclude: [...configDefaults.exclude, 'test/cluster/**'] },
   ssr: { resolve: { conditions: ['node', 'import', 'module-sync'] } },
 });
