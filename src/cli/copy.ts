@@ -14,7 +14,7 @@ const COPY_TIMEOUT_MS = 30 * 60_000;
 /** Every soul's block, with and without provenance, and its level history: what must read the same on both sides. */
 async function fingerprints(db: SoulsDb, ids: readonly number[]): Promise<Map<number, string>> {
   const [plain, cited] = [await renderSouls(db, ids), await renderSouls(db, ids, { includeProvenance: true })];
-  const history = db.store.levelHistory(ids);
+  const history = await db.store.levelHistory(ids);
   return new Map(ids.map((id) => [id, `${plain.get(id)}\n${cited.get(id)}\n${JSON.stringify(history.filter((e) => e.soulId === id))}`]));
 }
 

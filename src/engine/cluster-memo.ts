@@ -3,6 +3,7 @@ import { clusterCompleteMixedSteps, decodeEmbedding, fallbackScale, mixedSquareS
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
+import type { Awaitable } from '../store/store.ts';
 import { runSteps, runStepsSliced, timedSteps, yieldToEventLoop, type Steps } from './slices.ts';
 
 /** From this many shards, a soul seen for the first time is clustered all at once rather than shard by shard. */
@@ -12,7 +13,10 @@ const BULK_BUILD = 24;
 const LOAD_CHUNK = 50;
 
 /** Stored embeddings of shards, by id (only those that have one). */
-export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
+export type EmbeddingLoader = (ids: number[]) => Awaitable<Map<number, Uint8Array>>;
+
+/** Texts of shards, by id: the store's answer, at once (SQLite) or awaited (PostgreSQL). */
+export type TextLoader = (ids: number[]) => Awaitable<ReadonlyMap<number, string>>;
 
 /** Told of each clustering computed (not one answered from memory): how long it took and over how many shards. */
 export type ClusteringReport = (ms: number, shards: number) => void;
@@ -81,8 +85,8 @@ export class ClusterMemo {
    * The number of clusters `shardIds` form (ascending ids), remembering the
    * partition for this soul. `contents` supplies texts of shards not cached yet.
    */
-  clusterCount(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number {
-    const partition = this.sync(soulId, shardIds, contents);
+  async clusterCount(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<number> {
+    const partition = await this.sync(soulId, shardIds, contents);
     if (this.mode === 'trigram' && partition.clusterCount() >= 2) this.separations.set(soulId, { members: shardIds, side: new Set(partition.smallestCluster()) });
     else this.separations.delete(soulId);
     return partition.clusterCount();
@@ -95,7 +99,16 @@ export class ClusterMemo {
    * side stays apart as long as it and the rest keep a member. false means not known, never "fewer": count then.
    * Saves comparing each new shard with every member (the partition catches up when a count is asked for).
    */
-  stillSeparated(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): boolean {
+  async stillSeparated(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<boolean> {
+    for (;;) {
+      const separated = this.separatedNow(soulId, shardIds);
+      if (typeof separated === 'boolean') return separated;
+      await this.load(separated, contents);
+    }
+  }
+
+  /** stillSeparated with what is held, or the shards whose texts it needs first. */
+  private separatedNow(soulId: number, shardIds: readonly number[]): boolean | number[] {
     const separation = this.separations.get(soulId);
     const partition = this.souls.get(soulId);
     if (separation === undefined || partition === undefined) return false;
@@ -111,7 +124,7 @@ export class ClusterMemo {
     const missing: number[] = [];
     for (const id of added) if (!this.shards.has(id)) missing.push(id);
     for (const id of side) if (!this.shards.has(id)) missing.push(id);
-    if (missing.length > 0) this.cacheGrams(contents(missing));
+    if (missing.length > 0) return missing;
     for (const id of added) {
       const slot = this.shards.slot(id);
       for (const member of side) if (this.similar(slot, this.shards.slot(member))) return false;
@@ -122,14 +135,28 @@ export class ClusterMemo {
   }
 
   /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */
-  partition(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number[][] {
-    return this.sync(soulId, shardIds, contents).clusterIds();
+  async partition(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<number[][]> {
+    return (await this.sync(soulId, shardIds, contents)).clusterIds();
   }
 
-  private sync(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
+  /**
+   * Loads (awaiting the store) what clustering `shardIds` needs, then clusters with no await in between, so that
+   * nothing another call does meanwhile (evicting, updating this soul) is seen halfway.
+   */
+  private async sync(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<Partition> {
+    for (;;) {
+      const remembered = this.souls.get(soulId);
+      const needed = this.rebuilds(remembered, shardIds) ? shardIds : shardIds.filter((id) => !remembered?.has(id));
+      const missing = this.lacking(needed);
+      if (missing.length === 0) return this.syncHeld(soulId, shardIds);
+      await this.load(missing, contents);
+    }
+  }
+
+  private syncHeld(soulId: number, shardIds: readonly number[]): Partition {
     const remembered = this.souls.get(soulId);
     if (this.rebuilds(remembered, shardIds)) {
-      const partition = this.buildAll(soulId, shardIds, contents);
+      const partition = this.buildAll(soulId, shardIds);
       this.keep(soulId, partition);
       return partition;
     }
@@ -137,8 +164,6 @@ export class ClusterMemo {
     const wanted = new Set(shardIds);
     const removed = partition.memberIds().filter((id) => !wanted.has(id));
     const added = shardIds.filter((id) => !partition.has(id));
-    const missing = added.filter((id) => !this.shards.has(id));
-    if (missing.length > 0) this.cacheGrams(contents(missing));
     const start = performance.now();
     for (const id of removed) partition.remove(id, (a, b) => this.similar(this.shards.slot(a), this.shards.slot(b)));
     for (const id of added) {
@@ -162,15 +187,17 @@ export class ClusterMemo {
    * of them are new), does it in slices that hand the event loop back, loading texts in chunks, and
    * remembers the partition. The synchronous calls after it then only apply differences.
    */
-  async prepare(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Promise<void> {
+  async prepare(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<void> {
     if (!this.rebuilds(this.souls.get(soulId), shardIds)) return;
-    const missing = this.uncached(shardIds);
+    const missing = this.lacking(shardIds);
     for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
-      this.cacheGrams(contents(missing.slice(start, start + LOAD_CHUNK)));
+      await this.load(missing.slice(start, start + LOAD_CHUNK), contents);
       await yieldToEventLoop();
     }
+    // Other calls may have evicted some meanwhile.
+    for (let lacking = this.lacking(shardIds); lacking.length > 0; lacking = this.lacking(shardIds)) await this.load(lacking, contents);
     // Held here: eviction during the slices below may forget some, which are then cached again from these.
-    const texts = shardIds.map((id) => this.shards.text(id) ?? contents([id]).get(id)!);
+    const texts = shardIds.map((id) => this.shards.text(id)!);
     const vectors = this.vectorsOf(shardIds);
     const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
@@ -204,14 +231,31 @@ export class ClusterMemo {
     return [...new Set(ids)].filter((id) => !this.shards.has(id));
   }
 
-  remember(texts: ReadonlyMap<number, string>): void {
-    this.cacheGrams(texts);
+  async remember(texts: ReadonlyMap<number, string>): Promise<void> {
+    await this.load([...texts.keys()], () => texts);
+  }
+
+  /** Of `ids`, those whose text (or, in vector modes, vector) is not held. */
+  private lacking(ids: readonly number[]): number[] {
+    const vectors = usesVectors(this.mode);
+    return ids.filter((id) => !this.shards.has(id) || (vectors && !this.vectors.has(id)));
+  }
+
+  /** Holds the texts (and vectors) of `ids` not held, awaiting the store for both before caching either. */
+  private async load(ids: readonly number[], contents: TextLoader): Promise<void> {
+    const textless = ids.filter((id) => !this.shards.has(id));
+    const texts = textless.length > 0 ? await contents(textless) : new Map<number, string>();
+    const vectorless = usesVectors(this.mode) ? ids.filter((id) => !this.vectors.has(id)) : [];
+    const vectors = vectorless.length > 0 ? await this.loadVectors(vectorless) : new Map<number, Uint8Array>();
+    for (const [id, text] of texts) this.cache(id, text);
+    for (const id of vectorless) {
+      const bytes = vectors.get(id);
+      this.cacheVector(id, bytes === undefined ? null : decodeEmbedding(bytes));
+    }
   }
 
   /** A cold start: the fast all-at-once clustering, then the partition remembered for incremental updates. */
-  private buildAll(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
-    const missing = this.uncached(shardIds);
-    if (missing.length > 0) this.cacheGrams(contents(missing));
+  private buildAll(soulId: number, shardIds: readonly number[]): Partition {
     const partition = new Partition();
     const texts = shardIds.map((id) => this.shards.text(id)!);
     const steps = timedSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)), (ms) => this.clustered(ms, shardIds.length));
@@ -311,19 +355,6 @@ export class ClusterMemo {
     return meetsThreshold(common, aLength, bLength, this.threshold);
   }
 
-  private cacheGrams(texts: ReadonlyMap<number, string>): void {
-    for (const [id, text] of texts) this.cache(id, text);
-    if (usesVectors(this.mode)) this.cacheVectors([...texts.keys()]);
-  }
-
-  private cacheVectors(ids: number[]): void {
-    const loaded = this.loadVectors(ids);
-    for (const id of ids) {
-      const bytes = loaded.get(id);
-      this.cacheVector(id, bytes === undefined ? null : decodeEmbedding(bytes));
-    }
-  }
-
   private cache(id: number, text: string): void {
     this.uncache(id);
     const grams = this.gramsOf(text);
@@ -353,9 +384,7 @@ export class ClusterMemo {
   /** The shards' vectors in order (vector modes; empty otherwise), loading those not cached. */
   private vectorsOf(shardIds: readonly number[]): (Float32Array | null)[] {
     if (!usesVectors(this.mode)) return [];
-    const missing = shardIds.filter((id) => !this.vectors.has(id));
-    if (missing.length > 0) this.cacheVectors(missing);
-    return shardIds.map((id) => this.vectors.get(id)!);
+    return shardIds.map((id) => this.vectors.get(id) ?? null);
   }
 
   /** The text's gram ids, ascending, in a scratch buffer the next call reuses (none outside trigram mode). */

@@ -107,8 +107,8 @@ export function clusteredShards(shardIds: readonly number[], max: number): reado
 export type JudgedShards = { themeCount: number; unjudged: readonly number[] };
 
 /** The souls' shard → theme assignments, for judgedShards: one statement for any number of souls (none for none). */
-export function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Map<number, ReadonlyMap<number, number>> {
-  return soulIds.length === 0 ? new Map() : db.store.shardThemesOfSouls(soulIds);
+export async function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, ReadonlyMap<number, number>>> {
+  return soulIds.length === 0 ? new Map() : await db.store.shardThemesOfSouls(soulIds);
 }
 
 const none: ReadonlyMap<number, number> = new Map();
@@ -125,8 +125,8 @@ export function judgedShards(db: SoulsDb, themeOf: ReadonlyMap<number, number>, 
   return { themeCount: themes.size, unjudged: clusteredShards(unjudged, db.settings.maxClusteredShards) };
 }
 
-function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): number {
-  return judged.themeCount + db.clusters.clusterCount(soulId, judged.unjudged, (ids) => db.store.shardContents(ids));
+async function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): Promise<number> {
+  return judged.themeCount + await db.clusters.clusterCount(soulId, judged.unjudged, (ids) => db.store.shardContents(ids));
 }
 
 /**
@@ -134,18 +134,18 @@ function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): number
  * new shards' texts (`known`; the memo loads any other it turns out to need), else one statement for
  * every text not cached.
  */
-function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): GateStats[] {
+async function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): Promise<GateStats[]> {
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
   if (known !== undefined) {
     const texts = new Map<number, string>();
     // A write's shards have the largest ids, so they end each soul's list.
     for (const g of passing) for (let i = g.shardIds.length - 1; i >= 0 && known.has(g.shardIds[i]); i--) texts.set(g.shardIds[i], known.get(g.shardIds[i])!);
-    if (texts.size > 0) db.clusters.remember(texts);
+    if (texts.size > 0) await db.clusters.remember(texts);
     return passing;
   }
   // A superset of what clustering reads when some shards are judged: texts are cheap to hold and never change.
   const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
-  if (missing.length > 0) db.clusters.remember(db.store.shardContents(missing));
+  if (missing.length > 0) await db.clusters.remember(await db.store.shardContents(missing));
   return passing;
 }
 
@@ -157,9 +157,9 @@ function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: Read
  */
 export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTexts?: ReadonlyMap<number, string>): Promise<number[]> {
   const edges: number[] = [];
-  const passing = passingCheapGate(db, gate, newTexts);
+  const passing = await passingCheapGate(db, gate, newTexts);
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
-  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
+  const themes = await soulThemeMaps(db, passing.map((g) => g.soulId));
   for (const g of passing) {
     const themeOf = themes.get(g.soulId) ?? none;
     const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds)));
@@ -176,24 +176,24 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
  */
 async function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): Promise<boolean> {
   if (judged.themeCount >= MIN_CLUSTERS) return true;
-  if (db.clusters.stillSeparated(soulId, judged.unjudged, (ids) => db.store.shardContents(ids))) return true;
+  if (await db.clusters.stillSeparated(soulId, judged.unjudged, (ids) => db.store.shardContents(ids))) return true;
   await prepareBulk(db, soulId, judged.unjudged);
-  return clusterCount(db, soulId, judged) >= MIN_CLUSTERS;
+  return (await clusterCount(db, soulId, judged)) >= MIN_CLUSTERS;
 }
 
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
 export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Crystallization>> {
   const now = db.clock.now();
-  const stats = db.store.gateStats(soulIds, expiryCutoff(db, now));
+  const stats = await db.store.gateStats(soulIds, expiryCutoff(db, now));
   const judged = await prepareClusters(db, [...stats.values()]);
-  return assessAll(db, [...stats.values()], judged, now);
+  return await assessAll(db, [...stats.values()], judged, now);
 }
 
 /** Reads cluster cold souls (after a restart, or a large batch) in slices, so other requests keep being served meanwhile. */
 async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<Map<number, JudgedShards>> {
   const judged = new Map<number, JudgedShards>();
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
-  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
+  const themes = await soulThemeMaps(db, passing.map((g) => g.soulId));
   for (const g of passing) {
     const split = judgedShards(db, themes.get(g.soulId) ?? none, g.shardIds);
     judged.set(g.soulId, split);
@@ -207,15 +207,15 @@ function prepareBulk(db: SoulsDb, soulId: number, unjudged: readonly number[]): 
   return db.clusters.prepare(soulId, unjudged, (ids) => db.store.shardContents(ids));
 }
 
-function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: ReadonlyMap<number, JudgedShards>, now: number): Map<number, Crystallization> {
-  const passing = new Set(passingCheapGate(db, stats));
-  return new Map(
-    stats.map((g) => {
-      const split = judged.get(g.soulId);
-      const clusters = passing.has(g) && split !== undefined ? clusterCount(db, g.soulId, split) : null;
-      return [g.soulId, assessCrystallization(g.soulId, g.after, g, clusters, db.settings, now)];
-    }),
-  );
+async function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: ReadonlyMap<number, JudgedShards>, now: number): Promise<Map<number, Crystallization>> {
+  const passing = new Set(await passingCheapGate(db, stats));
+  const assessed = new Map<number, Crystallization>();
+  for (const g of stats) {
+    const split = judged.get(g.soulId);
+    const clusters = passing.has(g) && split !== undefined ? await clusterCount(db, g.soulId, split) : null;
+    assessed.set(g.soulId, assessCrystallization(g.soulId, g.after, g, clusters, db.settings, now));
+  }
+  return assessed;
 }
 
 export type ReadySoul = { soulId: number; priority: number; crystallization: Crystallization };
@@ -223,9 +223,9 @@ export type ReadySoul = { soulId: number; priority: number; crystallization: Cry
 /** Non-dormant souls ready for refinement, most urgent first (priority descending, then id). */
 export async function crystallizationReadiness(db: SoulsDb): Promise<ReadySoul[]> {
   const now = db.clock.now();
-  const stats = db.store.gateStats('awake', expiryCutoff(db, now));
+  const stats = await db.store.gateStats('awake', expiryCutoff(db, now));
   const judged = await prepareClusters(db, [...stats.values()]);
-  return [...assessAll(db, [...stats.values()], judged, now).values()]
+  return [...(await assessAll(db, [...stats.values()], judged, now)).values()]
     .filter((c) => c.ready)
     .sort((a, b) => b.priority - a.priority || a.soulId - b.soulId)
     .map((c) => ({ soulId: c.soulId, priority: c.priority, crystallization: c }));

@@ -204,8 +204,8 @@ export class SemanticEmbeddings {
  * asked after the encoder answers: a closed database stores nothing.
  */
 async function landVectors(db: SoulsDb, shardIds: readonly number[], stopped: () => boolean, onReady: (soulIds: number[]) => void): Promise<number> {
-  const shards = [...db.store.getShards(shardIds).values()];
-  const existing = db.store.shardEmbeddings(shards.map((s) => s.id));
+  const shards = [...(await db.store.getShards(shardIds)).values()];
+  const existing = await db.store.shardEmbeddings(shards.map((s) => s.id));
   const todo = shards.filter((s) => !existing.has(s.id)).sort((a, b) => a.id - b.id);
   if (todo.length === 0) return 0;
   const vectors = await sentenceEncoder.embed(todo.map((s) => s.content));
@@ -213,7 +213,7 @@ async function landVectors(db: SoulsDb, shardIds: readonly number[], stopped: ()
   const soulIds = [...new Set(todo.flatMap((s) => s.soulIds))].sort((a, b) => a - b);
   const before = await getCrystallization(db, soulIds);
   if (stopped()) return 0;
-  const stored = db.store.storeEmbeddings(todo.map((s, i) => ({ id: s.id, embedding: vectors[i] })));
+  const stored = await db.store.storeEmbeddings(todo.map((s, i) => ({ id: s.id, embedding: vectors[i] })));
   vectorsChanged(db, stored);
   const after = await getCrystallization(db, soulIds);
   onReady(soulIds.filter((id) => !before.get(id)?.ready && after.get(id)?.ready));
@@ -242,20 +242,20 @@ export type ReindexResult = { total: number; stored: number; skipped: number; di
  */
 export async function reindexEmbeddings(db: SoulsDb, options: { batchSize?: number; onProgress?: (p: ReindexProgress) => void } = {}): Promise<ReindexResult> {
   const batchSize = options.batchSize ?? EMBED_BATCH * 4;
-  const dimension = db.store.embeddingDimension();
+  const dimension = await db.store.embeddingDimension();
   if (dimension !== null && dimension !== SEMANTIC_DIMENSION) {
     throw new ValidationError('similarity', `semantic vectors have ${SEMANTIC_DIMENSION} numbers, but this database's embeddings have ${dimension} (provided): one database holds one dimension`);
   }
-  const total = db.store.countShardsWithoutEmbedding();
+  const total = await db.store.countShardsWithoutEmbedding();
   let done = 0;
   let stored = 0;
   let after = 0;
   options.onProgress?.({ done, total, stored });
   for (;;) {
-    const batch = db.store.shardsWithoutEmbedding(after, batchSize);
+    const batch = await db.store.shardsWithoutEmbedding(after, batchSize);
     if (batch.length === 0) break;
     const vectors = await sentenceEncoder.embed(batch.map((s) => s.content));
-    const ids = db.store.storeEmbeddings(batch.map((s, i) => ({ id: s.id, embedding: vectors[i] })));
+    const ids = await db.store.storeEmbeddings(batch.map((s, i) => ({ id: s.id, embedding: vectors[i] })));
     vectorsChanged(db, ids);
     stored += ids.length;
     done += batch.length;

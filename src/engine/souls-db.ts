@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from './clock.ts';
 import { resolveSettings, type Settings, type SimilarityMode } from './settings.ts';
-import type { SoulsStore } from '../store/store.ts';
+import type { Awaitable, SoulsStore } from '../store/store.ts';
 import { openStore } from '../store/open.ts';
 import type { StoreObserver } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
@@ -77,7 +77,7 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
 }
 
 /** Checkpoints and closes; `checkpointDeferred` says why the WAL was left for the next open (a full disk), or is null. */
-export function closeSoulsDb(db: SoulsDb): { checkpointDeferred: string | null } {
+export function closeSoulsDb(db: SoulsDb): Awaitable<{ checkpointDeferred: string | null }> {
   // Vectors still being computed are not stored: those shards stay lexical until `souls reindex`.
   db.semantic?.close();
   return db.store.close();

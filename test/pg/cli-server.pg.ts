@@ -49,12 +49,12 @@ describe('souls migrate and souls copy on a PostgreSQL server', () => {
     expect(idFloors.soul_traits).toBeGreaterThanOrEqual(Math.max(...tables.soul_traits.map((t) => Number(t.id))));
     const store = openPostgresStore({ url: copied.url });
     try {
-      const soul = store.insertSoul({ name: 'Newcomer', slug: null, essence: 'e', description: '' }, Date.now());
+      const soul = await store.insertSoul({ name: 'Newcomer', slug: null, essence: 'e', description: '' }, Date.now());
       expect(soul.id).toBe(tables.souls.length + 1);
-      const trait = store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: [] }, Date.now(), 10);
+      const trait = await store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: [] }, Date.now(), 10);
       expect(trait.id).toBe(idFloors.soul_traits + 1);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

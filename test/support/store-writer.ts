@@ -12,8 +12,8 @@ if (parentPort) {
   Atomics.add(flag, 0, 1);
   while (Atomics.load(flag, 0) >= 0) Atomics.wait(flag, 0, Atomics.load(flag, 0), 1000);
   const now = Date.UTC(2026, 2, 1);
-  const { gate } = store.insertShards([{ content: `writer ${index}`, source: `source ${index}`, soulIds: [soulId], tags: [], sealed: false, createdAt: now, embedding: null }], now, 0);
-  store.close();
+  const { gate } = await store.insertShards([{ content: `writer ${index}`, source: `source ${index}`, soulIds: [soulId], tags: [], sealed: false, createdAt: now, embedding: null }], now, 0);
+  await store.close();
   const result: WriterResult = { before: gate[0].before.count, after: gate[0].after.count };
   parentPort.postMessage(result);
 }
