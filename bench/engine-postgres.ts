@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openSoulsDb } from '../src/engine/index.ts';
-import { openPostgresStore } from '../src/store/postgres-bridge.ts';
+import { openPostgresStore } from '../src/store/postgres-pool.ts';
 import { workloads, targetThroughput, type BenchRow, type RawWriter } from './engine.ts';
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -26,7 +26,7 @@ function databaseUrl(serverUrl: string, name: string): string {
 
 /** One transaction per shard (or per batch), a statement per row, as a client writing those tables itself would. */
 async function rawWriter(url: string, soulIds: readonly number[]): Promise<RawWriter> {
-  openPostgresStore({ url }).close();
+  await (await openPostgresStore({ url })).close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(

@@ -17,7 +17,7 @@ import {
   type ShardInput,
   type SoulsDb,
 } from '../src/engine/index.ts';
-import { openPostgresStore } from '../src/store/postgres-bridge.ts';
+import { openPostgresStore } from '../src/store/postgres-pool.ts';
 import type { SqliteStore } from '../src/store/sqlite.ts';
 
 /*
@@ -150,7 +150,7 @@ describe('query plans of the hot statements on PostgreSQL (PGlite)', () => {
   const seqScan = /Seq Scan on (?:soul_shards|shard_souls)\b/;
 
   it('uses the attribution, primary-key, partial pending and text indexes with 20,000 shards after ANALYZE', async () => {
-    const store = openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000, timeoutMs: 120_000 });
+    const store = await openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000, timeoutMs: 120_000 });
     try {
       const soulIds: number[] = [];
       for (let i = 0; i < 500; i++) soulIds.push((await store.insertSoul({ name: `Soul ${i}`, slug: null, essence: 'e', description: '' }, NOW)).id);

@@ -1,7 +1,7 @@
 // souls copy: move an embedded SQLite database into PostgreSQL, then prove it by rendering every soul on both sides.
 import { closeSoulsDb, listDormantSouls, listSouls, openSoulsDb, renderSouls, SoulsError, type SoulsDb } from '../engine/index.ts';
 import { databaseExists } from './database.ts';
-import { openPostgresStore, describeDb, isPostgresUrl } from '../store/postgres-bridge.ts';
+import { openPostgresStore, describeDb, isPostgresUrl } from '../store/postgres-pool.ts';
 import { pgDataTables } from '../store/postgres-schema.ts';
 import { openSqliteStore } from '../store/sqlite.ts';
 import { parseArguments, UsageError } from './arguments.ts';
@@ -39,10 +39,10 @@ export const copyCommand: Command = {
     const source = openSoulsDb({ store: openSqliteStore({ path: from, mode: 'read-only' }) });
     let target: SoulsDb | null = null;
     try {
-      const store = openPostgresStore({ url: to });
+      const store = await openPostgresStore({ url: to });
       target = openSoulsDb({ store });
       const { tables, idFloors } = (source.store as ReturnType<typeof openSqliteStore>).exportTables(pgDataTables);
-      const copied = store.importTables(tables, idFloors, COPY_TIMEOUT_MS);
+      const copied = await store.importTables(tables, idFloors, COPY_TIMEOUT_MS);
       const ids = [...(await listSouls(source)), ...(await listDormantSouls(source))].map((s) => s.id).sort((a, b) => a - b);
       const [left, right] = [await fingerprints(source, ids), await fingerprints(target, ids)];
       const differing = ids.filter((id) => left.get(id) !== right.get(id));
@@ -53,8 +53,8 @@ export const copyCommand: Command = {
       );
       return 0;
     } finally {
-      closeSoulsDb(source);
-      if (target) closeSoulsDb(target);
+      await closeSoulsDb(source);
+      if (target) await closeSoulsDb(target);
     }
   },
 };

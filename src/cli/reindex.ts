@@ -3,7 +3,7 @@ import type { Command } from './command.ts';
 import { parseArguments } from './arguments.ts';
 import { commandHelp } from './help.ts';
 import { progress } from './terminal.ts';
-import { closeSoulsDb, EMBED_BATCH, openSoulsDb, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
+import { closeSoulsDb, EMBED_BATCH, openSoulsDbAsync, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
 import { databaseExists } from './database.ts';
 
 const help = commandHelp({
@@ -39,7 +39,7 @@ export const reindexCommand: Command = {
     if (!databaseExists(config!)) {
       throw new SoulsError(`no database at ${config!.db} (${config!.dbFrom}): reindex fills in an existing database file; \`souls serve\` or \`souls seed-demo\` creates one`);
     }
-    const db = openSoulsDb({ path: config!.db, settings: { ...config!.settings, similarity: 'semantic', clusteringThreshold: undefined } });
+    const db = await openSoulsDbAsync({ path: config!.db, settings: { ...config!.settings, similarity: 'semantic', clusteringThreshold: undefined } });
     try {
       const out = json ? io.stderr : io.stdout;
       let bar: ReturnType<typeof progress> | null = null;
@@ -56,7 +56,7 @@ export const reindexCommand: Command = {
       else io.stdout.write(`Stored ${result.stored} semantic vectors (${result.dimension} dimensions) in ${config!.db}; every shard now has a vector.\n`);
       return 0;
     } finally {
-      closeSoulsDb(db);
+      await closeSoulsDb(db);
       await stopSentenceEncoder();
     }
   },

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from './clock.ts';
 import { resolveSettings, type Settings, type SimilarityMode } from './settings.ts';
 import type { Awaitable, SoulsStore } from '../store/store.ts';
-import { openStore } from '../store/open.ts';
+import { openStore, openStoreAsync } from '../store/open.ts';
 import type { StoreObserver } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
@@ -45,6 +45,8 @@ export type OpenOptions = {
   timeoutMs?: number;
   /** PostgreSQL only: how long a new connection may take to answer (see PostgresOptions.connectTimeoutMs). */
   connectTimeoutMs?: number;
+  /** PostgreSQL only: how many connections the pool opens at most. */
+  poolSize?: number;
   /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it. */
   mode?: OpenMode;
   /** A store to use instead of opening SQLite. */
@@ -56,10 +58,18 @@ export type OpenOptions = {
   observer?: EngineObserver;
 };
 
+/** Opens any database: a PostgreSQL URL (a connection pool, opened asynchronously) or a SQLite file. */
+export async function openSoulsDbAsync(options: OpenOptions = {}): Promise<SoulsDb> {
+  if (options.store) return openSoulsDb(options);
+  const store = await openStoreAsync({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, poolSize: options.poolSize, observer: options.observer });
+  return openSoulsDb({ ...options, store });
+}
+
+/** Opens a SQLite file (or ':memory:', or the `store` given) at once; PostgreSQL needs openSoulsDbAsync. */
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const settings = resolveSettings(options.settings);
   const observer: EngineObserver = options.observer ?? {};
-  const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, observer });
+  const store = options.store ?? openStore({ path: options.path, mode: options.mode, observer });
   const mode = settings.similarity;
   const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
   const cacheBytes = settings.maxCacheMegabytes * 2 ** 20;

@@ -659,7 +659,7 @@ export function buildApp(options: AppOptions): App {
         await settleSlicedWork();
         stopAnnouncing?.();
         await redis?.close();
-        return closeSoulsDb(db);
+        return await closeSoulsDb(db);
       })()),
   };
 }

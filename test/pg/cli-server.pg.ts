@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../src/store/postgres-bridge.ts';
+import { openPostgresStore } from '../../src/store/postgres-pool.ts';
 import { openSqliteStore } from '../../src/store/sqlite.ts';
 import { cliRunner } from '../support/cli.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../support/pg-database.ts';
@@ -47,7 +47,7 @@ describe('souls migrate and souls copy on a PostgreSQL server', () => {
     const { idFloors, tables } = source.exportTables(['souls', 'soul_traits']);
     source.close();
     expect(idFloors.soul_traits).toBeGreaterThanOrEqual(Math.max(...tables.soul_traits.map((t) => Number(t.id))));
-    const store = openPostgresStore({ url: copied.url });
+    const store = await openPostgresStore({ url: copied.url });
     try {
       const soul = await store.insertSoul({ name: 'Newcomer', slug: null, essence: 'e', description: '' }, Date.now());
       expect(soul.id).toBe(tables.souls.length + 1);
