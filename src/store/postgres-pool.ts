@@ -119,15 +119,30 @@ async function pgliteDriver(where: string): Promise<Driver> {
   };
 }
 
+/**
+ * pg's Client and pg-pool's Pool, loaded apart: pg's own entry requires pg-pool, which a process resolving packages
+ * with the `import` condition (Vitest's workers) would hand the ES module build, and that fails.
+ */
+async function loadPg() {
+  const load = (specifier: string): Promise<{ default: unknown }> => import(specifier);
+  const [client, pool, overrides] = await Promise.all([load('pg/lib/client.js'), load('pg-pool'), load('pg/lib/type-overrides.js')]);
+  return {
+    Client: client.default as typeof import('pg').Client,
+    Pool: pool.default as typeof import('pg').Pool,
+    TypeOverrides: overrides.default as typeof import('pg').TypeOverrides,
+  };
+}
+
 async function pgDriver(url: string, options: { connectTimeoutMs: number; poolSize: number; readOnly: boolean }): Promise<Driver> {
-  const pg = (await import('pg')).default;
+  const pg = await loadPg();
   const config = {
     connectionString: url,
     connectionTimeoutMillis: options.connectTimeoutMs,
     keepAlive: true,
-    types: { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format ?? 'text')) },
+    types: new pg.TypeOverrides(),
   };
-  const pool = new pg.Pool({ ...config, max: options.poolSize, ...(options.readOnly ? { options: '-c default_transaction_read_only=on' } : {}) });
+  config.types.setTypeParser(20, 'text', parseInt8);
+  const pool = new pg.Pool({ ...config, Client: pg.Client, max: options.poolSize, ...(options.readOnly ? { options: '-c default_transaction_read_only=on' } : {}) });
   // An idle connection the server dropped (a restart, a cut): the pool removes it; the next unit of work opens another.
   pool.on('error', () => undefined);
   const open = new Set<import('pg').PoolClient>();
@@ -139,13 +154,19 @@ async function pgDriver(url: string, options: { connectTimeoutMs: number; poolSi
     pool: {
       async connect() {
         const client = await pool.connect();
+        // The pool listens to idle connections only: a checked-out one that breaks fails its query, and must not throw.
+        const broke = () => undefined;
+        client.on('error', broke);
         return {
           query: async (sql, params) => {
             // A parameterless text with several statements answers one result each: the last one is the caller's.
             const result = (await client.query(sql, params)) as QueryResult | QueryResult[];
             return Array.isArray(result) ? result.at(-1)! : result;
           },
-          release: (broken) => client.release(broken === true),
+          release: (broken) => {
+            client.removeListener('error', broke);
+            client.release(broken === true);
+          },
         };
       },
       end: () => pool.end(),
