@@ -247,6 +247,7 @@ export function buildApp(options: AppOptions): App {
   const introspection = options.introspection !== false;
   const metrics = createMetrics();
   Object.assign(db.observer, metrics.observer);
+  metrics.watchPool(db.store);
   const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
   const redis: RedisEvents | null = options.redis ? createRedisEvents({ ...options.redis, logger, counters: { ...metrics.redis, dropped: metrics.pubsub.dropped } }) : null;
   const pubsub = createSoulsPubSub(redis?.eventTarget, { counters: metrics.pubsub });
