@@ -2,7 +2,7 @@
 // figure beside raw inserts of the same rows into the same tables, in databases of their own dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openSoulsDb } from '../src/engine/index.ts';
+import { openSoulsDbAsync } from '../src/engine/index.ts';
 import { openPostgresStore } from '../src/store/postgres-pool.ts';
 import { workloads, targetThroughput, type BenchRow, type RawWriter } from './engine.ts';
 
@@ -70,7 +70,7 @@ export async function benchEnginePostgres(): Promise<BenchRow[]> {
     }
     try {
       const [engineUrl, rawUrl] = names.map((name) => databaseUrl(serverUrl, name));
-      rows.push(...(await targetThroughput({ openDb: (clock) => openSoulsDb({ path: engineUrl, clock }), raw: (soulIds) => rawWriter(rawUrl, soulIds) }, workload)));
+      rows.push(...(await targetThroughput({ openDb: (clock) => openSoulsDbAsync({ path: engineUrl, clock }), raw: (soulIds) => rawWriter(rawUrl, soulIds) }, workload)));
     } finally {
       for (const name of names) await admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }
