@@ -56,6 +56,12 @@ describe('a PostgreSQL server that accepts connections and never answers', () =>
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--db-connect-timeout: must be a whole number of milliseconds, at least 1, got "0.5"');
   });
+
+  it('rejects a connection pool size that is not a whole number from 1 to 1000', async () => {
+    const run = await exited(cli(['serve', '--port', '0', '--db', 'postgres://127.0.0.1:1/x', '--db-pool-size', '0']));
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('--db-pool-size: must be a whole number of connections from 1 to 1000, got "0"');
+  });
 });
 
 describe('npm start on PostgreSQL', () => {
