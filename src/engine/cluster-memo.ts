@@ -21,6 +21,9 @@ export type TextLoader = (ids: number[]) => Awaitable<ReadonlyMap<number, string
 /** Told of each clustering computed (not one answered from memory): how long it took and over how many shards. */
 export type ClusteringReport = (ms: number, shards: number) => void;
 
+const NO_TEXTS: ReadonlyMap<number, string> = new Map();
+const NO_VECTORS: ReadonlyMap<number, Uint8Array> = new Map();
+
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
 
@@ -85,8 +88,12 @@ export class ClusterMemo {
    * The number of clusters `shardIds` form (ascending ids), remembering the
    * partition for this soul. `contents` supplies texts of shards not cached yet.
    */
-  async clusterCount(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<number> {
-    const partition = await this.sync(soulId, shardIds, contents);
+  clusterCount(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<number> {
+    const partition = this.sync(soulId, shardIds, contents);
+    return partition instanceof Promise ? partition.then((held) => this.count(soulId, shardIds, held)) : this.count(soulId, shardIds, partition);
+  }
+
+  private count(soulId: number, shardIds: readonly number[], partition: Partition): number {
     if (this.mode === 'trigram' && partition.clusterCount() >= 2) this.separations.set(soulId, { members: shardIds, side: new Set(partition.smallestCluster()) });
     else this.separations.delete(soulId);
     return partition.clusterCount();
@@ -99,12 +106,12 @@ export class ClusterMemo {
    * side stays apart as long as it and the rest keep a member. false means not known, never "fewer": count then.
    * Saves comparing each new shard with every member (the partition catches up when a count is asked for).
    */
-  async stillSeparated(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<boolean> {
-    for (;;) {
-      const separated = this.separatedNow(soulId, shardIds);
-      if (typeof separated === 'boolean') return separated;
-      await this.load(separated, contents);
-    }
+  stillSeparated(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<boolean> {
+    const separated = this.separatedNow(soulId, shardIds);
+    if (typeof separated === 'boolean') return separated;
+    const loading = this.load(separated, contents);
+    if (loading) return loading.then(() => this.stillSeparated(soulId, shardIds, contents));
+    return this.separatedNow(soulId, shardIds) === true;
   }
 
   /** stillSeparated with what is held, or the shards whose texts it needs first. */
@@ -135,22 +142,24 @@ export class ClusterMemo {
   }
 
   /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */
-  async partition(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<number[][]> {
-    return (await this.sync(soulId, shardIds, contents)).clusterIds();
+  partition(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<number[][]> {
+    const partition = this.sync(soulId, shardIds, contents);
+    return partition instanceof Promise ? partition.then((held) => held.clusterIds()) : partition.clusterIds();
   }
 
   /**
-   * Loads (awaiting the store) what clustering `shardIds` needs, then clusters with no await in between, so that
-   * nothing another call does meanwhile (evicting, updating this soul) is seen halfway.
+   * Loads (awaiting the store when it answers with promises) what clustering `shardIds` needs, then clusters with no
+   * await in between, so that nothing another call does meanwhile (evicting, updating this soul) is seen halfway. A
+   * store that answers at once (SQLite) is never awaited: the gate runs on every write, and each await costs.
    */
-  private async sync(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<Partition> {
-    for (;;) {
-      const remembered = this.souls.get(soulId);
-      const needed = this.rebuilds(remembered, shardIds) ? shardIds : shardIds.filter((id) => !remembered?.has(id));
-      const missing = this.lacking(needed);
-      if (missing.length === 0) return this.syncHeld(soulId, shardIds);
-      await this.load(missing, contents);
-    }
+  private sync(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<Partition> {
+    const remembered = this.souls.get(soulId);
+    const needed = this.rebuilds(remembered, shardIds) ? shardIds : shardIds.filter((id) => !remembered?.has(id));
+    const missing = this.lacking(needed);
+    if (missing.length === 0) return this.syncHeld(soulId, shardIds);
+    const loading = this.load(missing, contents);
+    // Loaded at once, nothing else ran meanwhile: all is held now.
+    return loading ? loading.then(() => this.sync(soulId, shardIds, contents)) : this.syncHeld(soulId, shardIds);
   }
 
   private syncHeld(soulId: number, shardIds: readonly number[]): Partition {
@@ -187,8 +196,11 @@ export class ClusterMemo {
    * of them are new), does it in slices that hand the event loop back, loading texts in chunks, and
    * remembers the partition. The synchronous calls after it then only apply differences.
    */
-  async prepare(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<void> {
-    if (!this.rebuilds(this.souls.get(soulId), shardIds)) return;
+  prepare(soulId: number, shardIds: readonly number[], contents: TextLoader): void | Promise<void> {
+    if (this.rebuilds(this.souls.get(soulId), shardIds)) return this.build(soulId, shardIds, contents);
+  }
+
+  private async build(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<void> {
     const missing = this.lacking(shardIds);
     for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
       await this.load(missing.slice(start, start + LOAD_CHUNK), contents);
@@ -231,8 +243,8 @@ export class ClusterMemo {
     return [...new Set(ids)].filter((id) => !this.shards.has(id));
   }
 
-  async remember(texts: ReadonlyMap<number, string>): Promise<void> {
-    await this.load([...texts.keys()], () => texts);
+  remember(texts: ReadonlyMap<number, string>): void | Promise<void> {
+    return this.load([...texts.keys()], () => texts);
   }
 
   /** Of `ids`, those whose text (or, in vector modes, vector) is not held. */
@@ -241,12 +253,17 @@ export class ClusterMemo {
     return ids.filter((id) => !this.shards.has(id) || (vectors && !this.vectors.has(id)));
   }
 
-  /** Holds the texts (and vectors) of `ids` not held, awaiting the store for both before caching either. */
-  private async load(ids: readonly number[], contents: TextLoader): Promise<void> {
+  /** Holds the texts (and vectors) of `ids` not held: at once when the store answers at once, else once both arrive. */
+  private load(ids: readonly number[], contents: TextLoader): void | Promise<void> {
     const textless = ids.filter((id) => !this.shards.has(id));
-    const texts = textless.length > 0 ? await contents(textless) : new Map<number, string>();
+    const texts = textless.length > 0 ? contents(textless) : NO_TEXTS;
     const vectorless = usesVectors(this.mode) ? ids.filter((id) => !this.vectors.has(id)) : [];
-    const vectors = vectorless.length > 0 ? await this.loadVectors(vectorless) : new Map<number, Uint8Array>();
+    const vectors = vectorless.length > 0 ? this.loadVectors(vectorless) : NO_VECTORS;
+    if (texts instanceof Promise || vectors instanceof Promise) return Promise.all([texts, vectors]).then(([t, v]) => this.hold(t, vectorless, v));
+    this.hold(texts, vectorless, vectors);
+  }
+
+  private hold(texts: ReadonlyMap<number, string>, vectorless: readonly number[], vectors: ReadonlyMap<number, Uint8Array>): void {
     for (const [id, text] of texts) this.cache(id, text);
     for (const id of vectorless) {
       const bytes = vectors.get(id);

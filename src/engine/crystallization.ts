@@ -1,6 +1,6 @@
 import { DAY_MS } from './clock.ts';
 import type { Knobs, Settings } from './settings.ts';
-import type { GateStats, ShardAggregate } from '../store/store.ts';
+import type { Awaitable, GateStats, ShardAggregate } from '../store/store.ts';
 import { expiryCutoff, type SoulsDb } from './souls-db.ts';
 
 export const crystallizationConditions = ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const;
@@ -107,9 +107,19 @@ export function clusteredShards(shardIds: readonly number[], max: number): reado
 export type JudgedShards = { themeCount: number; unjudged: readonly number[] };
 
 /** The souls' shard → theme assignments, for judgedShards: one statement for any number of souls (none for none). */
-export async function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, ReadonlyMap<number, number>>> {
-  return soulIds.length === 0 ? new Map() : await db.store.shardThemesOfSouls(soulIds);
+export function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Awaitable<Map<number, ReadonlyMap<number, number>>> {
+  return soulIds.length === 0 ? new Map() : db.store.shardThemesOfSouls(soulIds);
 }
+
+/**
+ * `next` of the value, awaited only when it is a promise: the gate runs on every write, SQLite answers at once, and
+ * each await costs the write a turn of the microtask queue.
+ */
+function then<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+const contentsOf = (db: SoulsDb) => (ids: number[]) => db.store.shardContents(ids);
 
 const none: ReadonlyMap<number, number> = new Map();
 
@@ -125,8 +135,8 @@ export function judgedShards(db: SoulsDb, themeOf: ReadonlyMap<number, number>, 
   return { themeCount: themes.size, unjudged: clusteredShards(unjudged, db.settings.maxClusteredShards) };
 }
 
-async function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): Promise<number> {
-  return judged.themeCount + await db.clusters.clusterCount(soulId, judged.unjudged, (ids) => db.store.shardContents(ids));
+function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): Awaitable<number> {
+  return then(db.clusters.clusterCount(soulId, judged.unjudged, contentsOf(db)), (count) => judged.themeCount + count);
 }
 
 /**
@@ -134,19 +144,18 @@ async function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): 
  * new shards' texts (`known`; the memo loads any other it turns out to need), else one statement for
  * every text not cached.
  */
-async function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): Promise<GateStats[]> {
+function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): Awaitable<GateStats[]> {
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
   if (known !== undefined) {
     const texts = new Map<number, string>();
     // A write's shards have the largest ids, so they end each soul's list.
     for (const g of passing) for (let i = g.shardIds.length - 1; i >= 0 && known.has(g.shardIds[i]); i--) texts.set(g.shardIds[i], known.get(g.shardIds[i])!);
-    if (texts.size > 0) await db.clusters.remember(texts);
-    return passing;
+    return texts.size > 0 ? then(db.clusters.remember(texts), () => passing) : passing;
   }
   // A superset of what clustering reads when some shards are judged: texts are cheap to hold and never change.
   const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
-  if (missing.length > 0) await db.clusters.remember(await db.store.shardContents(missing));
-  return passing;
+  if (missing.length === 0) return passing;
+  return then(db.store.shardContents(missing), (texts) => then(db.clusters.remember(texts), () => passing));
 }
 
 /**
@@ -157,13 +166,17 @@ async function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?
  */
 export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTexts?: ReadonlyMap<number, string>): Promise<number[]> {
   const edges: number[] = [];
-  const passing = await passingCheapGate(db, gate, newTexts);
+  const found = passingCheapGate(db, gate, newTexts);
+  const passing = found instanceof Promise ? await found : found;
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
-  const themes = await soulThemeMaps(db, passing.map((g) => g.soulId));
+  const mapped = soulThemeMaps(db, passing.map((g) => g.soulId));
+  const themes = mapped instanceof Promise ? await mapped : mapped;
   for (const g of passing) {
     const themeOf = themes.get(g.soulId) ?? none;
-    const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds)));
-    const crossed = !wasReady && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.shardIds)));
+    const before = passesCheapGate(g, 'before', db.settings) && reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds));
+    const wasReady = before instanceof Promise ? await before : before;
+    const after = !wasReady && reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.shardIds));
+    const crossed = after instanceof Promise ? await after : after;
     if (crossed) edges.push(g.soulId);
     db.observer.gateChecked?.(wasReady ? 'already_ready' : crossed ? 'crossed' : 'not_ready');
   }
@@ -174,11 +187,11 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
  * Whether the shards form MIN_CLUSTERS clusters: from the memo's remembered separation when it still holds,
  * else counted, with a bulk build (a cold soul, a large batch) done first in slices that hand the event loop back.
  */
-async function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): Promise<boolean> {
+function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): Awaitable<boolean> {
   if (judged.themeCount >= MIN_CLUSTERS) return true;
-  if (await db.clusters.stillSeparated(soulId, judged.unjudged, (ids) => db.store.shardContents(ids))) return true;
-  await prepareBulk(db, soulId, judged.unjudged);
-  return (await clusterCount(db, soulId, judged)) >= MIN_CLUSTERS;
+  return then(db.clusters.stillSeparated(soulId, judged.unjudged, contentsOf(db)), (separated) =>
+    separated || then(prepareBulk(db, soulId, judged.unjudged), () => then(clusterCount(db, soulId, judged), (count) => count >= MIN_CLUSTERS)),
+  );
 }
 
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
@@ -203,8 +216,8 @@ async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promis
 }
 
 /** A bulk build (a cold soul, a large batch) in slices; nothing for a soul whose partition needs only a few changes. */
-function prepareBulk(db: SoulsDb, soulId: number, unjudged: readonly number[]): Promise<void> {
-  return db.clusters.prepare(soulId, unjudged, (ids) => db.store.shardContents(ids));
+function prepareBulk(db: SoulsDb, soulId: number, unjudged: readonly number[]): void | Promise<void> {
+  return db.clusters.prepare(soulId, unjudged, contentsOf(db));
 }
 
 async function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: ReadonlyMap<number, JudgedShards>, now: number): Promise<Map<number, Crystallization>> {
