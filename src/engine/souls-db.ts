@@ -39,7 +39,7 @@ export type SoulsDb = {
 };
 
 export type OpenOptions = {
-  /** SQLite file path, or a postgres:// URL; ':memory:' (the default) keeps everything in memory. */
+  /** SQLite file path, or a postgres:// URL (openSoulsDbAsync only); ':memory:' (the default) keeps everything in memory. */
   path?: string;
   /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
   timeoutMs?: number;
