@@ -326,31 +326,46 @@ export class PostgresStore implements SoulsStore {
    * A call still running after the connect timeout may be slow or may wait on a server that no longer answers: a second
    * connection tells which, and a hung server's call fails now rather than at the call's timeout.
    */
-  private async watched<T>(method: string, work: Promise<T>, timeoutMs: number): Promise<T> {
+  private watched<T>(method: string, work: Promise<T>, timeoutMs: number): Promise<T> {
     if (this.pglite) return work;
-    let settled = false;
-    const done = work.finally(() => {
-      settled = true;
-    });
-    const deadline = performance.now() + timeoutMs;
-    const watchdog = (async (): Promise<never> => {
-      for (;;) {
-        const left = deadline - performance.now();
-        await Promise.race([done, pause(Math.max(0, Math.min(this.connectTimeoutMs, left)))]);
-        if (settled) return new Promise<never>(() => undefined);
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = performance.now() + timeoutMs;
+      const settle = () => {
+        settled = true;
+        clearTimeout(timer);
+      };
+      work.then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settle();
+          reject(error);
+        },
+      );
+      const check = async () => {
+        if (settled) return;
         if (deadline - performance.now() <= 0) {
+          settle();
           this.markDown();
-          throw new errors.StorageError('STORAGE_UNAVAILABLE', this.target, `the database did not answer ${method} within ${timeoutMs} ms: its outcome is unknown`);
+          return reject(new errors.StorageError('STORAGE_UNAVAILABLE', this.target, `the database did not answer ${method} within ${timeoutMs} ms: its outcome is unknown`));
         }
-        if (!(await this.driver.answersQuickly()) && !settled) {
+        const answers = await this.driver.answersQuickly();
+        if (settled) return;
+        if (!answers) {
+          settle();
           this.markDown();
-          throw this.hungError();
+          return reject(this.hungError());
         }
-      }
-    })();
-    // The abandoned call's own rejection (its socket destroyed) is not the caller's to see.
-    done.catch(() => undefined);
-    return Promise.race([done, watchdog]);
+        arm();
+      };
+      // Cleared as the call settles: a finished command does not wait for its last check.
+      const arm = () => (timer = setTimeout(check, Math.max(0, Math.min(this.connectTimeoutMs, deadline - performance.now()))));
+      arm();
+    });
   }
 }
 
