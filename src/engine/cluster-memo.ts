@@ -23,6 +23,7 @@ export type ClusteringReport = (ms: number, shards: number) => void;
 
 const NO_TEXTS: ReadonlyMap<number, string> = new Map();
 const NO_VECTORS: ReadonlyMap<number, Uint8Array> = new Map();
+const decodedOrNull = (bytes: Uint8Array | undefined) => (bytes === undefined ? null : decodeEmbedding(bytes));
 
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
@@ -206,11 +207,13 @@ export class ClusterMemo {
       await this.load(missing.slice(start, start + LOAD_CHUNK), contents);
       await yieldToEventLoop();
     }
-    // Other calls may have evicted some meanwhile.
-    for (let lacking = this.lacking(shardIds); lacking.length > 0; lacking = this.lacking(shardIds)) await this.load(lacking, contents);
+    // Other calls may have evicted some meanwhile: those are read again, and taken from this answer, not the cache.
+    const textless = shardIds.filter((id) => !this.shards.has(id));
+    const vectorless = usesVectors(this.mode) ? shardIds.filter((id) => !this.vectors.has(id)) : [];
+    const [fetched, fetchedVectors] = await Promise.all([textless.length > 0 ? contents(textless) : NO_TEXTS, vectorless.length > 0 ? this.loadVectors(vectorless) : NO_VECTORS]);
     // Held here: eviction during the slices below may forget some, which are then cached again from these.
-    const texts = shardIds.map((id) => this.shards.text(id)!);
-    const vectors = this.vectorsOf(shardIds);
+    const texts = shardIds.map((id) => this.shards.text(id) ?? fetched.get(id)!);
+    const vectors = usesVectors(this.mode) ? shardIds.map((id) => this.vectors.get(id) ?? decodedOrNull(fetchedVectors.get(id))) : [];
     const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
     const partition = new Partition();
@@ -265,10 +268,7 @@ export class ClusterMemo {
 
   private hold(texts: ReadonlyMap<number, string>, vectorless: readonly number[], vectors: ReadonlyMap<number, Uint8Array>): void {
     for (const [id, text] of texts) this.cache(id, text);
-    for (const id of vectorless) {
-      const bytes = vectors.get(id);
-      this.cacheVector(id, bytes === undefined ? null : decodeEmbedding(bytes));
-    }
+    for (const id of vectorless) this.cacheVector(id, decodedOrNull(vectors.get(id)));
   }
 
   /** A cold start: the fast all-at-once clustering, then the partition remembered for incremental updates. */
