@@ -359,3 +359,7 @@ export function checkRevertTarget(soulId: number, levelEventId: number, asked: R
     throw new InvalidStateError(`level-up ${levelEventId} is not the latest of soul ${soulId}: revert level-up ${latest ? Number(latest.id) : '?'} first`);
   }
 }
+
+/** A vector of one model refused by a database whose vectors come from another: they would mean nothing side by side. */
+export const otherModelMessage = (bound: string, model: string) =>
+  `this database's vectors come from the model "${bound}", not "${model}": vectors of two models are never compared (\`souls reindex\` re-embeds every shard with a new model)`;

@@ -232,4 +232,10 @@ export const migrations: readonly Migration[] = [
   );
   CREATE INDEX IF NOT EXISTS idx_theme_events_soul ON theme_events(soul_id, id);
   `,
+  // Version 8: the hash of the text each computed vector came from, so an identical text reuses the stored vector
+  // instead of being embedded again (the model the vectors came from is a souls_meta row, 'embedding_model').
+  `
+  ALTER TABLE soul_shards ADD COLUMN embedding_hash TEXT;
+  CREATE INDEX idx_shards_embedding_hash ON soul_shards(embedding_hash) WHERE embedding_hash IS NOT NULL;
+  `,
 ];
