@@ -61,6 +61,9 @@ export const endpointDefaults = {
   circuitCooldownMs: 30_000,
 } as const;
 
+/** The longest vector taken from an endpoint (maxEmbeddingDimension's ceiling). */
+const MAX_DIMENSION = 16_384;
+
 export const realTimers: EmbedderTimers = {
   now: () => Date.now(),
   sleep: (ms, signal) =>
@@ -208,8 +211,8 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
   const circuit = new Circuit(settings.circuitFailures, settings.circuitCooldownMs, timers);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
-  /** The dimension of the first valid answer: every later one must have it. */
-  let dimension: number | null = null;
+  /** The dimension of the first valid answer: every later one must have it (as the database's, once fixed). */
+  let learned: number | null = null;
 
   const backoff = (attempt: number): number => {
     const ceiling = Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** attempt);
@@ -218,7 +221,7 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
   };
 
   /** One POST, its answer checked: the texts' vectors in order, or a CallFailure. */
-  async function call(texts: readonly string[], signal: AbortSignal): Promise<Uint8Array[]> {
+  async function call(texts: readonly string[], signal: AbortSignal, dimension: number | null): Promise<Uint8Array[]> {
     const timeout = new AbortController();
     const stop = () => timeout.abort();
     signal.addEventListener('abort', stop, { once: true });
@@ -246,11 +249,11 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
       if (status === 408) fail('timeout', `${shown} answered 408 (request timeout)`, true, capped);
       fail('rejected', `${shown} refused the request with ${status}${status === 401 || status === 403 ? ' (check the key: SOULS_EMBEDDER_KEY or --embedder-key-file)' : status === 404 ? ` (check the URL and that the model "${model}" is there)` : ''}`, false);
     }
-    return vectorsOf(body, texts.length);
+    return vectorsOf(body, texts.length, dimension ?? learned);
   }
 
   /** The answer's vectors in input order, normalized; anything else is a counted failure and stores nothing. */
-  function vectorsOf(body: string, count: number): Uint8Array[] {
+  function vectorsOf(body: string, count: number, dimension: number | null): Uint8Array[] {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -272,14 +275,14 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
       if (dimension !== null && values.length !== dimension) fail('wrong_dimension', `${shown} answered an embedding of ${values.length} numbers; the model's have ${dimension}`);
       if (values.some((v) => typeof v !== 'number' || !Number.isFinite(v))) fail('non_finite', `${shown} answered an embedding holding something other than finite numbers`);
       try {
-        vectors[at as number] = encodeEmbedding('embedding', values, Number.MAX_SAFE_INTEGER);
+        vectors[at as number] = encodeEmbedding('embedding', values, MAX_DIMENSION);
       } catch (error) {
         fail('malformed', `${shown} answered an embedding that cannot be used: ${(error as Error).message}`);
       }
     });
     const dimensions = new Set(vectors.map((v) => v!.byteLength / 4));
     if (dimensions.size !== 1) fail('wrong_dimension', `${shown} answered embeddings of ${[...dimensions].join(' and ')} numbers in one answer`);
-    dimension ??= [...dimensions][0];
+    learned ??= [...dimensions][0];
     return vectors as Uint8Array[];
   }
 
@@ -291,13 +294,13 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
     get circuit() {
       return circuit.state;
     },
-    async embed(texts, { signal, observer }) {
+    async embed(texts, { signal, observer, dimension }) {
       let failedWhileClosed = 0;
       for (let attempt = 0; ; attempt++) {
         const probing = await circuit.permit(signal, observer);
         const started = timers.now();
         try {
-          const vectors = await call(texts, signal);
+          const vectors = await call(texts, signal, dimension);
           observer.embedCall?.({ ms: timers.now() - started, texts: texts.length, outcome: 'ok' });
           circuit.succeeded(observer);
           return vectors;

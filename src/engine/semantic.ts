@@ -165,9 +165,10 @@ export type Embedder = {
   readonly concurrency: number;
   /**
    * The texts' vectors, in order, as stored bytes (normalized Float32). Retries what is worth retrying; rejects
-   * with an EmbedError when no vector can be had, or when `signal` aborts (the database closed).
+   * with an EmbedError when no vector can be had, or when `signal` aborts (the database closed). `dimension`: the
+   * database's, when fixed (a vector of another length is a failure, not a vector).
    */
-  embed(texts: readonly string[], context: { signal: AbortSignal; observer: EmbedderObserver }): Promise<Uint8Array[]>;
+  embed(texts: readonly string[], context: { signal: AbortSignal; observer: EmbedderObserver; dimension: number | null }): Promise<Uint8Array[]>;
   /** Marks the embedder as needed by an open database; the returned function releases it. */
   hold?(): () => void;
 };
@@ -330,14 +331,14 @@ export class SemanticEmbeddings {
   async vectorsOf(db: SoulsDb, texts: readonly string[]): Promise<Map<string, Uint8Array>> {
     const distinct = new Map(texts.map((text) => [contentHash(text), text]));
     const vectors = new Map<string, Uint8Array>();
-    const elsewhere = [...distinct.keys()].filter((hash) => this.computing.has(hash));
+    const elsewhere = [...distinct.keys()].flatMap((hash) => (this.computing.has(hash) ? [[hash, this.computing.get(hash)!] as const] : []));
     const rest = [...distinct.keys()].filter((hash) => !this.computing.has(hash));
     const stored = db.store.embeddingsByHash(rest);
     for (const [hash, vector] of stored) vectors.set(hash, vector);
     const fresh = rest.filter((hash) => !stored.has(hash));
     const observer = db.observer;
     if (fresh.length > 0) {
-      const call = this.embedder.embed(fresh.map((hash) => distinct.get(hash)!), { signal: this.abort.signal, observer });
+      const call = this.embedder.embed(fresh.map((hash) => distinct.get(hash)!), { signal: this.abort.signal, observer, dimension: db.store.embeddingDimension() });
       fresh.forEach((hash, i) => {
         const one = call.then((all) => all[i]);
         one.catch(() => {});
@@ -350,7 +351,7 @@ export class SemanticEmbeddings {
         for (const hash of fresh) this.computing.delete(hash);
       }
     }
-    for (const hash of elsewhere) vectors.set(hash, await this.computing.get(hash)!);
+    for (const [hash, vector] of elsewhere) vectors.set(hash, await vector);
     observer.vectorsLanded?.({ embedded: fresh.length, reused: distinct.size - fresh.length });
     return vectors;
   }

@@ -77,7 +77,7 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
     try {
       checkEmbeddingModel(store, mode, embedder?.model ?? null);
     } catch (error) {
-      store.close();
+      if (!options.store) store.close();
       throw error;
     }
   }
