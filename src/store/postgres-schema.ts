@@ -164,8 +164,8 @@ export const pgMigrations: readonly string[] = [
   `,
   // Version 4 (SQLite's 8): the hash of the text each computed vector came from, so an identical text reuses it.
   `
-  ALTER TABLE soul_shards ADD COLUMN embedding_hash text;
-  CREATE INDEX idx_shards_embedding_hash ON soul_shards(embedding_hash) WHERE embedding_hash IS NOT NULL;
+  ALTER TABLE soul_shards ADD COLUMN IF NOT EXISTS embedding_hash text;
+  CREATE INDEX IF NOT EXISTS idx_shards_embedding_hash ON soul_shards(embedding_hash) WHERE embedding_hash IS NOT NULL;
   `,
 ];
 
