@@ -6,6 +6,7 @@ import { json, table } from './format.ts';
 import { commandHelp } from './help.ts';
 import { colours } from './terminal.ts';
 import { databaseExists, openDb, openExistingDb } from './database.ts';
+import { describeDb } from '../store/postgres-bridge.ts';
 import {
   calibrateThreshold,
   CALIBRATION_THRESHOLDS,
@@ -83,8 +84,10 @@ export const calibrateCommand: Command = {
     try {
       const calibration = await calibrateThreshold(db, { labels });
       const stored = dryRun ? null : await storeCalibration(db, calibration);
-      if (values.json === true) io.stdout.write(json({ database: config!.db, ...calibration, stored: stored !== null }));
-      else io.stdout.write(report(calibration, config!.db, stored !== null, colours(io.stdout, io.env)));
+      // Without the password a postgres:// URL may carry.
+      const database = describeDb(config!.db);
+      if (values.json === true) io.stdout.write(json({ database, ...calibration, stored: stored !== null }));
+      else io.stdout.write(report(calibration, database, stored !== null, colours(io.stdout, io.env)));
       return 0;
     } finally {
       closeSoulsDb(db);
