@@ -15,7 +15,9 @@ import {
   lexicalSimilarity,
   openSoulsDb,
   parseLabelledJsonl,
+  resolveSettings,
   storeCalibration,
+  storedThreshold,
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { ENGINE_MODES, LEXICAL_SWEEP_THRESHOLDS, loadParaphraseCorpus, chooseThreshold as benchChoice, sweepThresholds } from '../bench/paraphrase.ts';
@@ -94,6 +96,14 @@ describe('calibrateThreshold from a labelled set', () => {
     // Settings resolved once (a server's config) and handed to the open keep their threshold open to the calibration.
     const again = reopen(db, reopen(db, { similarity: 'provided' }).settings);
     expect([again.settings.clusteringThreshold, again.clusteringThresholdSource]).toEqual([KNOWN_BEST_THRESHOLD, 'calibrated']);
+    // Read first, as a store answering with promises needs: the same outcome, and a set threshold still wins.
+    const read = await storedThreshold(db.store, resolveSettings({ similarity: 'provided' }));
+    expect(read).toBe(KNOWN_BEST_THRESHOLD);
+    expect(await storedThreshold(db.store, resolveSettings({ similarity: 'provided', clusteringThreshold: 0.3 }))).toBeNull();
+    const given = openSoulsDb({ store: db.store, settings: { similarity: 'provided' }, calibratedThreshold: read });
+    expect([given.settings.clusteringThreshold, given.clusteringThresholdSource]).toEqual([KNOWN_BEST_THRESHOLD, 'calibrated']);
+    const givenButSet = openSoulsDb({ store: db.store, settings: { similarity: 'provided', clusteringThreshold: 0.3 }, calibratedThreshold: read });
+    expect([givenButSet.settings.clusteringThreshold, givenButSet.clusteringThresholdSource]).toEqual([0.3, 'setting']);
   });
 
   it('a vector of another dimension than the database\'s is refused, naming its line', async () => {

@@ -118,12 +118,26 @@ export function calibrationKey(mode: SimilarityMode, dimension: number | null): 
   return d === null ? null : `${mode}:${d}d`;
 }
 
-/** The settings to open with: a stored calibration replaces the mode's default threshold, never one that was set. */
-export function applyStoredCalibration(store: SoulsStore, settings: Settings): Settings {
-  if (clusteringThresholdSource(settings) !== 'default') return settings;
-  const key = calibrationKey(settings.similarity, usesVectors(settings.similarity) ? store.embeddingDimension() : null);
-  const stored = key === null ? null : store.getCalibration(key);
-  return stored === null ? settings : withCalibratedThreshold(settings, stored.threshold);
+/** `f` of a store's answer, whether the store answered at once (SQLite) or with a promise. */
+const afterAnswer = <T, U>(answer: T | Promise<T>, f: (value: T) => U | Promise<U>): U | Promise<U> => (answer instanceof Promise ? answer.then(f) : f(answer));
+
+/**
+ * The threshold `souls calibrate` stored for these settings' mode (and the database's vector dimension), or null:
+ * none stored, or the settings set their own. At once from a synchronous store, as a promise from an asynchronous one.
+ */
+export function storedThreshold(store: SoulsStore, settings: Settings): number | null | Promise<number | null> {
+  if (clusteringThresholdSource(settings) !== 'default') return null;
+  const mode = settings.similarity;
+  const lookup = (dimension: number | null) => {
+    const key = calibrationKey(mode, dimension);
+    return key === null ? null : afterAnswer(store.getCalibration(key), (stored) => stored?.threshold ?? null);
+  };
+  return usesVectors(mode) ? afterAnswer(store.embeddingDimension(), lookup) : lookup(null);
+}
+
+/** The settings to open with: a calibrated threshold replaces the mode's default, never one that was set. */
+export function withStoredThreshold(settings: Settings, threshold: number | null): Settings {
+  return threshold === null || clusteringThresholdSource(settings) !== 'default' ? settings : withCalibratedThreshold(settings, threshold);
 }
 
 /**

@@ -31,6 +31,7 @@ export {
   MIN_CALIBRATION_TEXTS,
   parseLabelledJsonl,
   storeCalibration,
+  storedThreshold,
   thresholdRange,
   type Calibration,
   type CalibrationRow,

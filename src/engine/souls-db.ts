@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from './clock.ts';
 import { clusteringThresholdSource, resolveSettings, type ClusteringThresholdSource, type Settings, type SimilarityMode } from './settings.ts';
-import { applyStoredCalibration } from './calibrate.ts';
+import { storedThreshold, withStoredThreshold } from './calibrate.ts';
 import type { SoulsStore } from '../store/store.ts';
 import { openStore } from '../store/open.ts';
 import type { StoreObserver } from '../store/sqlite.ts';
@@ -58,6 +58,11 @@ export type OpenOptions = {
    * clusteringThreshold, the threshold `souls calibrate` stored for the mode (and vector dimension) applies, else the mode's default.
    */
   settings?: Partial<Record<keyof Settings, unknown>>;
+  /**
+   * The threshold calibrated for this database, already read (storedThreshold): a store that answers with promises
+   * needs it, since opening is synchronous; undefined reads it here. Applies only where no clusteringThreshold is set.
+   */
+  calibratedThreshold?: number | null;
   /** Hooks told what the engine does (also settable later on `db.observer`); none by default. */
   observer?: EngineObserver;
 };
@@ -68,7 +73,12 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, observer });
   let settings: Settings;
   try {
-    settings = applyStoredCalibration(store, resolved);
+    const stored = options.calibratedThreshold !== undefined ? options.calibratedThreshold : storedThreshold(store, resolved);
+    if (stored instanceof Promise) {
+      stored.catch(() => {});
+      throw new Error('openSoulsDb: this store answers asynchronously; read storedThreshold(store, settings) first and pass it as calibratedThreshold');
+    }
+    settings = withStoredThreshold(resolved, stored);
   } catch (error) {
     if (!options.store) store.close();
     throw error;
