@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from './clock.ts';
-import { resolveSettings, type Settings, type SimilarityMode } from './settings.ts';
+import { clusteringThresholdSource, resolveSettings, type ClusteringThresholdSource, type Settings, type SimilarityMode } from './settings.ts';
+import { storedThreshold, withStoredThreshold } from './calibrate.ts';
 import type { SoulsStore } from '../store/store.ts';
 import { openStore } from '../store/open.ts';
 import type { StoreObserver } from '../store/sqlite.ts';
@@ -28,6 +29,8 @@ export type EngineObserver = StoreObserver & {
 export type SoulsDb = {
   readonly store: SoulsStore;
   readonly settings: Settings;
+  /** Where settings.clusteringThreshold came from: set, the mode's default, or the database's calibration (`souls calibrate`). */
+  readonly clusteringThresholdSource: ClusteringThresholdSource;
   readonly clock: Clock;
   /** Remembered cluster partitions, so the gate re-clusters only what changed. */
   readonly clusters: ClusterMemo;
@@ -50,22 +53,43 @@ export type OpenOptions = {
   /** A store to use instead of opening SQLite. */
   store?: SoulsStore;
   clock?: Clock;
-  /** Knob and bound overrides, validated: a bad value throws a ValidationError naming the knob. */
+  /**
+   * Knob and bound overrides, validated: a bad value throws a ValidationError naming the knob. Without a
+   * clusteringThreshold, the threshold `souls calibrate` stored for the mode (and vector dimension) applies, else the mode's default.
+   */
   settings?: Partial<Record<keyof Settings, unknown>>;
+  /**
+   * The threshold calibrated for this database, already read (storedThreshold): a store that answers with promises
+   * needs it, since opening is synchronous; undefined reads it here. Applies only where no clusteringThreshold is set.
+   */
+  calibratedThreshold?: number | null;
   /** Hooks told what the engine does (also settable later on `db.observer`); none by default. */
   observer?: EngineObserver;
 };
 
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
-  const settings = resolveSettings(options.settings);
+  const resolved = resolveSettings(options.settings);
   const observer: EngineObserver = options.observer ?? {};
   const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, observer });
+  let settings: Settings;
+  try {
+    const stored = options.calibratedThreshold !== undefined ? options.calibratedThreshold : storedThreshold(store, resolved);
+    if (stored instanceof Promise) {
+      stored.catch(() => {});
+      throw new Error('openSoulsDb: this store answers asynchronously; read storedThreshold(store, settings) first and pass it as calibratedThreshold');
+    }
+    settings = withStoredThreshold(resolved, stored);
+  } catch (error) {
+    if (!options.store) store.close();
+    throw error;
+  }
   const mode = settings.similarity;
   const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
   const cacheBytes = settings.maxCacheMegabytes * 2 ** 20;
   const db: SoulsDb = {
     store,
     settings,
+    clusteringThresholdSource: clusteringThresholdSource(settings),
     clock: options.clock ?? systemClock,
     // The clustering memo gets three quarters of the cache budget: the gate needs it on every write past the cheap gate.
     clusters: new ClusterMemo(settings.clusteringThreshold, cacheBytes * 0.75, mode, (ids) => store.shardEmbeddings(ids), clustered('soul')),
