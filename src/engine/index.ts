@@ -8,16 +8,37 @@ export {
   clusteringLinkages,
   defaultKnobs,
   defaultSettings,
+  clusteringThresholdSource,
   resolveSettings,
   settingNames,
   similarityModes,
   type Bounds,
+  type ClusteringThresholdSource,
   type Knobs,
   type Settings,
   type SimilarityMode,
 } from './settings.ts';
 export { closeSoulsDb, openSoulsDb, type OpenOptions, type SoulsDb } from './souls-db.ts';
 export { settleSlicedWork } from './slices.ts';
+export {
+  adjustedRandIndex,
+  CALIBRATION_THRESHOLDS,
+  calibrateThreshold,
+  calibrationKey,
+  chooseThreshold,
+  getStoredCalibration,
+  MIN_CALIBRATION_LABELS,
+  MIN_CALIBRATION_TEXTS,
+  parseLabelledJsonl,
+  storeCalibration,
+  storedThreshold,
+  thresholdRange,
+  type Calibration,
+  type CalibrationRow,
+  type LabelledText,
+  type SweepFigures,
+} from './calibrate.ts';
+export type { StoredCalibration } from '../store/store.ts';
 export { initSoulsTables, openSqliteStore } from '../store/sqlite.ts';
 export {
   awakenSoul,

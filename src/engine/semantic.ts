@@ -397,11 +397,19 @@ export async function awaitEmbeddings(db: SoulsDb): Promise<void> {
  * (semantic: its embedder's; provided: the callers'); trigram and lexical read no vectors. A database whose vectors
  * predate the model's record is taken for the built-in encoder's (or callers') as before.
  */
-export function checkEmbeddingModel(store: SoulsStore, mode: SimilarityMode, model: string | null): void {
+export function checkEmbeddingModel(store: SoulsStore, mode: SimilarityMode, model: string | null): void | Promise<void> {
   const expected = mode === 'semantic' ? model : mode === 'provided' ? PROVIDED_MODEL : null;
   if (expected === null) return;
-  const bound = store.embeddingModel();
-  const dimension = store.embeddingDimension();
+  // A store that answers with promises (PostgreSQL, asynchronous) is checked once both answers are in.
+  const bound: unknown = store.embeddingModel();
+  const dimension: unknown = store.embeddingDimension();
+  if (bound instanceof Promise || dimension instanceof Promise) {
+    return Promise.all([bound, dimension]).then(([b, d]) => refuseOtherModel(mode, expected, b as string | null, d as number | null));
+  }
+  refuseOtherModel(mode, expected, bound as string | null, dimension as number | null);
+}
+
+function refuseOtherModel(mode: SimilarityMode, expected: string, bound: string | null, dimension: number | null): void {
   if (bound === expected || dimension === null) return;
   if (bound === null && (mode === 'provided' || expected === BUILTIN_MODEL)) return;
   const theirs = bound === null ? `an unrecorded model (the built-in encoder's, or callers')` : bound === PROVIDED_MODEL ? 'callers (similarity provided)' : `the model "${bound}"`;

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from './clock.ts';
-import { resolveSettings, type Settings, type SimilarityMode } from './settings.ts';
+import { clusteringThresholdSource, resolveSettings, type ClusteringThresholdSource, type Settings, type SimilarityMode } from './settings.ts';
+import { storedThreshold, withStoredThreshold } from './calibrate.ts';
 import type { SoulsStore } from '../store/store.ts';
 import { openStore } from '../store/open.ts';
 import type { StoreObserver } from '../store/sqlite.ts';
@@ -29,6 +30,8 @@ export type EngineObserver = StoreObserver & EmbedderObserver & {
 export type SoulsDb = {
   readonly store: SoulsStore;
   readonly settings: Settings;
+  /** Where settings.clusteringThreshold came from: set, the mode's default, or the database's calibration (`souls calibrate`). */
+  readonly clusteringThresholdSource: ClusteringThresholdSource;
   readonly clock: Clock;
   /** Remembered cluster partitions, so the gate re-clusters only what changed. */
   readonly clusters: ClusterMemo;
@@ -51,8 +54,16 @@ export type OpenOptions = {
   /** A store to use instead of opening SQLite. */
   store?: SoulsStore;
   clock?: Clock;
-  /** Knob and bound overrides, validated: a bad value throws a ValidationError naming the knob. */
+  /**
+   * Knob and bound overrides, validated: a bad value throws a ValidationError naming the knob. Without a
+   * clusteringThreshold, the threshold `souls calibrate` stored for the mode (and vector dimension) applies, else the mode's default.
+   */
   settings?: Partial<Record<keyof Settings, unknown>>;
+  /**
+   * The threshold calibrated for this database, already read (storedThreshold): a store that answers with promises
+   * needs it, since opening is synchronous; undefined reads it here. Applies only where no clusteringThreshold is set.
+   */
+  calibratedThreshold?: number | null;
   /** Hooks told what the engine does (also settable later on `db.observer`); none by default. */
   observer?: EngineObserver;
   /** Similarity `semantic` only: where vectors come from (default the built-in sentence encoder); src/embedder/endpoint.ts makes one for an OpenAI-compatible endpoint. */
@@ -67,15 +78,34 @@ export type OpenOptions = {
 };
 
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
-  const settings = resolveSettings(options.settings);
+  const resolved = resolveSettings(options.settings);
   const observer: EngineObserver = options.observer ?? {};
-  const mode = settings.similarity;
-  if (options.embedder && mode !== 'semantic') throw new ValidationError('embedder', `an embedder computes the vectors of similarity semantic, but similarity is ${mode}`);
-  const embedder = mode === 'semantic' ? (options.embedder ?? builtinEncoder) : null;
   const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, observer });
+  let settings: Settings;
+  try {
+    const stored = options.calibratedThreshold !== undefined ? options.calibratedThreshold : storedThreshold(store, resolved);
+    if (stored instanceof Promise) {
+      stored.catch(() => {});
+      throw new Error('openSoulsDb: this store answers asynchronously; read storedThreshold(store, settings) first and pass it as calibratedThreshold');
+    }
+    settings = withStoredThreshold(resolved, stored);
+  } catch (error) {
+    if (!options.store) store.close();
+    throw error;
+  }
+  const mode = settings.similarity;
+  if (options.embedder && mode !== 'semantic') {
+    if (!options.store) store.close();
+    throw new ValidationError('embedder', `an embedder computes the vectors of similarity semantic, but similarity is ${mode}`);
+  }
+  const embedder = mode === 'semantic' ? (options.embedder ?? builtinEncoder) : null;
   if (options.checkEmbeddingModel !== false) {
     try {
-      checkEmbeddingModel(store, mode, embedder?.model ?? null);
+      const checked = checkEmbeddingModel(store, mode, embedder?.model ?? null);
+      if (checked instanceof Promise) {
+        checked.catch(() => {});
+        throw new Error('openSoulsDb: this store answers asynchronously; await checkEmbeddingModel(store, mode, model) first and pass checkEmbeddingModel: false');
+      }
     } catch (error) {
       if (!options.store) store.close();
       throw error;
@@ -86,6 +116,7 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const db: SoulsDb = {
     store,
     settings,
+    clusteringThresholdSource: clusteringThresholdSource(settings),
     clock: options.clock ?? systemClock,
     // The clustering memo gets three quarters of the cache budget: the gate needs it on every write past the cheap gate.
     clusters: new ClusterMemo(settings.clusteringThreshold, cacheBytes * 0.75, mode, (ids) => store.shardEmbeddings(ids), clustered('soul')),

@@ -347,7 +347,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
         name === 'similarity'
           ? line('--similarity MODE', envName(name), `(${similarityModes.join(' or ')}; default ${defaultSettings.similarity})`)
           : name === 'clusteringThreshold'
-            ? line(`--${kebab(name)} N`, envName(name), `(default: the similarity mode's own, ${defaultSettings[name]} for ${defaultSettings.similarity})`)
+            ? line(`--${kebab(name)} N`, envName(name), `(default: the one \`souls calibrate\` stored in the database for the mode, else the mode's own, ${defaultSettings[name]} for ${defaultSettings.similarity})`)
             : line(`--${kebab(name)} N`, envName(name), `(default ${defaultSettings[name]})`),
       ).concat([
         line('--embedder-url URL', 'SOULS_EMBEDDER_URL', '(an OpenAI-compatible embeddings endpoint for similarity semantic: a base such as http://127.0.0.1:11434/v1, or the full …/embeddings URL; implies --similarity semantic)'),

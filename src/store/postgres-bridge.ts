@@ -21,7 +21,7 @@ const METHODS = [
   'assignThemes', 'unassignShards', 'renameTheme', 'setThemeOpposition', 'getThemes', 'listThemes', 'themesOfShards', 'shardThemesOfSouls', 'counterEvidence', 'themeHistory',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings', 'embeddingsByHash', 'embeddingModel', 'rebindEmbeddings',
-  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
+  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
   'countsBySource', 'countsByTag', 'countsByTagPerSoul', 'pendingCounts',
   'statementsExecuted', 'ping', 'optimize', 'backup', 'explainQueryPlans',
 ] as const satisfies ReadonlyArray<keyof SoulsStore>;

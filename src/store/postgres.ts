@@ -9,9 +9,9 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
 import { PROVIDED_MODEL } from './store.ts';
-import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
+import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
 export type Connection = {
@@ -995,6 +995,17 @@ export class PostgresWorkerStore {
   async embeddingDimension(): Promise<number | null> {
     const row = await this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_dimension'`);
     return row === undefined ? null : Number(row.value);
+  }
+
+  async getCalibration(key: string): Promise<StoredCalibration | null> {
+    const row = await this.get('SELECT value FROM souls_meta WHERE key = :key', { key: calibrationMetaKey(key) });
+    return row === undefined ? null : toStoredCalibration(key, String(row.value));
+  }
+
+  putCalibration(key: string, calibration: StoredCalibration): Promise<void> {
+    return this.transaction(async () => {
+      await this.changes('INSERT INTO souls_meta (key, value) VALUES (:key, :value) ON CONFLICT (key) DO UPDATE SET value = excluded.value', { key: calibrationMetaKey(key), value: JSON.stringify(calibration) });
+    });
   }
 
   async shardEmbeddings(ids: readonly number[]): Promise<Map<number, Uint8Array>> {

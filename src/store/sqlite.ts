@@ -4,7 +4,7 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import { PROVIDED_MODEL } from './store.ts';
 import type {
@@ -20,6 +20,7 @@ import type {
   ShardWrite,
   SoulPatch,
   SoulsStore,
+  StoredCalibration,
   TextQuery,
   ThemeAssignmentWrite,
   TraitFilter,
@@ -1307,6 +1308,17 @@ export class SqliteStore implements SoulsStore {
   embeddingDimension(): number | null {
     const row = this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_dimension'`);
     return row === undefined ? null : Number(row.value);
+  }
+
+  getCalibration(key: string): StoredCalibration | null {
+    const row = this.get('SELECT value FROM souls_meta WHERE key = :key', { key: calibrationMetaKey(key) });
+    return row === undefined ? null : toStoredCalibration(key, String(row.value));
+  }
+
+  putCalibration(key: string, calibration: StoredCalibration): void {
+    this.transaction(() => {
+      this.run('INSERT INTO souls_meta (key, value) VALUES (:key, :value) ON CONFLICT (key) DO UPDATE SET value = excluded.value', { key: calibrationMetaKey(key), value: JSON.stringify(calibration) });
+    });
   }
 
   shardEmbeddings(ids: readonly number[]): Map<number, Uint8Array> {

@@ -113,6 +113,12 @@ export interface SoulsStore {
   /** Up to `limit` shards (any status) without an embedding and with an id above `afterId`, ascending. */
   shardsWithoutEmbedding(afterId: number, limit: number): Array<{ id: number; content: string }>;
   countShardsWithoutEmbedding(): number;
+
+  // Calibrations (`souls calibrate`): the clustering threshold chosen for a similarity mode and model, in souls_meta.
+  /** The calibration stored under `key` (calibrationKey: the mode, and for vectors their dimension), or null. */
+  getCalibration(key: string): StoredCalibration | null;
+  /** Keeps the calibration under `key`, replacing the one stored before. */
+  putCalibration(key: string, calibration: StoredCalibration): void;
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
   /** Full-text search (FTS5, bm25) over pending, unsealed, unexpired shards; no word matches nothing. */
   searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
@@ -145,6 +151,9 @@ export const PROVIDED_MODEL = 'provided';
 
 /** A computed vector for a shard, and the hash of the content it was computed from. */
 export type EmbeddingWrite = { id: number; embedding: Uint8Array; contentHash: string | null };
+
+/** A chosen clustering threshold, with the figures it was chosen by: the adjusted Rand index, from which labels, over how many texts. */
+export type StoredCalibration = { threshold: number; ari: number; from: 'themes' | 'labels'; texts: number; labels: number; calibratedAt: number };
 
 /** `slug` null: the store derives a free one from the name. */
 /**

@@ -14,11 +14,11 @@ export type LiveServer = {
   stop(): Promise<void>;
 };
 
-/** A real server on a free loopback port over an in-memory database (see testDatabase) with a hand-moved clock. */
-export async function startServer(options: { settings?: Partial<Settings>; start?: number; app?: Omit<AppOptions, 'db'>; embedder?: Embedder } = {}): Promise<LiveServer> {
+/** A real server on a free loopback port over an in-memory database (see testDatabase), or the file `path`, with a hand-moved clock. */
+export async function startServer(options: { settings?: Partial<Settings>; start?: number; path?: string; app?: Omit<AppOptions, 'db'>; embedder?: Embedder } = {}): Promise<LiveServer> {
   const clock = manualClock(options.start ?? Date.UTC(2026, 0, 1));
   const database = await testDatabase();
-  const db = openSoulsDb({ clock, settings: options.settings, path: database.path, embedder: options.embedder });
+  const db = openSoulsDb({ clock, settings: options.settings, path: options.path ?? database.path, embedder: options.embedder });
   const app = buildApp({ redis: database.redis, ...options.app, db });
   const { url } = await app.start(0, '127.0.0.1');
   const live: LiveServer = {

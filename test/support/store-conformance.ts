@@ -485,6 +485,19 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(store.listShards({ status: 'pending', cutoff: null }, { first: 10, after: null }).totalCount).toBe(1);
     }));
 
+    it('keeps one calibration per key in souls_meta, replaced by the next, beside the embedding dimension', withStore((store) => {
+      expect(store.getCalibration('lexical')).toBeNull();
+      const first = { threshold: 0.08, ari: 0.871, from: 'themes' as const, texts: 40, labels: 5, calibratedAt: NOW };
+      store.putCalibration('lexical', first);
+      store.putCalibration('provided:3d', { ...first, threshold: 0.55, from: 'labels' });
+      expect(store.getCalibration('lexical')).toEqual(first);
+      store.putCalibration('lexical', { ...first, threshold: 0.1, calibratedAt: NOW + 1 });
+      expect(store.getCalibration('lexical')).toEqual({ ...first, threshold: 0.1, calibratedAt: NOW + 1 });
+      expect(store.getCalibration('provided:3d')).toMatchObject({ threshold: 0.55, from: 'labels' });
+      expect(store.getCalibration('provided:4d')).toBeNull();
+      expect(store.embeddingDimension()).toBeNull();
+    }));
+
     it('stores embeddings once each and lists the shards still without one', withStore((store) => {
       const soul = store.insertSoul({ name: 'V', slug: null, essence: 'e', description: '' }, NOW);
       const { shardIds } = store.insertShards([shard([soul.id], 'a'), shard([soul.id], 'b'), shard([soul.id], 'c')], NOW, 0);
