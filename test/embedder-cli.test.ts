@@ -66,6 +66,9 @@ describe('souls with an embeddings endpoint', () => {
     expect(builtin.code).toBe(1);
     expect(builtin.stderr).toContain('"use-lite-512"');
     expect((await exited(cli(['list', '--db', path, ...endpoint, '--embedder-model', 'use-lite'], env))).code).toBe(0);
+    const serve = await exited(cli(['serve', '--port', '0', '--db', path, ...endpoint, '--embedder-model', 'use-lite-reversed'], env));
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('Give --embedder-model use-lite');
 
     const reindex = await exited(cli(['reindex', '--db', path, ...endpoint, '--embedder-model', 'use-lite-reversed', '--embedder-key-file', keyFile, '--json']));
     expect(reindex.code).toBe(0);

@@ -258,6 +258,8 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     };
     const first = await run({ batchSize: 3, concurrency: 3 });
     const second = await run({ batchSize: 32, concurrency: 1 });
+    // Each database asked the endpoint for every text once.
+    expect(texts.every((text) => server.embedded.get(text) === 2)).toBe(true);
     expect(first.vectors).toHaveLength(texts.length);
     expect(second.vectors).toEqual(first.vectors);
     expect(second.report).toBe(first.report);
