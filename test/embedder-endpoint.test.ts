@@ -179,6 +179,30 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     expect(seen.outcomes).toEqual(['rejected', 'ok']);
   });
 
+  it('a full queue leaves the overflow lexical, counted, and takes the rest; closing while the endpoint is down ends the wait, storing nothing', async () => {
+    const dropped: string[] = [];
+    const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', ...quick });
+    const db = openSoulsDb({ clock: manualClock(T0), settings: { similarity: 'semantic' }, embedder, maxEmbedQueue: 2, observer: { embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) } });
+    open.push(db);
+    const { shardIds } = await dropAll(db, texts.slice(0, 5));
+    expect(dropped).toEqual(['queue_full:3']);
+    await awaitEmbeddings(db);
+    expect([...(await getShardEmbeddings(db, shardIds)).keys()]).toEqual(shardIds.slice(0, 2));
+
+    server.failAll({ kind: 'status', status: 503 });
+    const seen = watcher();
+    const down = endpointDb({ circuitFailures: 1, circuitCooldownMs: 60_000 }, seen.observer);
+    await dropAll(down, texts.slice(5, 7));
+    // The batch now waits out a minute's cooldown; closing the database must not wait for it.
+    await vi.waitFor(() => expect(seen.circuit).toEqual(['closed->open']));
+    expect(down.semantic!.pending).toBe(2);
+    closeSoulsDb(down);
+    open.splice(open.indexOf(down), 1);
+    await expect(awaitEmbeddings(down)).resolves.toBeUndefined();
+    expect(down.semantic!.pending).toBe(0);
+    expect(seen.landed).toEqual({ embedded: 0, reused: 0 });
+  });
+
   it('retries after an exponential backoff with jitter, or after the Retry-After the server sent (seconds or a date)', async () => {
     const timers = steppedTimers();
     const seen = watcher();
