@@ -117,6 +117,7 @@ export { VECTOR_WEIGHT } from './provided.ts';
 export {
   awaitEmbeddings,
   BUILTIN_MODEL,
+  checkEmbeddingModel,
   circuitStates,
   contentHash,
   DEFAULT_MAX_QUEUE,
