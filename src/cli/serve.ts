@@ -7,6 +7,7 @@ import type { Command } from './command.ts';
 import { openDb } from './database.ts';
 import { describeDb, redactUrl } from '../store/postgres-bridge.ts';
 import { commandHelp } from './help.ts';
+import { shownUrl } from '../embedder/endpoint.ts';
 
 const thresholdSourceText: Record<ClusteringThresholdSource, string> = {
   setting: 'set',
@@ -30,6 +31,7 @@ export const serveCommand: Command = {
       'souls serve --db postgres://souls@db/souls     # PostgreSQL, shared by several replicas',
       'souls serve --host 0.0.0.0 --tokens-file tokens.json --trait-limit 12',
       'souls serve --db postgres://souls@db/souls --redis redis://cache:6379   # a replica: events reach every replica',
+      'souls serve --embedder-url http://127.0.0.1:11434/v1 --embedder-model nomic-embed-text   # your own model (docs/embeddings.md)',
     ],
   }),
   async run(argv, io) {
@@ -94,6 +96,7 @@ export const serveCommand: Command = {
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
     say(`Database: ${describeDb(config.db)}`);
     say(`Similarity ${db.settings.similarity}, clustering threshold ${db.settings.clusteringThreshold} (${thresholdSourceText[db.clusteringThresholdSource]})`);
+    if (config.embedder) say(`Vectors (similarity semantic) from ${config.embedder.model} at ${shownUrl(new URL(config.embedder.url))}, off the request path`);
     if (redis) say(`Events through Redis ${redactUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {

@@ -114,7 +114,26 @@ export { similarity } from './similarity.ts';
 export { clusterBy, textSimilarity } from './similarity-modes.ts';
 export { lexicalSimilarity } from './lexical.ts';
 export { VECTOR_WEIGHT } from './provided.ts';
-export { awaitEmbeddings, EMBED_BATCH, reindexEmbeddings, SEMANTIC_DIMENSION, stopSentenceEncoder, type ReindexProgress, type ReindexResult } from './semantic.ts';
+export {
+  awaitEmbeddings,
+  BUILTIN_MODEL,
+  checkEmbeddingModel,
+  circuitStates,
+  contentHash,
+  DEFAULT_MAX_QUEUE,
+  EMBED_BATCH,
+  EmbedError,
+  embedFailureReasons,
+  reindexEmbeddings,
+  SEMANTIC_DIMENSION,
+  stopSentenceEncoder,
+  type CircuitState,
+  type EmbedFailureReason,
+  type Embedder,
+  type EmbedderObserver,
+  type ReindexProgress,
+  type ReindexResult,
+} from './semantic.ts';
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
 export { orderedActiveTraits, orderForRender, renderBlock } from './render.ts';
 export { cleanText, normalizeContent } from './normalize.ts';

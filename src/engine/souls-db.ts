@@ -7,7 +7,8 @@ import type { StoreObserver } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
 import { EvidenceCache } from './evidence-cache.ts';
-import { SemanticEmbeddings } from './semantic.ts';
+import { builtinEncoder, checkEmbeddingModel, SemanticEmbeddings, type Embedder, type EmbedderObserver } from './semantic.ts';
+import { ValidationError } from './errors.ts';
 
 /** What a write's crystallization gate found for one soul it touched: below the cheap gate, ready before the write, still not ready, or made ready (an edge). */
 export type GateOutcome = 'below_cheap_gate' | 'already_ready' | 'not_ready' | 'crossed';
@@ -19,7 +20,7 @@ export type ClusteringPurpose = 'soul' | 'scoped_report';
  * What the engine tells an observer as it works (a server's metrics): every hook optional, called synchronously,
  * never with user text. The object is the handle's own, so hooks can be set after the database is opened.
  */
-export type EngineObserver = StoreObserver & {
+export type EngineObserver = StoreObserver & EmbedderObserver & {
   gateChecked?(outcome: GateOutcome): void;
   /** One clustering computed (not one answered from memory); `ms` counts computing only, not the turns a sliced build hands back. */
   clustered?(work: { mode: SimilarityMode; purpose: ClusteringPurpose; shards: number; ms: number }): void;
@@ -36,7 +37,7 @@ export type SoulsDb = {
   readonly clusters: ClusterMemo;
   /** Shard rows, scoped partitions and representatives evidence reports reuse, keyed by the shards they came from. */
   readonly evidence: EvidenceCache;
-  /** Similarity `semantic`: the shards waiting for their sentence-encoder vector (embedded off the request path); null in other modes. */
+  /** Similarity `semantic`: the shards waiting for their vector from the embedder (off the request path); null in other modes. */
   readonly semantic: SemanticEmbeddings | null;
   readonly observer: EngineObserver;
 };
@@ -65,6 +66,15 @@ export type OpenOptions = {
   calibratedThreshold?: number | null;
   /** Hooks told what the engine does (also settable later on `db.observer`); none by default. */
   observer?: EngineObserver;
+  /** Similarity `semantic` only: where vectors come from (default the built-in sentence encoder); src/embedder/endpoint.ts makes one for an OpenAI-compatible endpoint. */
+  embedder?: Embedder;
+  /** Semantic: the most shards waiting for a vector; more are left lexical (counted) until `souls reindex`. */
+  maxEmbedQueue?: number;
+  /**
+   * false: open a database whose vectors come from another model than this handle's (only `souls reindex`, which
+   * rebinds it). By default that is refused with a ValidationError `embedderModel`.
+   */
+  checkEmbeddingModel?: boolean;
 };
 
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
@@ -84,6 +94,23 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
     throw error;
   }
   const mode = settings.similarity;
+  if (options.embedder && mode !== 'semantic') {
+    if (!options.store) store.close();
+    throw new ValidationError('embedder', `an embedder computes the vectors of similarity semantic, but similarity is ${mode}`);
+  }
+  const embedder = mode === 'semantic' ? (options.embedder ?? builtinEncoder) : null;
+  if (options.checkEmbeddingModel !== false) {
+    try {
+      const checked = checkEmbeddingModel(store, mode, embedder?.model ?? null);
+      if (checked instanceof Promise) {
+        checked.catch(() => {});
+        throw new Error('openSoulsDb: this store answers asynchronously; await checkEmbeddingModel(store, mode, model) first and pass checkEmbeddingModel: false');
+      }
+    } catch (error) {
+      if (!options.store) store.close();
+      throw error;
+    }
+  }
   const clustered = (purpose: ClusteringPurpose) => (ms: number, shards: number) => observer.clustered?.({ mode, purpose, shards, ms });
   const cacheBytes = settings.maxCacheMegabytes * 2 ** 20;
   const db: SoulsDb = {
@@ -94,7 +121,7 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
     // The clustering memo gets three quarters of the cache budget: the gate needs it on every write past the cheap gate.
     clusters: new ClusterMemo(settings.clusteringThreshold, cacheBytes * 0.75, mode, (ids) => store.shardEmbeddings(ids), clustered('soul')),
     evidence: new EvidenceCache(settings.clusteringThreshold, mode, (ids) => store.shardEmbeddings(ids), clustered('scoped_report'), cacheBytes * 0.25),
-    semantic: mode === 'semantic' ? new SemanticEmbeddings(() => db) : null,
+    semantic: embedder ? new SemanticEmbeddings(() => db, embedder, { maxQueue: options.maxEmbedQueue }) : null,
     observer,
   };
   return db;

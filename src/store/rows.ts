@@ -360,6 +360,10 @@ export function checkRevertTarget(soulId: number, levelEventId: number, asked: R
   }
 }
 
+/** A vector of one model refused by a database whose vectors come from another: they would mean nothing side by side. */
+export const otherModelMessage = (bound: string, model: string) =>
+  `this database's vectors come from the model "${bound}", not "${model}": vectors of two models are never compared (\`souls reindex\` re-embeds every shard with a new model)`;
+
 /** souls_meta's key of a calibration. */
 export const calibrationMetaKey = (key: string): string => `calibration:${key}`;
 

@@ -4,9 +4,11 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { calibrationMetaKey, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
+import { PROVIDED_MODEL } from './store.ts';
 import type {
+  EmbeddingWrite,
   GateStats,
   LevelUpWrite,
   NewShard,
@@ -1009,7 +1011,7 @@ export class SqliteStore implements SoulsStore {
       this.writeMemo = null;
       const attributions = shards.map((s) => [...new Set(s.soulIds)]);
       const soulIds = [...new Set(attributions.flat())].sort((a, b) => a - b);
-      this.fixEmbeddingDimension(shards);
+      this.fixEmbeddingDimension(shards, PROVIDED_MODEL);
       const { states: before, lastShardId, remembered } = this.currentGate(soulIds, cutoff, memo);
       if (before.length < soulIds.length) this.assertSoulsExist(soulIds);
       const first = lastShardId + 1;
@@ -1237,16 +1239,39 @@ export class SqliteStore implements SoulsStore {
     this.run(`DELETE FROM soul_gate WHERE soul_id IN ${inList('soulIds')}`, { soulIds: json(soulIds) });
   }
 
-  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): number[] {
+  storeEmbeddings(entries: readonly EmbeddingWrite[], model: string): number[] {
     if (entries.length === 0) return [];
     return this.transaction(() => {
-      this.fixEmbeddingDimension(entries);
+      this.fixEmbeddingDimension(entries, model);
       const stored: number[] = [];
-      for (const { id, embedding } of entries) {
-        const { changes } = this.run('UPDATE soul_shards SET embedding = :embedding WHERE id = :id AND embedding IS NULL', { id, embedding });
+      for (const { id, embedding, contentHash } of entries) {
+        const { changes } = this.run('UPDATE soul_shards SET embedding = :embedding, embedding_hash = :hash WHERE id = :id AND embedding IS NULL', { id, embedding, hash: contentHash });
         if (changes > 0) stored.push(id);
       }
       return stored;
+    });
+  }
+
+  embeddingsByHash(hashes: readonly string[]): Map<string, Uint8Array> {
+    if (hashes.length === 0) return new Map();
+    const rows = this.all(
+      `SELECT embedding_hash AS hash, embedding FROM soul_shards WHERE embedding_hash IN ${inList('hashes')} AND embedding IS NOT NULL GROUP BY embedding_hash`,
+      { hashes: json(hashes) },
+    );
+    return new Map(rows.map((r) => [String(r.hash), r.embedding as Uint8Array]));
+  }
+
+  embeddingModel(): string | null {
+    const row = this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_model'`);
+    return row === undefined ? null : String(row.value);
+  }
+
+  rebindEmbeddings(model: string): number {
+    return this.transaction(() => {
+      const { changes } = this.run('UPDATE soul_shards SET embedding = NULL, embedding_hash = NULL WHERE embedding IS NOT NULL');
+      this.run(`DELETE FROM souls_meta WHERE key = 'embedding_dimension'`);
+      this.run(`INSERT INTO souls_meta (key, value) VALUES ('embedding_model', :model) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, { model });
+      return changes;
     });
   }
 
@@ -1261,10 +1286,16 @@ export class SqliteStore implements SoulsStore {
     return Number(this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL')!.n);
   }
 
-  /** Checked again inside the write: another process may have fixed the dimension since the engine looked. */
-  private fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>): void {
+  /**
+   * Checked again inside the write: another process may have fixed the dimension, or bound another model, since the
+   * engine looked. A database whose vectors predate the model's record adopts the first model that stores one.
+   */
+  private fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>, model: string): void {
     const first = shards.find((s) => s.embedding !== null);
     if (first === undefined) return;
+    this.run(`INSERT OR IGNORE INTO souls_meta (key, value) VALUES ('embedding_model', :model)`, { model });
+    const bound = this.embeddingModel()!;
+    if (bound !== model) throw new ValidationError('embedding', otherModelMessage(bound, model));
     const dimension = first.embedding!.byteLength / 4;
     this.run(`INSERT OR IGNORE INTO souls_meta (key, value) VALUES ('embedding_dimension', :dimension)`, { dimension: String(dimension) });
     const fixed = this.embeddingDimension()!;

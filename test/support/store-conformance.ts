@@ -2,7 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../src/engine/errors.ts';
-import type { NewShard, SoulsStore, TextQuery } from '../../src/store/store.ts';
+import { PROVIDED_MODEL, type NewShard, type SoulsStore, type TextQuery } from '../../src/store/store.ts';
 import type { WriterResult } from './store-writer.ts';
 
 export type StoreBackend = {
@@ -504,12 +504,37 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(store.countShardsWithoutEmbedding()).toBe(3);
       expect(store.shardsWithoutEmbedding(shardIds[0], 10)).toEqual([{ id: shardIds[1], content: 'b' }, { id: shardIds[2], content: 'c' }]);
       const first = vector([3, 4]);
-      expect(store.storeEmbeddings([{ id: shardIds[0], embedding: first }])).toEqual([shardIds[0]]);
-      expect(store.storeEmbeddings([{ id: shardIds[0], embedding: vector([4, 3]) }, { id: shardIds[1], embedding: vector([1, 0]) }])).toEqual([shardIds[1]]);
-      expect(() => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]) }])).toThrow(ValidationError);
+      expect(store.embeddingModel()).toBeNull();
+      expect(store.storeEmbeddings([{ id: shardIds[0], embedding: first, contentHash: 'ha' }], 'm1')).toEqual([shardIds[0]]);
+      expect(store.embeddingModel()).toBe('m1');
+      expect(store.storeEmbeddings([{ id: shardIds[0], embedding: vector([4, 3]), contentHash: 'hx' }, { id: shardIds[1], embedding: vector([1, 0]), contentHash: 'hb' }], 'm1')).toEqual([shardIds[1]]);
+      expect(() => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]), contentHash: 'hc' }], 'm1')).toThrow(ValidationError);
+      // Another model's vector is refused, whatever its dimension, and so is a caller's (provided) once a model is bound.
+      expect(() => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2]), contentHash: 'hc' }], 'm2')).toThrow(/model "m1", not "m2"/);
+      expect(() => store.insertShards([shard([soul.id], 'd', { embedding: vector([1, 2]) })], NOW, 0)).toThrow(ValidationError);
+      // Vectors by the hash of their text: the unused hash of an overwritten attempt is not there.
+      const byHash = store.embeddingsByHash(['ha', 'hb', 'hx', 'none']);
+      expect([...byHash.keys()].sort()).toEqual(['ha', 'hb']);
+      expect([...byHash.get('ha')!]).toEqual([...first]);
       const stored = store.shardEmbeddings([shardIds[0], shardIds[2]]);
       expect([...stored.keys()]).toEqual([shardIds[0]]);
       expect([...stored.get(shardIds[0])!]).toEqual([...first]);
+      expect(store.countShardsWithoutEmbedding()).toBe(1);
+      // Rebinding forgets every vector, hash and the dimension at once; the new model's vectors then go in.
+      expect(store.rebindEmbeddings('m2')).toBe(2);
+      expect(store.embeddingModel()).toBe('m2');
+      expect(store.embeddingDimension()).toBeNull();
+      expect(store.countShardsWithoutEmbedding()).toBe(3);
+      expect(store.embeddingsByHash(['ha', 'hb']).size).toBe(0);
+      expect(store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]), contentHash: 'hc' }], 'm2')).toEqual([shardIds[2]]);
+      expect(store.embeddingDimension()).toBe(3);
+    }));
+
+    it('binds callers\' vectors to the provided model, and refuses a computed one beside them', withStore((store) => {
+      const soul = store.insertSoul({ name: 'P', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds } = store.insertShards([shard([soul.id], 'a', { embedding: vector([1, 0]) }), shard([soul.id], 'b')], NOW, 0);
+      expect(store.embeddingModel()).toBe(PROVIDED_MODEL);
+      expect(() => store.storeEmbeddings([{ id: shardIds[1], embedding: vector([0, 1]), contentHash: 'hb' }], 'm1')).toThrow(ValidationError);
       expect(store.countShardsWithoutEmbedding()).toBe(1);
     }));
 
