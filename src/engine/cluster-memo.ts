@@ -62,6 +62,8 @@ export class ClusterMemo {
   private readonly separations = new Map<number, Separation>();
   /** Complete linkage: per soul, two of its shards found less similar than the threshold. */
   private readonly pairsApart = new Map<number, [number, number]>();
+  /** pairApart's map from dictionary ids to a set's own (every entry −1 between calls): see PoolWeighing. */
+  private poolScratch = new Int32Array(0);
   private readonly vectors = new Map<number, Float32Array | null>();
   private readonly loadVectors: EmbeddingLoader;
   private readonly lexicalDictionary = new Map<string, number>();
@@ -146,7 +148,23 @@ export class ClusterMemo {
     const missing = this.uncached(shardIds);
     if (missing.length > 0) this.cacheGrams(contents(missing));
     const pool = shardIds.map((id) => this.termsOf(id, this.shards.text(id)!));
-    const weighing = new PoolWeighing(pool, this.lexicalDictionary.size);
+    if (this.poolScratch.length < this.lexicalDictionary.size) this.poolScratch = new Int32Array(2 * this.lexicalDictionary.size).fill(-1);
+    const weighing = new PoolWeighing(pool, this.lexicalDictionary.size, undefined, this.poolScratch);
+    let apartPair: [number, number] | undefined;
+    try {
+      apartPair = this.findPairApart(soulId, shardIds, pool, weighing);
+    } finally {
+      weighing.release();
+    }
+    if (apartPair === undefined) this.pairsApart.delete(soulId);
+    else this.pairsApart.set(soulId, apartPair);
+    this.evict(soulId);
+    return apartPair !== undefined;
+  }
+
+  /** pairApart's search: two shard ids of the set less similar than the threshold, or undefined. */
+  private findPairApart(soulId: number, shardIds: readonly number[], pool: readonly TextTerms[], weighing: PoolWeighing): [number, number] | undefined {
+    const n = shardIds.length;
     const lexical: (SparseVector | undefined)[] = new Array(n);
     const vectorOf = (i: number) => (lexical[i] ??= weighing.vector(pool[i]));
     const scale = usesVectors(this.mode) ? fallbackScale(this.mode === 'semantic' ? 'semantic' : 'provided') : 1;
@@ -156,24 +174,17 @@ export class ClusterMemo {
       const [a, b] = this.vectorsOf([shardIds[i], shardIds[j]]);
       return !meetsCosine(mixSimilarity(cosine, a, b, VECTOR_WEIGHT, scale), this.threshold);
     };
-    const found = (i: number, j: number): boolean => {
-      this.pairsApart.set(soulId, [shardIds[i], shardIds[j]]);
-      this.evict(soulId);
-      return true;
-    };
     const last = this.pairsApart.get(soulId);
     if (last !== undefined) {
       const i = sortedIndexOf(shardIds, last[0]);
       const j = sortedIndexOf(shardIds, last[1]);
-      if (i >= 0 && j >= 0 && apart(i, j)) return found(i, j);
+      if (i >= 0 && j >= 0 && apart(i, j)) return last;
     }
     let tries = PAIR_TRIES * n;
-    for (let j = n - 1; j > 0; j--) {
-      for (let i = j - 1; i >= 0 && tries > 0; i--, tries--) if (apart(i, j)) return found(i, j);
+    for (let j = n - 1; j > 0 && tries > 0; j--) {
+      for (let i = j - 1; i >= 0 && tries > 0; i--, tries--) if (apart(i, j)) return [shardIds[i], shardIds[j]];
     }
-    this.pairsApart.delete(soulId);
-    this.evict(soulId);
-    return false;
+    return undefined;
   }
 
   /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */

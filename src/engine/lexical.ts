@@ -144,18 +144,25 @@ export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, char
  */
 export class PoolWeighing {
   private readonly local: Int32Array;
+  /** The dictionary ids the pool holds, in order of first occurrence (their local ids). */
+  private readonly seen: number[] = [];
   private readonly isGram: boolean[] = [];
   private readonly idf: Float64Array;
   private readonly countOf: Int32Array;
   private readonly charWeight: number;
 
-  constructor(pool: readonly TextTerms[], idCount: number, charWeight = CHAR_WEIGHT) {
-    const local = new Int32Array(idCount).fill(-1);
-    const isGram = this.isGram;
+  /**
+   * `scratch`, if given: an array of at least `idCount` entries, all −1, used instead of a new one (filling one
+   * the size of a large dictionary would cost more than the rest); release() gives it back so.
+   */
+  constructor(pool: readonly TextTerms[], idCount: number, charWeight = CHAR_WEIGHT, scratch?: Int32Array) {
+    const local = scratch ?? new Int32Array(idCount).fill(-1);
+    const { isGram, seen } = this;
     for (const terms of pool) {
       for (let k = 0; k < terms.ids.length; k++) {
         if (local[terms.ids[k]] >= 0) continue;
         local[terms.ids[k]] = isGram.length;
+        seen.push(terms.ids[k]);
         isGram.push(terms.isGram[k] === 1);
       }
     }
@@ -191,6 +198,11 @@ export class PoolWeighing {
     const gramScale = gramNorm > 0 ? Math.sqrt(charWeight) / Math.sqrt(gramNorm) : 0;
     for (let k = 0; k < m; k++) weights[k] *= isGram[ids[k]] ? gramScale : wordScale;
     return { ids, weights };
+  }
+
+  /** Sets every entry this pool used in the scratch array back to −1. */
+  release(): void {
+    for (const id of this.seen) this.local[id] = -1;
   }
 }
 
