@@ -136,11 +136,11 @@ export class ClusterMemo {
   /**
    * Complete linkage: whether two of `shardIds` (ascending) are less similar than the threshold. Every merge's
    * link is the minimum of its members' pairs, so no cluster can hold both: two clusters or more. (With every
-   * pair meeting it, all merge into one.) The pair found last for the soul is tried first, then pairs from the
-   * newest shard down, each with every older one, before giving up; each pair is weighed by the IDF of the whole set and
-   * mixed as clustering mixes it, the same bits, so the answer is the one clustering would give. Linear in the
-   * set's terms (the IDF), where clustering it is quadratic; the search is bounded (PAIR_TRIES), and a set whose
-   * pairs all meet the threshold, or nearly, is left to clustering.
+   * pair meeting it, all merge into one.) The pair found last for the soul is tried first, then the newest
+   * shards, each with every older one; each pair weighed by the IDF of the whole set and mixed as clustering
+   * mixes it, the same bits, so the answer is the one clustering would give. Linear in the set's terms (the
+   * IDF), where clustering is quadratic; the search is bounded (PAIR_TRIES), so a set whose pairs all meet the
+   * threshold, or nearly all, is left to clustering.
    */
   private pairApart(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): boolean {
     const n = shardIds.length;

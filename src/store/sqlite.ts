@@ -209,8 +209,11 @@ function withSources(bySource: ReadonlyMap<string, Aggregates>): { agg: ShardAgg
 }
 
 
-/** A soul's gate row as a write sees it: its subject, and its considered shards' aggregates and counts by source at the write's cutoff. */
-/** `themed`: the soul has shards assigned to themes (read with the row; the write memo is dropped by any other write). */
+/**
+ * A soul's gate row as a write sees it: its subject, whether any of its shards has a theme (read with the row;
+ * the write memo is dropped by any other write), and its considered shards' aggregates and counts by source at
+ * the write's cutoff.
+ */
 type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; themed: boolean; agg: ShardAggregate; sources: Map<string, number> };
 
 /** The souls' states with the shards a write made considered (those created after `cutoff`) added. */
