@@ -165,9 +165,9 @@ describe('ClusterMemo', () => {
 });
 
 describe('the remembered partitions inside the engine', () => {
-  it('give the same verdicts as a fresh handle after drops, reveals, fading and expiry', async () => {
+  it.each(['trigram', 'lexical'] as const)('give the same verdicts as a fresh handle after drops, reveals, fading and expiry (%s)', async (similarity) => {
     const clock = manualClock(Date.UTC(2026, 0, 1));
-    const db = openSoulsDb({ clock, settings: { shardExpiryDays: 20 } });
+    const db = openSoulsDb({ clock, settings: { shardExpiryDays: 20, similarity } });
     const rng = makeRng(11);
     const pool = texts(300, 5);
     const souls = [];
@@ -192,7 +192,7 @@ describe('the remembered partitions inside the engine', () => {
       if (step % 40 === 39) await revealShards(db, sealed.splice(0));
       if (step % 10 === 0) {
         const remembered = await getCrystallization(db, souls);
-        const fresh = await getCrystallization({ ...db, clusters: new ClusterMemo(db.settings.clusteringThreshold) }, souls);
+        const fresh = await getCrystallization({ ...db, clusters: new ClusterMemo(db.settings.clusteringThreshold, undefined, similarity) }, souls);
         expect(remembered).toEqual(fresh);
       }
     }

@@ -290,12 +290,12 @@ describe('a write reusing what the last shard write read', () => {
   };
   const shard = (content: string, soulIds: number[], createdAt: number, source = 'source-1') => ({ content, source, soulIds, tags: [], sealed: false, createdAt, embedding: null });
 
-  it('reports the edges a fresh handle sees, through writes alone with no read between them', async () => {
+  it.each(['trigram', 'lexical'] as const)('reports the edges a fresh handle sees, through writes alone with no read between them (%s)', async (similarity) => {
     for (let seed = 1; seed <= 6; seed++) {
       const clock = manualClock(T0);
       // Seeds 5 and 6 cluster only each soul's 5 newest shards: every write moves the window.
-      const settings = seed > 4 ? { ...SETTINGS, maxClusteredShards: 5 } : SETTINGS;
-      const { path, db } = fileDb(`alone-${seed}.db`, clock, settings);
+      const settings = { ...SETTINGS, similarity, ...(seed > 4 ? { maxClusteredShards: 5 } : {}) };
+      const { path, db } = fileDb(`alone-${similarity}-${seed}.db`, clock, settings);
       const souls: number[] = [];
       for (let i = 0; i < 3; i++) souls.push((await createSoul(db, { name: `Soul ${i}`, essence: 'e' })).id);
       const rng = createRng(seed);
