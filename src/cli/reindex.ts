@@ -3,7 +3,7 @@ import type { Command } from './command.ts';
 import { parseArguments } from './arguments.ts';
 import { commandHelp } from './help.ts';
 import { progress } from './terminal.ts';
-import { closeSoulsDb, EMBED_BATCH, openSoulsDb, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
+import { closeSoulsDb, defaultSettings, EMBED_BATCH, openSoulsDb, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
 import { databaseExists, embedderOf } from './database.ts';
 
 const help = commandHelp({
@@ -40,7 +40,7 @@ export const reindexCommand: Command = {
     const batchSize = batchRaw === undefined ? EMBED_BATCH * 4 : Number(batchRaw);
     if (!/^[0-9]+$/.test(batchRaw ?? '1') || !Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) throw new SoulsError(`--batch must be a whole number from 1 to 10000, got ${JSON.stringify(batchRaw)}`);
     const explicit = argv.some((a) => a === '--similarity' || a.startsWith('--similarity=')) || Boolean(io.env.SOULS_SIMILARITY);
-    if (config!.settings.similarity !== 'semantic' && (explicit || config!.settings.similarity !== 'trigram')) {
+    if (config!.settings.similarity !== 'semantic' && (explicit || config!.settings.similarity !== defaultSettings.similarity)) {
       throw new SoulsError(`reindex computes semantic vectors: --similarity must be semantic, got ${config!.settings.similarity}`);
     }
     if (!databaseExists(config!)) {

@@ -159,7 +159,8 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
   const edges: number[] = [];
   const passing = passingCheapGate(db, gate, newTexts);
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
-  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
+  // Read only for souls that may have themes: a write past the cheap gate would otherwise pay a statement for none.
+  const themes = soulThemeMaps(db, passing.filter((g) => g.themed !== false).map((g) => g.soulId));
   for (const g of passing) {
     const themeOf = themes.get(g.soulId) ?? none;
     const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds)));

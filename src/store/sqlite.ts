@@ -212,8 +212,12 @@ function withSources(bySource: ReadonlyMap<string, Aggregates>): { agg: ShardAgg
 }
 
 
-/** A soul's gate row as a write sees it: its subject, and its considered shards' aggregates and counts by source at the write's cutoff. */
-type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; agg: ShardAggregate; sources: Map<string, number> };
+/**
+ * A soul's gate row as a write sees it: its subject, whether any of its shards has a theme (read with the row;
+ * the write memo is dropped by any other write), and its considered shards' aggregates and counts by source at
+ * the write's cutoff.
+ */
+type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; themed: boolean; agg: ShardAggregate; sources: Map<string, number> };
 
 /** The souls' states with the shards a write made considered (those created after `cutoff`) added. */
 function withEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, GateState> {
@@ -1131,7 +1135,7 @@ export class SqliteStore implements SoulsStore {
     }
     const rows = this.all(
       `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, g.floor, g.count, g.oldest, g.newest, g.latest, g.sources, g.through,
-         (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id
+         (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id, EXISTS (SELECT 1 FROM shard_themes st WHERE st.soul_id = so.id) AS themed
        FROM souls so LEFT JOIN soul_gate g ON g.soul_id = so.id WHERE so.id IN ${inList('soulIds')} ORDER BY so.id`,
       { soulIds: json(soulIds) },
     );
@@ -1140,7 +1144,7 @@ export class SqliteStore implements SoulsStore {
     const rebuilt = stale.length === 0 ? new Map<number, Map<string, Aggregates>>() : this.rebuildGate(stale, cutoff);
     const states = rows.map((r) => {
       const soulId = Number(r.soul_id);
-      const subject = { soulId, dormant: r.deleted_at !== null, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at) };
+      const subject = { soulId, dormant: r.deleted_at !== null, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at), themed: Number(r.themed) === 1 };
       const fresh = rebuilt.get(soulId);
       if (fresh) return { ...subject, ...withSources(fresh) };
       const sources = new Map(JSON.parse(String(r.sources)) as Array<[string, number]>);
@@ -1199,6 +1203,7 @@ export class SqliteStore implements SoulsStore {
       soulId: g.soulId,
       dormant: g.dormant,
       lastAttunedAt: g.lastAttunedAt,
+      themed: g.themed,
       shardIds: [],
       beforeShardIds: [],
       after: after.get(g.soulId)!.agg,

@@ -210,6 +210,8 @@ export type GateStats = {
   after: ShardAggregate;
   /** Considered shards before the write. */
   before: ShardAggregate;
+  /** Whether any of the soul's shards has a theme, when the write knew it at no cost; absent: not known. */
+  themed?: boolean;
 };
 
 /** `shardIds`: the shards this write inserted or actually unsealed (the ones `GateStats.before` leaves out). */
