@@ -1,5 +1,5 @@
 // Calibration: the clustering threshold chosen from labelled data (a JSONL file's lines, or refiners' themes), stored
-// per mode and vector dimension, and used when a database is opened without a clusteringThreshold.
+// per mode and vector model and dimension, and used when a database is opened without a clusteringThreshold.
 import { describe, expect, it } from 'vitest';
 import {
   InvalidStateError,
@@ -63,7 +63,7 @@ describe('calibrateThreshold from a labelled set', () => {
     const { soul } = await soulWithVectors(db);
     expect(db.clusteringThresholdSource).toBe('default');
     const calibration = await calibrateThreshold(db, { labels: labelledVectors() });
-    expect(calibration).toMatchObject({ mode: 'provided', key: 'provided:22d', from: 'labels', texts: 12, labels: 3, largestLabel: 4, withVectors: 12 });
+    expect(calibration).toMatchObject({ mode: 'provided', key: 'provided:provided:22d', from: 'labels', texts: 12, labels: 3, largestLabel: 4, withVectors: 12 });
     expect(calibration.chosen).toEqual({ threshold: KNOWN_BEST_THRESHOLD, ari: 1, clusters: 3, largestCluster: 4 });
     const at = (t: number) => calibration.sweep.find((r) => r.threshold === t);
     expect(at(0.35)).toEqual({ threshold: 0.35, ari: 0, clusters: 1, largestCluster: 12 });
@@ -104,6 +104,22 @@ describe('calibrateThreshold from a labelled set', () => {
     expect([given.settings.clusteringThreshold, given.clusteringThresholdSource]).toEqual([KNOWN_BEST_THRESHOLD, 'calibrated']);
     const givenButSet = openSoulsDb({ store: db.store, settings: { similarity: 'provided', clusteringThreshold: 0.3 }, calibratedThreshold: read });
     expect([givenButSet.settings.clusteringThreshold, givenButSet.clusteringThresholdSource]).toEqual([0.3, 'setting']);
+  });
+
+  it('a semantic calibration belongs to its model: another model of the same dimension clusters at the default', async () => {
+    const { db } = freshDb(T0, { similarity: 'provided' });
+    const { shardIds, items } = await soulWithVectors(db);
+    const vectorsOf = (model: string) => {
+      db.store.rebindEmbeddings(model);
+      db.store.storeEmbeddings(shardIds.map((id, i) => ({ id, embedding: new Uint8Array(new Float32Array(items[i].embedding!).buffer), contentHash: null })), model);
+    };
+    vectorsOf('model-a');
+    expect(storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBeNull();
+    db.store.putCalibration('semantic:model-a:22d', { threshold: 0.6, ari: 1, from: 'labels', texts: 12, labels: 3, calibratedAt: T0 });
+    expect(storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBe(0.6);
+    vectorsOf('model-b');
+    expect(storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBeNull();
+    expect(db.store.embeddingDimension()).toBe(22);
   });
 
   it('a vector of another dimension than the database\'s is refused, naming its line', async () => {
@@ -152,7 +168,7 @@ describe('calibrateThreshold from themes', () => {
     await assignThemes(db, other.id, [{ shardIds: wren.shardIds, newThemeName: 'two' }]);
     // Sable's unjudged copies of label 2 would merge with nothing judged: they are not labels.
     const calibration = await calibrateThreshold(db);
-    expect(calibration).toMatchObject({ from: 'themes', texts: 12, labels: 3, largestLabel: 4, key: 'provided:22d' });
+    expect(calibration).toMatchObject({ from: 'themes', texts: 12, labels: 3, largestLabel: 4, key: 'provided:provided:22d' });
     expect(calibration.chosen).toEqual({ threshold: KNOWN_BEST_THRESHOLD, ari: 1, clusters: 3, largestCluster: 4 });
     // Below it, Sable's two themes merge into one cluster of 8 (Wren's four stay apart: another soul).
     expect(calibration.sweep.find((r) => r.threshold === 0.35)).toMatchObject({ clusters: 2, largestCluster: 8 });

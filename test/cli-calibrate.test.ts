@@ -55,7 +55,7 @@ describe('souls calibrate', () => {
     const dry = await exited(cli(['calibrate', '--db', path, '--similarity', 'provided', '--labels', labelsFile, '--dry-run', '--json']));
     expect(dry.code).toBe(0);
     const report = JSON.parse(dry.stdout);
-    expect(report).toMatchObject({ mode: 'provided', key: 'provided:22d', from: 'labels', texts: 12, labels: 3, largestLabel: 4, stored: false });
+    expect(report).toMatchObject({ mode: 'provided', key: 'provided:provided:22d', from: 'labels', texts: 12, labels: 3, largestLabel: 4, stored: false });
     expect(report.chosen).toEqual({ threshold: KNOWN_BEST_THRESHOLD, ari: 1, clusters: 3, largestCluster: 4 });
     expect(report.sweep.find((r: { threshold: number }) => r.threshold === 0.35)).toEqual({ threshold: 0.35, ari: 0, clusters: 1, largestCluster: 12 });
     expect(opened(path)).toEqual([defaultClusteringThresholds.provided, 'default']);
@@ -67,7 +67,7 @@ describe('souls calibrate', () => {
     expect(stored.stdout).toMatch(/^0\.375 {6}1\.000 {2}3 {9}4$/m);
     expect(stored.stdout).toMatch(/^Chosen: 0\.375 \(ARI 1\.000, 3 clusters, the largest 4 ≤ 4\)\.$/m);
     expect(stored.stdout).toContain(`Default for provided: 0.25; in force before: 0.25 (default).`);
-    expect(stored.stdout).toContain(`Stored in ${path} for provided:22d`);
+    expect(stored.stdout).toContain(`Stored in ${path} for provided:provided:22d`);
     expect(opened(path)).toEqual([KNOWN_BEST_THRESHOLD, 'calibrated']);
     expect(opened(path, { similarity: 'lexical' })).toEqual([defaultClusteringThresholds.lexical, 'default']);
 

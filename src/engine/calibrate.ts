@@ -9,11 +9,11 @@ import { usesVectors } from './cluster-memo.ts';
 import { InvalidStateError, ValidationError } from './errors.ts';
 import { exceedsUtf8Bytes, normalizeContent } from './normalize.ts';
 import { decodeEmbedding, encodeEmbedding } from './provided.ts';
-import { SEMANTIC_DIMENSION, sentenceEncoder } from './semantic.ts';
+import { BUILTIN_MODEL, sentenceEncoder } from './semantic.ts';
 import { clusteringThresholdSource, defaultClusteringThresholds, withCalibratedThreshold, type ClusteringThresholdSource, type Settings, type SimilarityMode } from './settings.ts';
 import { clusterBy } from './similarity-modes.ts';
 import type { SoulsDb } from './souls-db.ts';
-import type { SoulsStore, StoredCalibration } from '../store/store.ts';
+import { PROVIDED_MODEL, type SoulsStore, type StoredCalibration } from '../store/store.ts';
 
 const pairs = (k: number): number => (k * (k - 1)) / 2;
 
@@ -93,7 +93,7 @@ export type CalibrationRow = { threshold: number; ari: number; clusters: number;
 
 export type Calibration = {
   mode: SimilarityMode;
-  /** What the choice is stored under: the mode, and for vector modes the vectors' dimension (calibrationKey). */
+  /** What the choice is stored under: the mode, and for vector modes the vectors' model and dimension (calibrationKey). */
   key: string;
   from: 'themes' | 'labels';
   /** Labelled texts, labels (themes) of two or more, the largest label, and how many texts carried a vector. */
@@ -109,13 +109,15 @@ export type Calibration = {
 };
 
 /**
- * Where a mode's calibrated threshold is kept: trigram and lexical per mode; provided and semantic per mode and
- * vector dimension, since another model's cosines are on another scale (null: no vector stored yet, nothing applies).
+ * Where a mode's calibrated threshold is kept: trigram and lexical per mode; provided and semantic per mode, model
+ * and vector dimension, since another model's cosines are on another scale. `model` is the one the database's
+ * vectors are bound to (null: recorded by none, i.e. the built-in encoder's or callers'); with no dimension (no
+ * vector stored yet) nothing applies.
  */
-export function calibrationKey(mode: SimilarityMode, dimension: number | null): string | null {
+export function calibrationKey(mode: SimilarityMode, dimension: number | null, model: string | null): string | null {
   if (!usesVectors(mode)) return mode;
-  const d = dimension ?? (mode === 'semantic' ? SEMANTIC_DIMENSION : null);
-  return d === null ? null : `${mode}:${d}d`;
+  if (dimension === null) return null;
+  return `${mode}:${model ?? (mode === 'semantic' ? BUILTIN_MODEL : PROVIDED_MODEL)}:${dimension}d`;
 }
 
 /** `f` of a store's answer, whether the store answered at once (SQLite) or with a promise. */
@@ -128,11 +130,12 @@ const afterAnswer = <T, U>(answer: T | Promise<T>, f: (value: T) => U | Promise<
 export function storedThreshold(store: SoulsStore, settings: Settings): number | null | Promise<number | null> {
   if (clusteringThresholdSource(settings) !== 'default') return null;
   const mode = settings.similarity;
-  const lookup = (dimension: number | null) => {
-    const key = calibrationKey(mode, dimension);
+  const lookup = (dimension: number | null, model: string | null) => {
+    const key = calibrationKey(mode, dimension, model);
     return key === null ? null : afterAnswer(store.getCalibration(key), (stored) => stored?.threshold ?? null);
   };
-  return usesVectors(mode) ? afterAnswer(store.embeddingDimension(), lookup) : lookup(null);
+  if (!usesVectors(mode)) return lookup(null, null);
+  return afterAnswer(store.embeddingDimension(), (dimension) => afterAnswer(store.embeddingModel(), (model) => lookup(dimension, model)));
 }
 
 /** The settings to open with: a calibrated threshold replaces the mode's default, never one that was set. */
@@ -220,7 +223,7 @@ export async function calibrateThreshold(db: SoulsDb, options: { labels?: readon
   const largestLabel = Math.max(...sizes.values());
   return {
     mode,
-    key: calibrationKey(mode, dimension)!,
+    key: calibrationKey(mode, dimension, (await db.store.embeddingModel()) ?? (mode === 'semantic' ? (db.semantic?.embedder.model ?? null) : null))!,
     from,
     texts: truth.length,
     labels,
@@ -247,10 +250,10 @@ export async function storeCalibration(db: SoulsDb, calibration: Calibration): P
   return stored;
 }
 
-/** The calibration stored for the database's mode (and vector dimension), or null. */
+/** The calibration stored for the database's mode (and vector model and dimension), or null. */
 export async function getStoredCalibration(db: SoulsDb): Promise<StoredCalibration | null> {
   const mode = db.settings.similarity;
-  const key = calibrationKey(mode, usesVectors(mode) ? await db.store.embeddingDimension() : null);
+  const key = usesVectors(mode) ? calibrationKey(mode, await db.store.embeddingDimension(), await db.store.embeddingModel()) : mode;
   return key === null ? null : db.store.getCalibration(key);
 }
 

@@ -115,7 +115,7 @@ export interface SoulsStore {
   countShardsWithoutEmbedding(): number;
 
   // Calibrations (`souls calibrate`): the clustering threshold chosen for a similarity mode and model, in souls_meta.
-  /** The calibration stored under `key` (calibrationKey: the mode, and for vectors their dimension), or null. */
+  /** The calibration stored under `key` (calibrationKey: the mode, and for vectors their model and dimension), or null. */
   getCalibration(key: string): StoredCalibration | null;
   /** Keeps the calibration under `key`, replacing the one stored before. */
   putCalibration(key: string, calibration: StoredCalibration): void;
