@@ -29,7 +29,7 @@ import {
   type ShardInput,
   type SoulsDb,
 } from '../src/engine/index.ts';
-import { expiryCutoff } from '../src/engine/souls-db.ts';
+import { expiryCutoff } from '../src/engine/settings.ts';
 import { migrations } from '../src/store/schema.ts';
 import type { SqliteStore } from '../src/store/sqlite.ts';
 import type { GateStats } from '../src/store/store.ts';

@@ -1,7 +1,7 @@
 import { DAY_MS } from './clock.ts';
-import type { Knobs, Settings } from './settings.ts';
+import { expiryCutoff, type Knobs, type Settings } from './settings.ts';
 import type { GateStats, ShardAggregate } from '../store/store.ts';
-import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import type { SoulsDb } from './souls-db.ts';
 
 export const crystallizationConditions = ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const;
 export type CrystallizationCondition = (typeof crystallizationConditions)[number];

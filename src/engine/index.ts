@@ -109,7 +109,7 @@ export {
 export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
 export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
-export { expiryCutoff } from './souls-db.ts';
+export { expiryCutoff } from './settings.ts';
 export { similarity } from './similarity.ts';
 export { clusterBy, textSimilarity } from './similarity-modes.ts';
 export { lexicalSimilarity } from './lexical.ts';

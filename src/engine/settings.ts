@@ -196,3 +196,8 @@ export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}
   if (overrides.clusteringThreshold === undefined) thresholdSources.set(resolved, 'default');
   return resolved;
 }
+
+/** Shards created at or before this moment are past `shardExpiryDays` and left out of every read (never deleted). */
+export function expiryCutoff(db: { readonly settings: Pick<Settings, 'shardExpiryDays'> }, now: number): number {
+  return now - db.settings.shardExpiryDays * 86_400_000;
+}

@@ -134,7 +134,3 @@ export function closeSoulsDb(db: SoulsDb): { checkpointDeferred: string | null }
   return db.store.close();
 }
 
-/** Shards created at or before this moment are past `shardExpiryDays` and left out of every read (never deleted). */
-export function expiryCutoff(db: SoulsDb, now: number): number {
-  return now - db.settings.shardExpiryDays * 86_400_000;
-}
