@@ -17,7 +17,7 @@ import {
   type ShardInput,
   type SoulsDb,
 } from '../src/engine/index.ts';
-import { expiryCutoff } from '../src/engine/souls-db.ts';
+import { expiryCutoff } from '../src/engine/settings.ts';
 import { initSoulsTables } from '../src/store/sqlite.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
 import type { Better } from './report.ts';

@@ -11,6 +11,7 @@
  * and how lexical's default threshold and linkage follow from the sweep.
  */
 import { readFileSync } from 'node:fs';
+import { adjustedRandIndex, chooseThreshold as chooseSweepRow, thresholdRange } from '../src/engine/calibrate.ts';
 import { clusterLexical, lexicalSimilarity } from '../src/engine/lexical.ts';
 import { defaultClusteringThresholds, defaultRedundancyThresholds } from '../src/engine/settings.ts';
 import { clusterTexts, similarity as trigramSimilarity } from '../src/engine/similarity.ts';
@@ -115,39 +116,8 @@ export function clusterMatrix(matrix: Float64Array, n: number, threshold: number
   return members.filter((_, i) => alive[i]);
 }
 
-const pairs = (k: number): number => (k * (k - 1)) / 2;
-
-/**
- * Adjusted Rand index (Hubert & Arabie 1985) of two labellings of the same
- * items: (Σ C(nᵢⱼ,2) − E) / (½(Σ C(aᵢ,2) + Σ C(bⱼ,2)) − E), with
- * E = Σ C(aᵢ,2) · Σ C(bⱼ,2) / C(n,2). 1 for identical partitions, about 0 for
- * chance agreement, negative below chance. When the denominator is 0 (both
- * labellings all singletons, or both one cluster) the partitions are
- * identical and the index is 1.
- */
-export function adjustedRandIndex(truth: readonly (string | number)[], predicted: readonly (string | number)[]): number {
-  if (truth.length !== predicted.length) throw new RangeError('adjustedRandIndex: labellings differ in length');
-  const n = truth.length;
-  const cells = new Map<string, number>();
-  const rows = new Map<string | number, number>();
-  const cols = new Map<string | number, number>();
-  for (let i = 0; i < n; i++) {
-    const key = JSON.stringify([truth[i], predicted[i]]);
-    cells.set(key, (cells.get(key) ?? 0) + 1);
-    rows.set(truth[i], (rows.get(truth[i]) ?? 0) + 1);
-    cols.set(predicted[i], (cols.get(predicted[i]) ?? 0) + 1);
-  }
-  let index = 0;
-  for (const c of cells.values()) index += pairs(c);
-  let sumRows = 0;
-  for (const a of rows.values()) sumRows += pairs(a);
-  let sumCols = 0;
-  for (const b of cols.values()) sumCols += pairs(b);
-  const expected = n < 2 ? 0 : (sumRows * sumCols) / pairs(n);
-  const max = (sumRows + sumCols) / 2;
-  if (max === expected) return 1;
-  return (index - expected) / (max - expected);
-}
+/** The engine's (calibration shares it with this bench). */
+export { adjustedRandIndex, thresholdRange };
 
 /** Cluster number of each item, from clusters of indices that must partition 0..count-1. */
 export function labelsOf(count: number, clusters: readonly (readonly number[])[]): number[] {
@@ -259,13 +229,6 @@ export function sweepThresholds(corpus: ParaphraseCorpus, cluster: ClusterFuncti
 /** The sweep row with the highest ARI (the lowest threshold among ties). */
 export function bestRow(rows: readonly SweepRow[]): SweepRow {
   return rows.reduce((best, row) => (row.evaluation.ari > best.evaluation.ari ? row : best));
-}
-
-/** Thresholds from..to (inclusive) by step, rounded to avoid 0.30000000000000004. */
-export function thresholdRange(from: number, to: number, step: number): number[] {
-  const out: number[] = [];
-  for (let k = 0; from + k * step <= to + 1e-9; k++) out.push(Math.round((from + k * step) * 1000) / 1000);
-  return out;
 }
 
 export type AlignmentFigures = {
@@ -399,18 +362,11 @@ export function largestTheme(corpus: ParaphraseCorpus): number {
 }
 
 /**
- * How a mode's default threshold is chosen: the best adjusted Rand index of the sweep (to the three places
- * the bench prints) among thresholds whose largest cluster holds no more records than the largest labelled
- * theme (a threshold that pleases ARI by building clusters larger than any theme is merging unrelated texts).
- * Ties go to the fewest hard-negative theme pairs merged, then to the lowest threshold.
+ * How a mode's default threshold is chosen: the engine's rule (chooseThreshold, which `souls calibrate` applies to
+ * a user's labels) with the largest labelled theme as the bound and hard-negative theme pairs merged as the tie-break.
  */
 export function chooseThreshold(corpus: ParaphraseCorpus, rows: readonly SweepRow[]): SweepRow {
-  const bound = largestTheme(corpus);
-  const fitting = rows.filter((r) => r.evaluation.largestCluster <= bound);
-  const key = (r: SweepRow) => Math.round(r.evaluation.ari * 1000);
-  return (fitting.length > 0 ? fitting : rows).reduce((best, row) =>
-    key(row) > key(best) || (key(row) === key(best) && row.evaluation.hardNegativesMerged.length < best.evaluation.hardNegativesMerged.length) ? row : best,
-  );
+  return chooseSweepRow(rows, largestTheme(corpus), (row) => ({ ...row.evaluation, hardNegativesMerged: row.evaluation.hardNegativesMerged.length }));
 }
 
 export type ModeUnderTest = {

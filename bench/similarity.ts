@@ -4,8 +4,10 @@
  * seeded observation corpus (300 and 3,000 shards) afresh and through a warm
  * cluster memo, the largest cluster at 3,000 against its true theme (a fresh
  * text and its near-duplicates), and what a dropShard costs when the soul's
- * pending shards are re-clustered by the gate (lexical recomputes the
- * partition whenever the set changes, from kept terms and vector cosines).
+ * pending shards pass the cheap gate (trigram updates its partition; complete
+ * linkage looks for one pair below the threshold, and clusters only when it
+ * finds none; the warm-memo rows recompute lexical's partition from kept
+ * terms and vector cosines, as a read does).
  */
 import { clusterMatrix, ENGINE_MODES, evaluatePartition, loadParaphraseCorpus } from './paraphrase.ts';
 import { closeSoulsDb, createSoul, DAY_MS, defaultClusteringThresholds, dropShard, dropShards, manualClock, openSoulsDb, similarityModes } from '../src/engine/index.ts';

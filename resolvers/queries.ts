@@ -114,7 +114,7 @@ builder.queryType({
       args: { soulId: t.arg.id() },
       resolve: (_, args, ctx) => shardCountsByTag(ctx.db, args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId)),
     }),
-    settings: t.field({ type: Settings, resolve: (_, __, ctx) => ctx.db.settings }),
+    settings: t.field({ type: Settings, resolve: (_, __, ctx) => ({ ...ctx.db.settings, clusteringThresholdSource: ctx.db.clusteringThresholdSource }) }),
     previewTraitChanges: t.field({
       type: RenderPreview,
       description: 'before/after of the rendered block for proposed trait changes; writes nothing',

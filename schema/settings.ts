@@ -1,4 +1,4 @@
-import type { Knobs } from '../src/engine/index.ts';
+import type { ClusteringThresholdSource as ThresholdSource, Knobs } from '../src/engine/index.ts';
 import { builder } from './builder.ts';
 
 export const SimilarityMode = builder.enumType('SimilarityMode', {
@@ -18,7 +18,19 @@ export const SimilarityMode = builder.enumType('SimilarityMode', {
   } as const,
 });
 
-export const Settings = builder.objectRef<Knobs>('Settings').implement({
+export const ClusteringThresholdSource = builder.enumType('ClusteringThresholdSource', {
+  description: 'Where the clustering threshold in force came from.',
+  values: {
+    SETTING: { value: 'setting', description: 'set at startup (--clustering-threshold, its variable or the config file)' },
+    DEFAULT: { value: 'default', description: 'the similarity mode’s own default' },
+    CALIBRATED: { value: 'calibrated', description: 'chosen by `souls calibrate` from labelled data and stored in the database, for this mode and vector dimension' },
+  } as const,
+});
+
+/** The knobs, and where the clustering threshold came from. */
+export type SettingsView = Knobs & { clusteringThresholdSource: ThresholdSource };
+
+export const Settings = builder.objectRef<SettingsView>('Settings').implement({
   description: 'The engine’s knobs, set at startup; read-only here.',
   fields: (t) => ({
     similarity: t.field({ type: SimilarityMode, resolve: (k) => k.similarity }),
@@ -27,7 +39,8 @@ export const Settings = builder.objectRef<Knobs>('Settings').implement({
     shardExpiryDays: t.exposeInt('shardExpiryDays'),
     shardFadeCitations: t.exposeInt('shardFadeCitations'),
     shardRelevanceHalfLife: t.exposeFloat('shardRelevanceHalfLife'),
-    clusteringThreshold: t.exposeFloat('clusteringThreshold', { description: 'the similarity mode’s own default unless set' }),
+    clusteringThreshold: t.exposeFloat('clusteringThreshold', { description: 'the similarity mode’s own default unless set or calibrated (clusteringThresholdSource)' }),
+    clusteringThresholdSource: t.field({ type: ClusteringThresholdSource, resolve: (k) => k.clusteringThresholdSource }),
     staleDays: t.exposeInt('staleDays'),
     redundancyThreshold: t.exposeFloat('redundancyThreshold'),
     consolidationThreshold: t.exposeFloat('consolidationThreshold'),

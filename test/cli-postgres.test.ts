@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cliRunner } from './support/cli.ts';
+import { pgMigrations } from '../src/store/postgres-schema.ts';
 
 // PGlite starts in each child process: seconds each on a loaded machine.
 const { cli, exited, killAll } = cliRunner({ exitMs: 180_000 });
@@ -20,8 +21,8 @@ describe('souls migrate and souls copy', () => {
     expect((await run(['seed-demo', '--db', file])).code).toBe(0);
 
     const first = await run(['migrate', '--db', target]);
-    expect(first).toMatchObject({ code: 0, stderr: '', stdout: `Migrated ${target} from schema version 0 to 3\n` });
-    expect((await run(['migrate', '--db', target])).stdout).toBe(`${target} is at schema version 3: nothing to do\n`);
+    expect(first).toMatchObject({ code: 0, stderr: '', stdout: `Migrated ${target} from schema version 0 to ${pgMigrations.length}\n` });
+    expect((await run(['migrate', '--db', target])).stdout).toBe(`${target} is at schema version ${pgMigrations.length}: nothing to do\n`);
 
     const copy = await run(['copy', '--from', file, '--to', target]);
     expect(copy.stderr).toBe('');

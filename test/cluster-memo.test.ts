@@ -4,6 +4,7 @@ import { ClusterMemo } from '../src/engine/cluster-memo.ts';
 import { decodeEmbedding, encodeEmbedding, vectorCosine, VectorPairs } from '../src/engine/provided.ts';
 import { clusterBy, defaultClusteringThresholds, DAY_MS, createSoul, dropShard, fadeExhaustedShards, addTrait, citeShard, getCrystallization, manualClock, openSoulsDb, revealShards } from '../src/engine/index.ts';
 import { trigramSet } from '../src/engine/similarity.ts';
+import { lexicalSimilarity } from '../src/engine/lexical.ts';
 import { clusterTextsNaive as clusterTexts } from './support/naive-clustering.ts';
 
 function texts(count: number, seed: number): string[] {
@@ -164,9 +165,9 @@ describe('ClusterMemo', () => {
 });
 
 describe('the remembered partitions inside the engine', () => {
-  it('give the same verdicts as a fresh handle after drops, reveals, fading and expiry', async () => {
+  it.each(['trigram', 'lexical'] as const)('give the same verdicts as a fresh handle after drops, reveals, fading and expiry (%s)', async (similarity) => {
     const clock = manualClock(Date.UTC(2026, 0, 1));
-    const db = openSoulsDb({ clock, settings: { shardExpiryDays: 20 } });
+    const db = openSoulsDb({ clock, settings: { shardExpiryDays: 20, similarity } });
     const rng = makeRng(11);
     const pool = texts(300, 5);
     const souls = [];
@@ -191,7 +192,7 @@ describe('the remembered partitions inside the engine', () => {
       if (step % 40 === 39) await revealShards(db, sealed.splice(0));
       if (step % 10 === 0) {
         const remembered = await getCrystallization(db, souls);
-        const fresh = await getCrystallization({ ...db, clusters: new ClusterMemo(db.settings.clusteringThreshold) }, souls);
+        const fresh = await getCrystallization({ ...db, clusters: new ClusterMemo(db.settings.clusteringThreshold, undefined, similarity) }, souls);
         expect(remembered).toEqual(fresh);
       }
     }
@@ -231,6 +232,53 @@ describe('ClusterMemo in the lexical and provided modes', () => {
       if (step % 3 === 0) await memo.prepare(soul, ids, load);
       expect(await memo.partition(soul, ids, load)).toEqual(fresh.map((cluster) => cluster.map((i) => ids[i])));
     }
+  });
+
+  it.each([
+    ['lexical', defaultClusteringThresholds.lexical],
+    ['lexical', 0.3],
+    ['provided', defaultClusteringThresholds.provided],
+    ['semantic', defaultClusteringThresholds.semantic],
+  ] as const)('%s at %s: answers "two clusters or more" only when clustering afresh says so, and for nearly every such set, shards coming and going in random orders', (mode, threshold) => {
+    // Half the pool repeats a few short texts with one vector, so that small sets often form a single cluster.
+    const repeats = ['merge the branch', 'merge the branch today', 'review the branch', 'merge branch'];
+    const texts = pool.map((t, i) => (i % 2 === 0 ? repeats[i % repeats.length] : t));
+    const vectors = stored.map((v, i) => (i % 2 === 0 ? stored[0] : v));
+    const contents = (missing: number[]) => new Map(missing.map((id) => [id, texts[id - 1]]));
+    const embeddings = (ids: number[]) => new Map(ids.flatMap((id) => (vectors[id - 1] ? [[id, encodeEmbedding('embedding', Array.from(vectors[id - 1]!))] as const] : [])));
+    for (const seed of [1, 2, 3]) {
+      const memo = new ClusterMemo(threshold, undefined, mode, embeddings);
+      const order = makeRng(seed);
+      let current = new Set<number>();
+      const answered = { separated: 0, several: 0, single: 0 };
+      for (let step = 0; step < 120; step++) {
+        const next = new Set(current);
+        for (let i = Math.floor(order() * 4); i > 0; i--) next.add(1 + Math.floor(order() * texts.length));
+        for (let i = Math.floor(order() * (next.size > 12 ? 5 : 2)); i > 0 && next.size > 0; i--) next.delete([...next][Math.floor(order() * next.size)]);
+        const ids = [...next].sort((a, b) => a - b);
+        const fresh = clusterBy(mode, ids.map((id) => texts[id - 1]), threshold, mode === 'lexical' ? [] : ids.map((id) => vectors[id - 1])).length;
+        if (fresh >= 2) answered.several++;
+        else answered.single++;
+        if (memo.stillSeparated(7, ids, contents)) {
+          answered.separated++;
+          expect(fresh, `seed ${seed}, step ${step}`).toBeGreaterThanOrEqual(2);
+        } else if (step % 4 === 0) expect(memo.clusterCount(7, ids, contents)).toBe(fresh);
+        current = next;
+      }
+      expect(answered.single, `seed ${seed}`).toBeGreaterThan(0);
+      expect(answered.separated, `seed ${seed}`).toBeGreaterThanOrEqual(0.9 * answered.several);
+    }
+  });
+
+  it('answers "two clusters or more" for a pair exactly when it falls below the threshold (lexical, the boundary)', () => {
+    const pair = ['merge the branch after review', 'review the branch before the merge'];
+    const contents = (missing: number[]) => new Map(missing.map((id) => [id, pair[id - 1]]));
+    const cosine = lexicalSimilarity(pair[0], pair[1]);
+    expect(cosine).toBeGreaterThan(0);
+    expect(new ClusterMemo(cosine, undefined, 'lexical').stillSeparated(1, [1, 2], contents)).toBe(false);
+    expect(new ClusterMemo(cosine, undefined, 'lexical').clusterCount(1, [1, 2], contents)).toBe(1);
+    expect(new ClusterMemo(cosine * (1 + 1e-6), undefined, 'lexical').stillSeparated(1, [1, 2], contents)).toBe(true);
+    expect(new ClusterMemo(cosine * (1 + 1e-6), undefined, 'lexical').clusterCount(1, [1, 2], contents)).toBe(2);
   });
 
   it('keeps vector cosines equal to computing them afresh as shards take and free slots', () => {

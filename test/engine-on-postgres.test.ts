@@ -1,4 +1,4 @@
-// The engine's crystallization, level-up, exact-revert (SPEC §6–7, turn 2), shard-search, themes and theme-hints suites again, on the PostgreSQL store (PGlite, in
+// The engine's crystallization, level-up, exact-revert (SPEC §6–7, turn 2), shard-search, themes, theme-hints and calibration suites again, on the PostgreSQL store (PGlite, in
 // this thread): one PGlite for the file, emptied before each test's database.
 import { afterAll } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres-pool.ts';
@@ -17,3 +17,4 @@ await import('./shard-search.test.ts');
 await import('./trait-rules.test.ts');
 await import('./themes.test.ts');
 await import('./theme-hints.test.ts');
+await import('./calibrate.test.ts');

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   DAY_MS,
   addTrait,
+  assignThemes,
   awakenSoul,
   citeShard,
   unciteShard,
@@ -28,7 +29,7 @@ import {
   type ShardInput,
   type SoulsDb,
 } from '../src/engine/index.ts';
-import { expiryCutoff } from '../src/engine/souls-db.ts';
+import { expiryCutoff } from '../src/engine/settings.ts';
 import { migrations } from '../src/store/schema.ts';
 import type { SqliteStore } from '../src/store/sqlite.ts';
 import type { GateStats } from '../src/store/store.ts';
@@ -55,13 +56,15 @@ async function expectRowsMatch(db: SoulsDb, souls: readonly number[], context: s
   for (const id of souls) expect(stored.get(id), `${context}: soul ${id}`).toEqual(reference.get(id)!.after);
 }
 
-/** A write's GateStats against the reference read just before and just after it. */
-function expectWriteGate(written: readonly GateStats[], before: Map<number, GateStats>, after: Map<number, GateStats>, context: string): void {
+/** A write's GateStats against the reference read just before and just after it (and, where it says, whether the soul has themes). */
+async function expectWriteGate(db: SoulsDb, written: readonly GateStats[], before: Map<number, GateStats>, after: Map<number, GateStats>, context: string): Promise<void> {
   expect(written.map((g) => g.soulId), context).toEqual([...after.keys()].sort((a, b) => a - b));
+  const themes = await db.store.shardThemesOfSouls(written.map((g) => g.soulId));
   for (const g of written) {
     const was = before.get(g.soulId)!;
     const now = after.get(g.soulId)!;
-    expect(g, `${context}: soul ${g.soulId}`).toEqual({ ...now, before: was.after, beforeShardIds: was.shardIds });
+    const themed = g.themed === undefined ? {} : { themed: themes.get(g.soulId)!.size > 0 };
+    expect(g, `${context}: soul ${g.soulId}`).toEqual({ ...now, before: was.after, beforeShardIds: was.shardIds, ...themed });
   }
 }
 
@@ -125,7 +128,7 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
       const touched = [...new Set(inputs.flatMap((s) => s.soulIds))];
       const before = await db.store.gateStats(touched, cutoffOf(db));
       const written = await db.store.insertShards(news, clock.now(), cutoffOf(db));
-      expectWriteGate(written.gate, before, await db.store.gateStats(touched, cutoffOf(db)), context);
+      await expectWriteGate(db, written.gate, before, await db.store.gateStats(touched, cutoffOf(db)), context);
       remember(written.shardIds, inputs);
       count('insert');
     } else if (op < 0.6 && sealed.size > 0) {
@@ -138,7 +141,7 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
         const before = await db.store.gateStats(touched, cutoffOf(db));
         const written = await db.store.revealShards(ids, clock.now(), cutoffOf(db));
         expect(written.shardIds, context).toEqual([...new Set(unsealing)].sort((a, b) => a - b));
-        expectWriteGate(written.gate, before, await db.store.gateStats(touched, cutoffOf(db)), context);
+        await expectWriteGate(db, written.gate, before, await db.store.gateStats(touched, cutoffOf(db)), context);
       }
       for (const id of ids) sealed.delete(id);
       count('reveal');
@@ -262,7 +265,7 @@ describe('upgrading a version 3 database', () => {
         cutoffOf(db),
       );
       expect(written.shardIds).toEqual([61]);
-      expectWriteGate(written.gate, before, await db.store.gateStats([1, 2], cutoffOf(db)), 'first write');
+      await expectWriteGate(db, written.gate, before, await db.store.gateStats([1, 2], cutoffOf(db)), 'first write');
       expect(raw.prepare('SELECT soul_id, count FROM soul_gate ORDER BY soul_id').all().map((r) => ({ ...r }))).toEqual(
         [...(await db.store.gateStats([1, 2], cutoffOf(db))).values()].map((g) => ({ soul_id: g.soulId, count: g.after.count })),
       );
@@ -287,12 +290,12 @@ describe('a write reusing what the last shard write read', () => {
   };
   const shard = (content: string, soulIds: number[], createdAt: number, source = 'source-1') => ({ content, source, soulIds, tags: [], sealed: false, createdAt, embedding: null });
 
-  it('reports the edges a fresh handle sees, through writes alone with no read between them', async () => {
+  it.each(['trigram', 'lexical'] as const)('reports the edges a fresh handle sees, through writes alone with no read between them (%s)', async (similarity) => {
     for (let seed = 1; seed <= 6; seed++) {
       const clock = manualClock(T0);
       // Seeds 5 and 6 cluster only each soul's 5 newest shards: every write moves the window.
-      const settings = seed > 4 ? { ...SETTINGS, maxClusteredShards: 5 } : SETTINGS;
-      const { path, db } = fileDb(`alone-${seed}.db`, clock, settings);
+      const settings = { ...SETTINGS, similarity, ...(seed > 4 ? { maxClusteredShards: 5 } : {}) };
+      const { path, db } = fileDb(`alone-${similarity}-${seed}.db`, clock, settings);
       const souls: number[] = [];
       for (let i = 0; i < 3; i++) souls.push((await createSoul(db, { name: `Soul ${i}`, essence: 'e' })).id);
       const rng = createRng(seed);
@@ -324,6 +327,37 @@ describe('a write reusing what the last shard write read', () => {
       closeSoulsDb(reference);
       closeSoulsDb(db);
     }
+  });
+
+  it("reads a soul's themes on a write only when it has some, and sees those another connection assigned", async () => {
+    const clock = manualClock(T0 + 10 * DAY_MS);
+    const { path, db } = fileDb('themes.db', clock);
+    const now = clock.now();
+    const judged = (await createSoul(db, { name: 'Judged', essence: 'e' })).id;
+    const plain = (await createSoul(db, { name: 'Plain', essence: 'e' })).id;
+    // One cluster each under trigram (the same text), one source: below the cheap gate.
+    const note = 'Merged the release branch after the review.';
+    const ids: number[] = [];
+    for (const soul of [judged, plain]) for (let i = 0; i < 4; i++) ids.push((await dropShard(db, note, 'source-1', [soul], { createdAt: now - i * DAY_MS })).shardId);
+
+    const other = openSoulsDb({ path, clock, settings: SETTINGS });
+    await assignThemes(other, judged, [
+      { shardIds: [ids[0]], newThemeName: 'releases' },
+      { shardIds: [ids[1]], newThemeName: 'reviews' },
+    ]);
+    closeSoulsDb(other);
+    // A second source passes the cheap gate: two themes are two clusters, the plain soul's one text only one.
+    expect((await dropShard(db, note, 'source-2', [judged])).readySoulIds).toEqual([judged]);
+    expect((await dropShard(db, note, 'source-2', [plain])).readySoulIds).toEqual([]);
+
+    const statements = async (soul: number) => {
+      const before = await db.store.statementsExecuted();
+      await dropShard(db, note, 'source-3', [soul]);
+      return await db.store.statementsExecuted() - before;
+    };
+    await statements(judged);
+    expect(await statements(judged)).toBe((await statements(plain)) + 1);
+    closeSoulsDb(db);
   });
 
   it('upgrades version 4 rows to cover every shard there is', async () => {

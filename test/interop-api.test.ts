@@ -155,11 +155,11 @@ describe('Soul.soulMd', () => {
   });
 });
 
-describe("the README's Bring your SOUL.md operations", () => {
+describe("docs/soulmd.md's operations over GraphQL", () => {
   it('run as written', async () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## Bring your SOUL.md'), readme.indexOf('## The engine as a library'));
-    const block = /```graphql\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const doc = readFileSync(new URL('../docs/soulmd.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Over GraphQL'));
+    const block = /```graphql[^\n]*\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     const operations = block.split(/\n\n(?=query|mutation)/);
     expect(operations).toHaveLength(2);
     const server = await start(options);

@@ -72,7 +72,7 @@ describe('the largest response of each tool on the demo data', () => {
 
     for (const t of tools) expect(largest.has(t.name), t.name).toBe(true);
     for (const [name, { tokens, args }] of largest) expect(tokens, `${name} ${JSON.stringify(args)}`).toBeLessThanOrEqual(MAX_RESPONSE_TOKENS);
-    // The figures the README and the closing note quote (npx vitest run test/mcp-budget.test.ts).
+    // The figures docs/agents.md quotes (npx vitest run test/mcp-budget.test.ts).
     console.log(['tool | largest response (tokens ≈ chars ÷ 4)', ...tools.map((t) => `${t.name} | ${largest.get(t.name)!.tokens}`)].join('\n'));
   });
 });

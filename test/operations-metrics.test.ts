@@ -341,7 +341,7 @@ describe('/metrics and SQLite locks', () => {
 
 describe('/metrics and the PostgreSQL pool', () => {
   it('shows the pool\'s connections (open, idle, waiting) and times each statement; a SQLite server has none of these', async () => {
-    const server = await start({ db: { path: 'pglite:memory' } });
+    const server = await start({ path: 'pglite:memory' });
     const before = await scrape(server.url);
     expect(sample(before, 'souls_pg_pool_connections')).toBe(1);
     expect(sample(before, 'souls_pg_pool_idle_connections')).toBe(1);

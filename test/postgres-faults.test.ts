@@ -103,7 +103,7 @@ describe('npm start on PostgreSQL', () => {
         });
         child.once('close', (code) => reject(new Error(`npm start exited with ${code}: ${stdout}`)));
       });
-      expect(stdout).toContain('Database: pglite:memory');
+      expect(stdout).toContain('"database":"pglite:memory"');
       const post = async (query: string) =>
         (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })).json();
       expect(await post('mutation { createSoul(input: { name: "Ledger", essence: "Keeps." }) { __typename } }')).toEqual({ data: { createSoul: { __typename: 'SoulPayload' } } });

@@ -1,4 +1,4 @@
-// The operations README.md's Quick start offers for GraphiQL, run as written against a server holding the demo world
+// The operations README.md's five-minute tour offers for GraphiQL, run as written against a server holding the demo world
 // (`npm run demo` first is the path the README suggests), so they keep working for a reader who follows it.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,15 +8,15 @@ import { manualClock, openSoulsDb } from '../src/engine/index.ts';
 import { DEMO_SPAN_DAYS, seedDemo } from '../scripts/demo.ts';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
-const block = /```graphql\n([\s\S]*?)```/.exec(quickStart)?.[1] ?? '';
+const tour = readme.slice(readme.indexOf('## A five-minute tour'), readme.indexOf('\n## ', readme.indexOf('## A five-minute tour') + 1));
+const block = /```graphql[^\n]*\n([\s\S]*?)```/.exec(tour)?.[1] ?? '';
 const operations = new Map(
   parse(block)
     .definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')
     .map((d) => [d.name!.value, print(d)]),
 );
 /** The variables the README tells the reader to put in GraphiQL's Variables pane, as JSON, with the id Create answered. */
-const variablesLine = /Variables[^`]*`(\{[^`]*\})`/.exec(quickStart)?.[1];
+const variablesLine = /Variables[^`]*`(\{[^`]*\})`/.exec(tour)?.[1];
 
 let app: App;
 let url: string;
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-describe('README Quick start operations after `npm run demo`', () => {
+describe('README tour operations after `npm run demo`', () => {
   it('names a soul the demo does not have, and every operation works as written', async () => {
     expect([...operations.keys()]).toEqual(['Create', 'Observe', 'Refine']);
     const created = await post(operations.get('Create')!);

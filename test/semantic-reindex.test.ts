@@ -46,18 +46,19 @@ function vectorRows(path: string): Array<{ id: number; bytes: number | null; fir
 }
 
 describe('souls reindex', () => {
-  it('killed mid-run keeps the batches it committed; run again, it finishes: one vector per shard, provided ones untouched', async () => {
+  it('killed mid-run keeps the batches it committed; run again, it finishes: one vector per shard, callers\' ones replaced by the model\'s', async () => {
     const count = 160;
     const path = await trigramDatabase('killed.db', count);
     const first = cli(['reindex', '--db', path, '--batch', '16']);
-    // Killed once a progress line shows a committed batch (not the 0/… line).
-    await printed(first, /Embedding shards \[[#.]+\] [1-9]\d*\/\d+/);
+    // Killed once a progress line (on stderr) shows a committed batch (not the 0/… line).
+    await printed(first, /Embedding shards \[[#.]+\] [1-9]\d*\/\d+/, 'stderr');
+    expect(first.output().stderr).toContain('The database\'s vectors come from "provided": binding it to "use-lite-512"');
     first.process.kill('SIGKILL');
     expect((await exited(first)).signal).toBe('SIGKILL');
 
     const afterKill = vectorRows(path);
     const embedded = afterKill.filter((r) => r.bytes !== null).length;
-    expect(embedded).toBeGreaterThan(PROVIDED);
+    expect(embedded).toBeGreaterThan(0);
     expect(embedded).toBeLessThan(count);
     // Batches are committed whole: the shards with vectors are a prefix of the ids.
     expect(afterKill.findIndex((r) => r.bytes === null)).toBe(embedded);
@@ -65,12 +66,13 @@ describe('souls reindex', () => {
     const second = await exited(cli(['reindex', '--db', path, '--batch', '16', '--json']));
     expect(second.code).toBe(0);
     const summary = JSON.parse(second.stdout);
-    expect(summary).toEqual({ database: path, shardsWithoutVector: count - embedded, stored: count - embedded, skipped: 0, dimension: SEMANTIC_DIMENSION });
+    expect(summary).toEqual({ database: path, model: 'use-lite-512', replaced: 0, shardsWithoutVector: count - embedded, stored: count - embedded, skipped: 0, dimension: SEMANTIC_DIMENSION });
     const rows = vectorRows(path);
     expect(rows).toHaveLength(count);
     expect(rows.every((r) => r.bytes === SEMANTIC_DIMENSION * 4)).toBe(true);
-    // The caller's vectors (unit vectors along axis i) are still theirs.
-    expect(rows.slice(0, PROVIDED).map((r) => r.first)).toEqual([1, 0, 0]);
+    // The callers' vectors (unit vectors along axis i) were another model's: the encoder's replaced them.
+    expect(rows.slice(0, PROVIDED).map((r) => r.first)).not.toEqual([1, 0, 0]);
+    expect(metaValue(path, 'embedding_model')).toBe('use-lite-512');
 
     const third = await exited(cli(['reindex', '--db', path, '--json']));
     expect(JSON.parse(third.stdout)).toMatchObject({ shardsWithoutVector: 0, stored: 0 });
@@ -93,6 +95,15 @@ describe('souls reindex', () => {
     expect(vectorRows(path).every((r) => r.bytes === null || r.id <= PROVIDED)).toBe(true);
   }, 30_000);
 });
+
+function metaValue(path: string, key: string): string | null {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return (db.prepare('SELECT value FROM souls_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
+  } finally {
+    db.close();
+  }
+}
 
 function vectorRowsExist(path: string): boolean {
   try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeObservationCorpus, makeRng } from '../bench/corpus.ts';
 import { ClusterMemo } from '../src/engine/cluster-memo.ts';
-import { cosineMatrixSteps, lexicalVectors, linkageSteps } from '../src/engine/lexical.ts';
+import { completeLinkageSteps, cosineMatrixSteps, lexicalVectors, linkageSteps } from '../src/engine/lexical.ts';
 import { clusterCompleteMixedSteps, clusterProvidedSteps, decodeEmbedding, encodeEmbedding, fallbackScale, fallbackSimilarity, mixSimilarity, VECTOR_WEIGHT } from '../src/engine/provided.ts';
 import { clusterBy } from '../src/engine/similarity-modes.ts';
 import { runSteps } from '../src/engine/slices.ts';
@@ -51,6 +51,24 @@ describe('vector clustering without the full matrix', () => {
           expect(fast, `seed ${seed}, threshold ${threshold}, scale ${scale}`).toEqual(reference(texts, vectors, threshold, scale));
         }
         expect(runSteps(clusterProvidedSteps(texts, vectors, threshold, VECTOR_WEIGHT, 'complete'))).toEqual(reference(texts, vectors, threshold, fallbackScale('provided')));
+      }
+    }
+  });
+
+  it('lexical complete linkage gives the partition of the NN-chain over the whole cosine matrix, ties included', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const random = makeRng(seed);
+      // Repeated texts and texts over a few words: many equal cosines, and components of every size.
+      const corpus = makeObservationCorpus(40, seed);
+      const words = ['merge', 'branch', 'review', 'tests', 'deploy', 'no', 'many'];
+      const texts = Array.from({ length: 120 }, (_, i) =>
+        i % 3 === 0 ? corpus[Math.floor(random() * corpus.length)] : Array.from({ length: 1 + Math.floor(random() * 4) }, () => words[Math.floor(random() * words.length)]).join(' '),
+      );
+      for (const threshold of [0, 0.06, 0.2, 0.425, 0.6, 0.9, 1]) {
+        const matrix = runSteps(cosineMatrixSteps(lexicalVectors(texts)));
+        const expected = runSteps(linkageSteps(texts.length, matrix, threshold, 'complete'));
+        expect(clusterBy('lexical', texts, threshold), `seed ${seed}, threshold ${threshold}`).toEqual(expected);
+        expect(runSteps(completeLinkageSteps(lexicalVectors(texts), threshold))).toEqual(expected);
       }
     }
   });

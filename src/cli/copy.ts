@@ -1,5 +1,5 @@
 // souls copy: move an embedded SQLite database into PostgreSQL, then prove it by rendering every soul on both sides.
-import { closeSoulsDb, listDormantSouls, listSouls, openSoulsDb, renderSouls, SoulsError, type SoulsDb } from '../engine/index.ts';
+import { closeSoulsDb, listDormantSouls, listSouls, openSoulsDb, openSoulsDbAsync, renderSouls, SoulsError, type SoulsDb } from '../engine/index.ts';
 import { databaseExists } from './database.ts';
 import { openPostgresStore, describeDb, isPostgresUrl } from '../store/postgres-pool.ts';
 import { pgDataTables } from '../store/postgres-schema.ts';
@@ -40,7 +40,7 @@ export const copyCommand: Command = {
     let target: SoulsDb | null = null;
     try {
       const store = await openPostgresStore({ url: to });
-      target = openSoulsDb({ store });
+      target = await openSoulsDbAsync({ store });
       const { tables, idFloors } = (source.store as ReturnType<typeof openSqliteStore>).exportTables(pgDataTables);
       const copied = await store.importTables(tables, idFloors, COPY_TIMEOUT_MS);
       const ids = [...(await listSouls(source)), ...(await listDormantSouls(source))].map((s) => s.id).sort((a, b) => a - b);

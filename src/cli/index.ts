@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `souls` program: every subcommand is a file of src/cli/ listed in `commands`; dispatch.ts runs the one named.
 import { backupCommand } from './backup.ts';
+import { calibrateCommand } from './calibrate.ts';
 import type { Command } from './command.ts';
 import { copyCommand } from './copy.ts';
 import { runCli } from './dispatch.ts';
@@ -35,6 +36,7 @@ export const commands: Command[] = [
   mcpCommand,
   refinerCommand,
   reindexCommand,
+  calibrateCommand,
 ];
 
 /** Runs the command line of this process (`src/cli/souls.js` calls it after turning on Node's compile cache). */

@@ -5,6 +5,7 @@ import { closeSoulsDb, manualClock, openSoulsDb, systemClock } from '../engine/i
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { commandHelp } from './help.ts';
+import { embedderOf } from './database.ts';
 
 export const seedDemoCommand: Command = {
   name: 'seed-demo',
@@ -28,7 +29,7 @@ export const seedDemoCommand: Command = {
     // The demo's history is laid out backwards from now on a hand-moved clock, so createdAt values are real dates.
     const now = systemClock.now();
     const clock = manualClock(now);
-    const db = openSoulsDb({ path, clock, settings: config!.settings });
+    const db = openSoulsDb({ path, clock, settings: config!.settings, embedder: embedderOf(config!) });
     try {
       const summary = await seedDemo(db, clock, { now, force: values.force === true });
       io.stdout.write(

@@ -1,12 +1,19 @@
 // souls serve: the GraphQL API, GraphiQL and the character sheet on one port.
 import { isLoopback } from '../server/auth.ts';
 import { normalizeHost } from '../server/origin.ts';
-import { closeSoulsDb, SoulsError } from '../engine/index.ts';
+import { closeSoulsDb, SoulsError, type ClusteringThresholdSource } from '../engine/index.ts';
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { openDb } from './database.ts';
 import { describeDb, redactUrl } from '../store/postgres-pool.ts';
 import { commandHelp } from './help.ts';
+import { shownUrl } from '../embedder/endpoint.ts';
+
+const thresholdSourceText: Record<ClusteringThresholdSource, string> = {
+  setting: 'set',
+  default: "the mode's default",
+  calibrated: 'calibrated for this database by `souls calibrate`',
+};
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -24,6 +31,7 @@ export const serveCommand: Command = {
       'souls serve --db postgres://souls@db/souls     # PostgreSQL, shared by several replicas',
       'souls serve --host 0.0.0.0 --tokens-file tokens.json --trait-limit 12',
       'souls serve --db postgres://souls@db/souls --redis redis://cache:6379   # a replica: events reach every replica',
+      'souls serve --embedder-url http://127.0.0.1:11434/v1 --embedder-model nomic-embed-text   # your own model (docs/embeddings.md)',
     ],
   }),
   async run(argv, io) {
@@ -87,6 +95,8 @@ export const serveCommand: Command = {
     say(`Souls API on ${url} (open it in a browser for GraphiQL; WebSocket and SSE subscriptions on the same path)`);
     say(`MCP for agents on ${url.replace(/graphql$/, 'mcp')} (Streamable HTTP; \`souls mcp\` serves stdio)`);
     say(`Database: ${describeDb(config.db)}`);
+    say(`Similarity ${db.settings.similarity}, clustering threshold ${db.settings.clusteringThreshold} (${thresholdSourceText[db.clusteringThresholdSource]})`);
+    if (config.embedder) say(`Vectors (similarity semantic) from ${config.embedder.model} at ${shownUrl(new URL(config.embedder.url))}, off the request path`);
     if (redis) say(`Events through Redis ${redactUrl(config.redis!.url)}, channels ${redis.channelPrefix}* (subscribers on every replica hear every write)`);
     for (const warning of config.warnings) warn(`WARNING: ${warning}`);
     if (config.tokens === null) {

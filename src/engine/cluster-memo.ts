@@ -1,5 +1,5 @@
-import { clusterVectorsSteps, squareLinkageSteps, textTerms, ThresholdComponents, vectorsOfTerms, type Linkage, type TextTerms } from './lexical.ts';
-import { clusterCompleteMixedSteps, decodeEmbedding, fallbackScale, mixedSquareSteps, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
+import { clusterVectorsSteps, dot, meetsCosine, PoolWeighing, squareLinkageSteps, textTerms, ThresholdComponents, vectorsOfTerms, type Linkage, type SparseVector, type TextTerms } from './lexical.ts';
+import { clusterCompleteMixedSteps, decodeEmbedding, fallbackScale, mixedSquareSteps, mixSimilarity, VectorPairs, VECTOR_WEIGHT } from './provided.ts';
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
@@ -68,6 +68,10 @@ export class ClusterMemo {
   private readonly souls = new Map<number, Partition>();
   /** Trigram: per soul, the last set it was asked about and a side of it no other of its shards is similar to. */
   private readonly separations = new Map<number, Separation>();
+  /** Complete linkage: per soul, two of its shards found less similar than the threshold. */
+  private readonly pairsApart = new Map<number, [number, number]>();
+  /** pairApart's map from dictionary ids to a set's own (every entry −1 between calls): see PoolWeighing. */
+  private poolScratch = new Int32Array(0);
   private readonly vectors = new Map<number, Float32Array | null>();
   private readonly loadVectors: EmbeddingLoader;
   private readonly lexicalDictionary = new Map<string, number>();
@@ -101,11 +105,9 @@ export class ClusterMemo {
   }
 
   /**
-   * Whether `shardIds` (ascending) still form two clusters or more by what the last count of this soul left: a
-   * side (its smallest cluster then) no other shard is similar to. Single linkage only: a shard added that is
-   * similar to no member of the side joins the other clusters, and one removed cannot join anything, so the
-   * side stays apart as long as it and the rest keep a member. false means not known, never "fewer": count then.
-   * Saves comparing each new shard with every member (the partition catches up when a count is asked for).
+   * Whether `shardIds` (ascending) form two clusters or more, when that is cheap to know; false means not known,
+   * never "fewer": count then. Saves clustering the soul on a write (the partition catches up when a count or the
+   * clusters are asked for). Single linkage (trigram): by the side its last count left; complete linkage: by a pair.
    */
   stillSeparated(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<boolean> {
     const separated = this.separatedNow(soulId, shardIds);
@@ -115,8 +117,20 @@ export class ClusterMemo {
     return this.separatedNow(soulId, shardIds) === true;
   }
 
-  /** stillSeparated with what is held, or the shards whose texts it needs first. */
+  /** stillSeparated with what is held, or the shards whose texts (or vectors) it needs first. */
   private separatedNow(soulId: number, shardIds: readonly number[]): boolean | number[] {
+    if (this.mode === 'trigram') return this.sideStillApart(soulId, shardIds);
+    if (clusteringLinkages[this.mode] !== 'complete' || shardIds.length < 2) return false;
+    const missing = this.lacking(shardIds);
+    return missing.length > 0 ? missing : this.pairApart(soulId, shardIds);
+  }
+
+  /**
+   * Single linkage: whether the side (the smallest cluster) the last count of this soul left is still apart. A
+   * shard added that is similar to no member of the side joins the other clusters, and one removed cannot join
+   * anything, so the side stays apart as long as it and the rest keep a member. Or the shards whose texts it needs.
+   */
+  private sideStillApart(soulId: number, shardIds: readonly number[]): boolean | number[] {
     const separation = this.separations.get(soulId);
     const partition = this.souls.get(soulId);
     if (separation === undefined || partition === undefined) return false;
@@ -140,6 +154,56 @@ export class ClusterMemo {
     this.separations.set(soulId, { members: shardIds, side });
     this.keep(soulId, partition);
     return true;
+  }
+
+  /**
+   * Complete linkage: whether two of `shardIds` (ascending) are less similar than the threshold. Every merge's
+   * link is the minimum of its members' pairs, so no cluster can hold both: two clusters or more. (With every
+   * pair meeting it, all merge into one.) The pair found last for the soul is tried first, then the newest
+   * shards, each with every older one; each pair weighed by the IDF of the whole set and mixed as clustering
+   * mixes it, the same bits, so the answer is the one clustering would give. Linear in the set's terms (the
+   * IDF), where clustering is quadratic; the search is bounded (PAIR_TRIES), so a set whose pairs all meet the
+   * threshold, or nearly all, is left to clustering.
+   */
+  private pairApart(soulId: number, shardIds: readonly number[]): boolean {
+    const pool = shardIds.map((id) => this.termsOf(id, this.shards.text(id)!));
+    if (this.poolScratch.length < this.lexicalDictionary.size) this.poolScratch = new Int32Array(2 * this.lexicalDictionary.size).fill(-1);
+    const weighing = new PoolWeighing(pool, this.lexicalDictionary.size, undefined, this.poolScratch);
+    let apartPair: [number, number] | undefined;
+    try {
+      apartPair = this.findPairApart(soulId, shardIds, pool, weighing);
+    } finally {
+      weighing.release();
+    }
+    if (apartPair === undefined) this.pairsApart.delete(soulId);
+    else this.pairsApart.set(soulId, apartPair);
+    this.evict(soulId);
+    return apartPair !== undefined;
+  }
+
+  /** pairApart's search: two shard ids of the set less similar than the threshold, or undefined. */
+  private findPairApart(soulId: number, shardIds: readonly number[], pool: readonly TextTerms[], weighing: PoolWeighing): [number, number] | undefined {
+    const n = shardIds.length;
+    const lexical: (SparseVector | undefined)[] = new Array(n);
+    const vectorOf = (i: number) => (lexical[i] ??= weighing.vector(pool[i]));
+    const scale = usesVectors(this.mode) ? fallbackScale(this.mode === 'semantic' ? 'semantic' : 'provided') : 1;
+    const apart = (i: number, j: number): boolean => {
+      const cosine = dot(vectorOf(i), vectorOf(j));
+      if (!usesVectors(this.mode)) return !meetsCosine(cosine, this.threshold);
+      const [a, b] = this.vectorsOf([shardIds[i], shardIds[j]]);
+      return !meetsCosine(mixSimilarity(cosine, a, b, VECTOR_WEIGHT, scale), this.threshold);
+    };
+    const last = this.pairsApart.get(soulId);
+    if (last !== undefined) {
+      const i = sortedIndexOf(shardIds, last[0]);
+      const j = sortedIndexOf(shardIds, last[1]);
+      if (i >= 0 && j >= 0 && apart(i, j)) return last;
+    }
+    let tries = PAIR_TRIES * n;
+    for (let j = n - 1; j > 0 && tries > 0; j--) {
+      for (let i = j - 1; i >= 0 && tries > 0; i--, tries--) if (apart(i, j)) return [shardIds[i], shardIds[j]];
+    }
+    return undefined;
   }
 
   /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */
@@ -339,6 +403,7 @@ export class ClusterMemo {
   forget(soulId: number): void {
     this.souls.delete(soulId);
     this.separations.delete(soulId);
+    this.pairsApart.delete(soulId);
     this.pairs.delete(soulId);
   }
 
@@ -555,6 +620,22 @@ const EMPTY_KEY = -1;
 
 /** Fibonacci hashing: the top bits of the key times 2^32 / φ (low bits would follow the last code point alone). */
 const hashSlot = (key: number, shift: number): number => Math.imul(key, 0x9e3779b1) >>> shift;
+
+/** Pairs tried per shard of a set, on average, for one less similar than the threshold before clustering decides. */
+const PAIR_TRIES = 4;
+
+/** The position of `id` in ascending `ids`, or −1. */
+function sortedIndexOf(ids: readonly number[], id: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] === id) return mid;
+    if (ids[mid] < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
 
 /** A soul's last asked-about shards (ascending) and a side of them no other of them is similar to. */
 type Separation = { members: readonly number[]; side: ReadonlySet<number> };

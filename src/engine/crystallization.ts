@@ -1,7 +1,7 @@
 import { DAY_MS } from './clock.ts';
-import type { Knobs, Settings } from './settings.ts';
+import { expiryCutoff, type Knobs, type Settings } from './settings.ts';
 import type { Awaitable, GateStats, ShardAggregate } from '../store/store.ts';
-import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import type { SoulsDb } from './souls-db.ts';
 
 export const crystallizationConditions = ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const;
 export type CrystallizationCondition = (typeof crystallizationConditions)[number];
@@ -169,7 +169,8 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
   const found = passingCheapGate(db, gate, newTexts);
   const passing = found instanceof Promise ? await found : found;
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
-  const mapped = soulThemeMaps(db, passing.map((g) => g.soulId));
+  // Read only for souls that may have themes: a write past the cheap gate would otherwise pay a statement for none.
+  const mapped = soulThemeMaps(db, passing.filter((g) => g.themed !== false).map((g) => g.soulId));
   const themes = mapped instanceof Promise ? await mapped : mapped;
   for (const g of passing) {
     const themeOf = themes.get(g.soulId) ?? none;

@@ -8,16 +8,37 @@ export {
   clusteringLinkages,
   defaultKnobs,
   defaultSettings,
+  clusteringThresholdSource,
   resolveSettings,
   settingNames,
   similarityModes,
   type Bounds,
+  type ClusteringThresholdSource,
   type Knobs,
   type Settings,
   type SimilarityMode,
 } from './settings.ts';
 export { closeSoulsDb, openSoulsDb, openSoulsDbAsync, type OpenOptions, type SoulsDb } from './souls-db.ts';
 export { settleSlicedWork } from './slices.ts';
+export {
+  adjustedRandIndex,
+  CALIBRATION_THRESHOLDS,
+  calibrateThreshold,
+  calibrationKey,
+  chooseThreshold,
+  getStoredCalibration,
+  MIN_CALIBRATION_LABELS,
+  MIN_CALIBRATION_TEXTS,
+  parseLabelledJsonl,
+  storeCalibration,
+  storedThreshold,
+  thresholdRange,
+  type Calibration,
+  type CalibrationRow,
+  type LabelledText,
+  type SweepFigures,
+} from './calibrate.ts';
+export type { StoredCalibration } from '../store/store.ts';
 export { initSoulsTables, openSqliteStore } from '../store/sqlite.ts';
 export {
   awakenSoul,
@@ -88,12 +109,31 @@ export {
 export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
 export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
-export { expiryCutoff } from './souls-db.ts';
+export { expiryCutoff } from './settings.ts';
 export { similarity } from './similarity.ts';
 export { clusterBy, textSimilarity } from './similarity-modes.ts';
 export { lexicalSimilarity } from './lexical.ts';
 export { VECTOR_WEIGHT } from './provided.ts';
-export { awaitEmbeddings, EMBED_BATCH, reindexEmbeddings, SEMANTIC_DIMENSION, stopSentenceEncoder, type ReindexProgress, type ReindexResult } from './semantic.ts';
+export {
+  awaitEmbeddings,
+  BUILTIN_MODEL,
+  checkEmbeddingModel,
+  circuitStates,
+  contentHash,
+  DEFAULT_MAX_QUEUE,
+  EMBED_BATCH,
+  EmbedError,
+  embedFailureReasons,
+  reindexEmbeddings,
+  SEMANTIC_DIMENSION,
+  stopSentenceEncoder,
+  type CircuitState,
+  type EmbedFailureReason,
+  type Embedder,
+  type EmbedderObserver,
+  type ReindexProgress,
+  type ReindexResult,
+} from './semantic.ts';
 export { soulHealth, traitSignals, type TraitSignals } from './signals.ts';
 export { orderedActiveTraits, orderForRender, renderBlock } from './render.ts';
 export { cleanText, normalizeContent } from './normalize.ts';

@@ -2,9 +2,9 @@ import { InvalidStateError, LevelUpPlanError, NotFoundError, type PlanProblem } 
 import type { LevelEvent, Soul, Trait } from './model.ts';
 import { requireText } from './normalize.ts';
 import { renderBlock, renderInputs } from './render.ts';
-import type { Knobs } from './settings.ts';
+import { expiryCutoff, type Knobs } from './settings.ts';
 import { meanPairwise, textSimilarity } from './similarity-modes.ts';
-import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import type { SoulsDb } from './souls-db.ts';
 import { readyEdges } from './crystallization.ts';
 import { principleHints, similarityMeasure, type TraitHintCode } from './polarity.ts';
 

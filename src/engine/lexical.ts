@@ -131,24 +131,53 @@ export function lexicalVectors(texts: readonly string[], charWeight = CHAR_WEIGH
  * whatever dictionary the terms came from: lexicalVectors(texts) gives exactly these.
  */
 export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, charWeight = CHAR_WEIGHT): SparseVector[] {
-  const local = new Int32Array(idCount).fill(-1);
-  const isGram: boolean[] = [];
-  for (const terms of pool) {
-    for (let k = 0; k < terms.ids.length; k++) {
-      if (local[terms.ids[k]] >= 0) continue;
-      local[terms.ids[k]] = isGram.length;
-      isGram.push(terms.isGram[k] === 1);
-    }
-  }
-  const docFreq = new Float64Array(isGram.length);
-  for (const terms of pool) for (let k = 0; k < terms.ids.length; k++) docFreq[local[terms.ids[k]]]++;
-  const n = pool.length;
-  const idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
-  const countOf = new Int32Array(isGram.length);
-  // Plain loops (not from/forEach callbacks): a memo rebuilds every shard's vector on each change of a pool.
+  const weighing = new PoolWeighing(pool, idCount, charWeight);
+  // A plain loop (not map's callback): a memo rebuilds every shard's vector on each change of a pool.
   const vectors: SparseVector[] = new Array(pool.length);
-  for (let d = 0; d < pool.length; d++) {
-    const terms = pool[d];
+  for (let d = 0; d < pool.length; d++) vectors[d] = weighing.vector(pool[d]);
+  return vectors;
+}
+
+/**
+ * What weighs a pool's texts: its terms renumbered by first occurrence over the pool, and their IDF over it.
+ * One pass over the pool's terms; then any member's vector, alone, the same bits as vectorsOfTerms gives it.
+ */
+export class PoolWeighing {
+  private readonly local: Int32Array;
+  /** The dictionary ids the pool holds, in order of first occurrence (their local ids). */
+  private readonly seen: number[] = [];
+  private readonly isGram: boolean[] = [];
+  private readonly idf: Float64Array;
+  private readonly countOf: Int32Array;
+  private readonly charWeight: number;
+
+  /**
+   * `scratch`, if given: an array of at least `idCount` entries, all −1, used instead of a new one (filling one
+   * the size of a large dictionary would cost more than the rest); release() gives it back so.
+   */
+  constructor(pool: readonly TextTerms[], idCount: number, charWeight = CHAR_WEIGHT, scratch?: Int32Array) {
+    const local = scratch ?? new Int32Array(idCount).fill(-1);
+    const { isGram, seen } = this;
+    for (const terms of pool) {
+      for (let k = 0; k < terms.ids.length; k++) {
+        if (local[terms.ids[k]] >= 0) continue;
+        local[terms.ids[k]] = isGram.length;
+        seen.push(terms.ids[k]);
+        isGram.push(terms.isGram[k] === 1);
+      }
+    }
+    const docFreq = new Float64Array(isGram.length);
+    for (const terms of pool) for (let k = 0; k < terms.ids.length; k++) docFreq[local[terms.ids[k]]]++;
+    const n = pool.length;
+    this.idf = Float64Array.from(docFreq, (df) => Math.log((1 + n) / (1 + df)) + 1);
+    this.local = local;
+    this.countOf = new Int32Array(isGram.length);
+    this.charWeight = charWeight;
+  }
+
+  /** The vector of a member of the pool. */
+  vector(terms: TextTerms): SparseVector {
+    const { local, isGram, idf, countOf, charWeight } = this;
     const m = terms.ids.length;
     const ids = new Int32Array(m);
     for (let k = 0; k < m; k++) {
@@ -168,9 +197,13 @@ export function vectorsOfTerms(pool: readonly TextTerms[], idCount: number, char
     const wordScale = wordNorm > 0 ? Math.sqrt(1 - charWeight) / Math.sqrt(wordNorm) : 0;
     const gramScale = gramNorm > 0 ? Math.sqrt(charWeight) / Math.sqrt(gramNorm) : 0;
     for (let k = 0; k < m; k++) weights[k] *= isGram[ids[k]] ? gramScale : wordScale;
-    vectors[d] = { ids, weights };
+    return { ids, weights };
   }
-  return vectors;
+
+  /** Sets every entry this pool used in the scratch array back to −1. */
+  release(): void {
+    for (const id of this.seen) this.local[id] = -1;
+  }
 }
 
 /** Dot product of two sparse vectors (cosine, as both are normalized), summed in ascending id order. */
@@ -511,6 +544,7 @@ export function* clusterLexicalSteps(texts: readonly string[], threshold: number
 /** Lexical clustering of a pool already turned into vectors (vectorsOfTerms, from terms a memo keeps). */
 export function* clusterVectorsSteps(vectors: readonly SparseVector[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): Steps<number[][]> {
   if (vectors.length === 0) return [];
+  if (linkage === 'complete') return yield* completeLinkageSteps(vectors, threshold);
   const components = new ThresholdComponents(vectors.length, threshold);
   const square = yield* cosineSquareSteps(vectors, components);
   return yield* squareLinkageSteps(vectors.length, square, threshold, linkage, components);
@@ -519,3 +553,215 @@ export function* clusterVectorsSteps(vectors: readonly SparseVector[], threshold
 export function clusterLexical(texts: readonly string[], threshold: number, linkage: Linkage = LEXICAL_LINKAGE): number[][] {
   return runSteps(clusterLexicalSteps(texts, threshold, linkage));
 }
+
+/** The pool's postings in one array per field: term t's documents (ascending) and their weights at start[t] … start[t + 1]. */
+class Postings {
+  readonly start: Int32Array;
+  readonly docs: Int32Array;
+  readonly weights: Float64Array;
+
+  constructor(vectors: readonly SparseVector[]) {
+    let terms = 0;
+    for (const v of vectors) for (let k = 0; k < v.ids.length; k++) terms = Math.max(terms, v.ids[k] + 1);
+    const start = new Int32Array(terms + 1);
+    for (const v of vectors) for (let k = 0; k < v.ids.length; k++) start[v.ids[k] + 1]++;
+    for (let t = 0; t < terms; t++) start[t + 1] += start[t];
+    const next = start.slice(0, terms);
+    this.docs = new Int32Array(start[terms]);
+    this.weights = new Float64Array(start[terms]);
+    vectors.forEach(({ ids, weights }, d) => {
+      for (let k = 0; k < ids.length; k++) {
+        const at = next[ids[k]]++;
+        this.docs[at] = d;
+        this.weights[at] = weights[k];
+      }
+    });
+    this.start = start;
+  }
+}
+
+/**
+ * Exact complete linkage cut at `threshold`: squareLinkageSteps's partition, merge for merge, without its n×n
+ * matrix (72 MB at 3,000 shards, most of its time spent allocating, filling and mirroring it): the same
+ * nearest-neighbour chain over rows made when first needed (ChainRows). Every cosine is summed over the same
+ * terms in the same order as lowerCosineSteps sums it, so the same bits. No split into the components of the
+ * pairs meeting the threshold: the chain never leaves a component (a link below the threshold sets the cluster
+ * aside), so the partition is the same, and finding them cost more than it saved. Still quadratic, as complete
+ * linkage over a pool whose IDF moves with every shard must be: each pair sharing a term is summed twice (once
+ * in each row) and each scan of the chain reads a row of the active clusters.
+ */
+export function* completeLinkageSteps(vectors: readonly SparseVector[], threshold: number): Steps<number[][]> {
+  if (vectors.length === 0) return [];
+  return yield* lazyChainSteps(vectors.length, new ChainRows(vectors, new Postings(vectors)), threshold);
+}
+
+/**
+ * Complete linkage's rows, each made when the chain first needs it: the shard's cosines with every shard (from
+ * the postings), then every merge so far replayed in order, each entry of a merged cluster being the minimum of
+ * its parts' (as chainLinkageSteps writes it). A merge writes the kept cluster's row only;
+ * every other row catches up from the merge log when next read, instead of the chain writing a column across
+ * the whole matrix on every merge. A row is let go when its cluster is set aside or merged away, so rows are
+ * held only for the clusters the chain has met and not yet set aside (at most 958 of 3,000, 23 MB, on the bench's
+ * observation pool, where the matrix took 72 MB).
+ */
+class ChainRows {
+  private readonly rows: (Float64Array | null)[];
+  private readonly spare: Float64Array[] = [];
+  /** How much of the merge log each row has applied. */
+  private readonly applied: Int32Array;
+  private readonly kept: Int32Array;
+  private readonly dropped: Int32Array;
+  private merges = 0;
+  private readonly vectors: readonly SparseVector[];
+  private readonly postings: Postings;
+
+  constructor(vectors: readonly SparseVector[], postings: Postings) {
+    const m = vectors.length;
+    this.vectors = vectors;
+    this.postings = postings;
+    this.rows = new Array<Float64Array | null>(m).fill(null);
+    this.applied = new Int32Array(m);
+    this.kept = new Int32Array(m);
+    this.dropped = new Int32Array(m);
+  }
+
+  /** Cluster a's links to every active cluster (its own entry −∞), up to date. */
+  of(a: number): Float64Array {
+    let row = this.rows[a];
+    if (row === null) {
+      row = this.fresh(a);
+      this.rows[a] = row;
+    }
+    for (let e = this.applied[a]; e < this.merges; e++) {
+      const keep = this.kept[e];
+      row[keep] = Math.min(row[keep], row[this.dropped[e]]);
+    }
+    this.applied[a] = this.merges;
+    return row;
+  }
+
+  /** Records that `drop` (whose row is let go) merged into `keep`, whose row the caller has just written. */
+  merged(keep: number, drop: number): void {
+    this.release(drop);
+    this.kept[this.merges] = keep;
+    this.dropped[this.merges++] = drop;
+    this.applied[keep] = this.merges;
+  }
+
+  release(a: number): void {
+    const row = this.rows[a];
+    if (row === null) return;
+    this.spare.push(row);
+    this.rows[a] = null;
+  }
+
+  /** Shard a's cosines with every shard: over a's terms in ascending id order, as lowerCosineSteps sums each pair. */
+  private fresh(a: number): Float64Array {
+    const row = this.spare.pop()?.fill(0) ?? new Float64Array(this.vectors.length);
+    const { start, docs, weights } = this.postings;
+    const v = this.vectors[a];
+    for (let k = 0; k < v.ids.length; k++) {
+      const w = v.weights[k];
+      for (let p = start[v.ids[k]], end = start[v.ids[k] + 1]; p < end; p++) row[docs[p]] += weights[p] * w;
+    }
+    row[a] = -Infinity;
+    this.applied[a] = 0;
+    return row;
+  }
+}
+
+/** chainLinkageSteps for complete linkage over ChainRows: the same scans, merges, ties and result. */
+function* lazyChainSteps(n: number, rows: ChainRows, threshold: number): Steps<number[][]> {
+  const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
+  const done: number[][] = [];
+  const chain: number[] = [];
+  const active = new ActiveClusters(n, threshold);
+  while (active.count > 0) {
+    yield;
+    if (chain.length === 0) chain.push(active.first());
+    const a = chain[chain.length - 1];
+    const previous = chain.length > 1 ? chain[chain.length - 2] : -1;
+    const b = active.nearest(rows.of(a), previous);
+    if (b < 0) {
+      active.retire(a);
+      done.push(members[a]);
+      chain.pop();
+      rows.release(a);
+      continue;
+    }
+    if (b !== previous) {
+      chain.push(b);
+      continue;
+    }
+    chain.length -= 2;
+    const keep = Math.min(a, b);
+    const drop = Math.max(a, b);
+    const keepRow = rows.of(keep);
+    const dropRow = rows.of(drop);
+    active.retire(drop);
+    active.mergeInto(keepRow, dropRow, keep);
+    rows.merged(keep, drop);
+    members[keep] = members[keep].concat(members[drop]);
+  }
+  for (const cluster of done) cluster.sort((x, y) => x - y);
+  return done.sort((x, y) => x[0] - y[0]);
+}
+
+/** The chain's active clusters, ascending: scans visit them in index order (ties to the lowest). */
+class ActiveClusters {
+  private readonly alive: Int32Array;
+  count: number;
+  private readonly bar: number;
+
+  constructor(n: number, threshold: number) {
+    this.alive = Int32Array.from({ length: n }, (_, i) => i);
+    this.count = n;
+    // meetsCosine(value, threshold) is value >= this bar.
+    this.bar = threshold * (1 - THRESHOLD_TOLERANCE);
+  }
+
+  first(): number {
+    return this.alive[0];
+  }
+
+  /**
+   * The cluster to go to from the one whose row this is (its own entry −∞): the best link, `previous` on a tie
+   * with it, else the lowest; −1 when none meets the threshold (the cluster is then set aside).
+   */
+  nearest(row: Float64Array, previous: number): number {
+    const { alive, count } = this;
+    let best = previous >= 0 ? row[previous] : -Infinity;
+    let b = previous;
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (row[k] > best) {
+        best = row[k];
+        b = k;
+      }
+    }
+    return b >= 0 && best >= this.bar ? b : -1;
+  }
+
+  /** Complete linkage: the kept cluster's link to each other active one is the lesser of its parts'. */
+  mergeInto(keepRow: Float64Array, dropRow: Float64Array, keep: number): void {
+    const { alive, count } = this;
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (k !== keep) keepRow[k] = Math.min(keepRow[k], dropRow[k]);
+    }
+  }
+
+  retire(x: number): void {
+    const { alive } = this;
+    let lo = 0;
+    let hi = this.count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (alive[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    alive.copyWithin(lo, lo + 1, this.count);
+    this.count--;
+  }
+}
+

@@ -86,9 +86,12 @@ export function vectorCosine(a: Float32Array, b: Float32Array): number {
   return Math.fround(Math.min(1, Math.max(0, s0 + s1 + (s2 + s3))));
 }
 
-/** The provided similarity of two shards given their lexical cosine and vectors (null: none). `weight` is for the bench's sweep. */
-export function mixSimilarity(lexical: number, a: Float32Array | null, b: Float32Array | null, weight = VECTOR_WEIGHT): number {
-  if (a === null || b === null) return fallbackSimilarity(lexical);
+/**
+ * The provided similarity of two shards given their lexical cosine and vectors (null: none), as clustering mixes
+ * it, the same bits. `weight` is for the bench's sweep; `scale` is the mode's fallback scale (fallbackScale).
+ */
+export function mixSimilarity(lexical: number, a: Float32Array | null, b: Float32Array | null, weight = VECTOR_WEIGHT, scale = FALLBACK_SCALE): number {
+  if (a === null || b === null) return fallbackSimilarity(lexical, scale);
   return weight * vectorCosine(a, b) + (1 - weight) * Math.min(1, lexical);
 }
 

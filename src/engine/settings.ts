@@ -155,12 +155,35 @@ function checkSetting(name: NumericSetting, value: unknown): number {
   return value;
 }
 
+/** Where the clustering threshold in force came from: a setting, the mode's default, or `souls calibrate`'s choice stored in the database. */
+export type ClusteringThresholdSource = 'setting' | 'default' | 'calibrated';
+
+/**
+ * Resolved settings whose threshold nobody set. Kept beside the objects rather than in them, so that resolving
+ * them again (config → openSoulsDb) keeps the threshold open to a calibration, while a copy with any changes
+ * (`{ ...settings, … }`) counts as set, as it always has.
+ */
+const thresholdSources = new WeakMap<Settings, ClusteringThresholdSource>();
+
+export function clusteringThresholdSource(settings: Settings): ClusteringThresholdSource {
+  return thresholdSources.get(settings) ?? 'setting';
+}
+
+/** The settings with a threshold `souls calibrate` chose for this database. */
+export function withCalibratedThreshold(settings: Settings, threshold: number): Settings {
+  const calibrated = Object.freeze({ ...settings, clusteringThreshold: checkSetting('clusteringThreshold', threshold) });
+  thresholdSources.set(calibrated, 'calibrated');
+  return calibrated;
+}
+
 /**
  * Defaults overlaid with `overrides`, every value checked; a bad or unknown one throws naming the knob.
  * Without a `clusteringThreshold` or `redundancyThreshold`, each is the similarity mode's own default.
  */
 export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}): Settings {
   const settings: Settings = { ...defaultSettings };
+  const reresolved = thresholdSources.get(overrides as Settings);
+  if (reresolved !== undefined && reresolved !== 'setting') overrides = { ...overrides, clusteringThreshold: undefined };
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     if (name === 'similarity') settings.similarity = checkSimilarity(value);
@@ -169,5 +192,12 @@ export function resolveSettings(overrides: Partial<Record<string, unknown>> = {}
   }
   if (overrides.clusteringThreshold === undefined) settings.clusteringThreshold = defaultClusteringThresholds[settings.similarity];
   if (overrides.redundancyThreshold === undefined) settings.redundancyThreshold = defaultRedundancyThresholds[settings.similarity];
-  return Object.freeze(settings);
+  const resolved = Object.freeze(settings);
+  if (overrides.clusteringThreshold === undefined) thresholdSources.set(resolved, 'default');
+  return resolved;
+}
+
+/** Shards created at or before this moment are past `shardExpiryDays` and left out of every read (never deleted). */
+export function expiryCutoff(db: { readonly settings: Pick<Settings, 'shardExpiryDays'> }, now: number): number {
+  return now - db.settings.shardExpiryDays * 86_400_000;
 }

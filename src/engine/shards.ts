@@ -4,7 +4,8 @@ import type { Page, Shard, ShardStatus, SourceCount, TagCount } from './model.ts
 import { shardStatuses } from './model.ts';
 import { decodeEmbedding, encodeEmbedding } from './provided.ts';
 import { cleanText, exceedsCodePoints, exceedsUtf8Bytes, normalizeContent, normalizeTag, normalizeTags, requireIds } from './normalize.ts';
-import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import { expiryCutoff } from './settings.ts';
+import type { SoulsDb } from './souls-db.ts';
 import { yieldToEventLoop } from './slices.ts';
 import { spellings } from './spelling.ts';
 import type { NewShard, ShardWrite, TextQuery } from '../store/store.ts';

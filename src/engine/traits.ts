@@ -3,7 +3,8 @@ import { traitStatuses, type Citation, type Shard, type Trait, type TraitStatus 
 import { requireIds, requireText } from './normalize.ts';
 import { renderBlock, renderInputs } from './render.ts';
 import { traitSignals, type TraitSignals } from './signals.ts';
-import { expiryCutoff, type SoulsDb } from './souls-db.ts';
+import { expiryCutoff } from './settings.ts';
+import type { SoulsDb } from './souls-db.ts';
 import { readyEdges } from './crystallization.ts';
 import { principleHints, similarityMeasure, type TraitHint } from './polarity.ts';
 import { textSimilarity } from './similarity-modes.ts';

@@ -249,6 +249,13 @@ export function buildApp(options: AppOptions): App {
   Object.assign(db.observer, metrics.observer);
   metrics.watchPool(db.store);
   const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
+  metrics.watchEmbeddings(() => db.semantic && { queued: db.semantic.queued, pending: db.semantic.pending });
+  // One line when the embeddings endpoint's circuit opens and one when it closes again (never its URL's secrets or key).
+  db.observer.embedCircuit = (change) => {
+    metrics.observer.embedCircuit(change);
+    if (change.state === 'open' && change.from === 'closed') logger.warn({ model: db.semantic?.embedder.model, failures: change.failures, reason: change.reason }, 'embedder circuit open: the endpoint is left alone, shards compare lexically until it answers');
+    else if (change.state === 'closed') logger.info({ model: db.semantic?.embedder.model }, 'embedder circuit closed: the endpoint answers again');
+  };
   const redis: RedisEvents | null = options.redis ? createRedisEvents({ ...options.redis, logger, counters: { ...metrics.redis, dropped: metrics.pubsub.dropped } }) : null;
   const pubsub = createSoulsPubSub(redis?.eventTarget, { counters: metrics.pubsub });
   const release = options.memoryRelease

@@ -4,6 +4,7 @@ import { loadTokens, tokensFileWarnings, type TokenEntry } from './auth.ts';
 import { defaultSettings, resolveSettings, settingNames, similarityModes, ValidationError, type Settings } from '../engine/index.ts';
 import { defaultLimits, limitNames, type Limits } from './limits.ts';
 import { normalizeHost, normalizeOrigin } from './origin.ts';
+import { embeddingsUrl, endpointDefaults } from '../embedder/endpoint.ts';
 
 export type ServerConfig = {
   host: string;
@@ -19,6 +20,8 @@ export type ServerConfig = {
   /** PostgreSQL only: how many connections the replica's pool opens at most (units of work in flight at once). */
   dbPoolSize: number;
   settings: Settings;
+  /** Similarity semantic through the user's own model behind an OpenAI-compatible endpoint; null: the built-in encoder. */
+  embedder: EmbedderConfig | null;
   /** null: no tokens file, so loopback only and every caller has every scope. */
   tokens: TokenEntry[] | null;
   /** Listen beyond loopback without tokens (refused unless given). */
@@ -38,6 +41,13 @@ export type ServerConfig = {
   /** Things the operator should fix that do not stop the server (a tokens file others can read). */
   warnings: string[];
 };
+
+/** The endpoint's settings; the key is behind a function so that printing or serializing the config never shows it. */
+export type EmbedderConfig = { url: string; model: string; key: () => string | null; batchSize: number; concurrency: number; timeoutMs: number };
+
+/** The embedder's flags beside the engine settings: every command that opens a database may need its model. */
+const embedderFlags = ['embedder-url', 'embedder-model', 'embedder-key-file', 'embedder-batch', 'embedder-concurrency', 'embedder-timeout'];
+const embedderKeys = ['embedderUrl', 'embedderModel', 'embedderKeyFile', 'embedderBatch', 'embedderConcurrency', 'embedderTimeout'];
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -105,7 +115,7 @@ const valuedOptions = (names: readonly string[]): Record<string, OptionSpec> => 
  */
 export const optionGroups = {
   database: valuedOptions(['db', 'db-timeout', 'db-connect-timeout', 'db-pool-size', 'config']),
-  settings: valuedOptions(settingNames.map(kebab)),
+  settings: valuedOptions([...settingNames.map(kebab), ...embedderFlags]),
   server: {
     ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', 'release-memory-after', ...limitNames.map(kebab)]),
     insecure: { type: 'boolean' },
@@ -152,7 +162,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'dbPoolSize', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'dbPoolSize', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...embedderKeys, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -175,6 +185,11 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       if (error instanceof ValidationError) throw new ValidationError(found.where, error.message);
       throw error;
     }
+  }
+  const embedder = embedderConfig(pick, env);
+  if (embedder && overrides.similarity === undefined) overrides.similarity = 'semantic';
+  if (embedder && overrides.similarity !== 'semantic') {
+    throw new ValidationError(pick('embedderUrl', 'embedder-url', 'SOULS_EMBEDDER_URL')!.where, `an embeddings endpoint computes the vectors of similarity semantic, but --similarity is ${String(overrides.similarity)}`);
   }
   const limits: Limits = { ...defaultLimits };
   for (const name of server ? limitNames : []) {
@@ -233,6 +248,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     dbConnectTimeoutMs,
     dbPoolSize,
     settings: resolveSettings(overrides),
+    embedder,
     limits,
   };
   if (!server) {
@@ -272,6 +288,55 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
   };
 }
 
+type Pick = (name: string, flag: string, variable: string) => { where: string; raw: unknown } | undefined;
+
+/** The embeddings endpoint from --embedder-url and --embedder-model (both or neither), its key from SOULS_EMBEDDER_KEY or --embedder-key-file. */
+function embedderConfig(pick: Pick, env: NodeJS.ProcessEnv): EmbedderConfig | null {
+  const urlPick = pick('embedderUrl', 'embedder-url', 'SOULS_EMBEDDER_URL');
+  const modelPick = pick('embedderModel', 'embedder-model', 'SOULS_EMBEDDER_MODEL');
+  if (!urlPick && !modelPick) return null;
+  if (!urlPick) throw new ValidationError(modelPick!.where, 'names the model of an embeddings endpoint: give its URL too (--embedder-url or SOULS_EMBEDDER_URL)');
+  if (!modelPick) throw new ValidationError(urlPick.where, 'needs the model to ask for: give --embedder-model (or SOULS_EMBEDDER_MODEL), e.g. nomic-embed-text');
+  let url: string;
+  try {
+    url = embeddingsUrl(String(urlPick.raw)).href;
+  } catch (error) {
+    throw new ValidationError(urlPick.where, (error as Error).message);
+  }
+  const model = String(modelPick.raw).trim();
+  if (model === '' || model.length > 256 || /[\u0000-\u001f]/.test(model)) throw new ValidationError(modelPick.where, 'must be a model name of 1 to 256 characters, e.g. nomic-embed-text');
+  const keyFilePick = pick('embedderKeyFile', 'embedder-key-file', 'SOULS_EMBEDDER_KEY_FILE');
+  let key: string | null = null;
+  if (keyFilePick) {
+    const path = String(keyFilePick.raw);
+    try {
+      key = readFileSync(path, 'utf8').trim();
+    } catch (error) {
+      throw new ValidationError(keyFilePick.where, `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    }
+    if (key === '' || /\s/.test(key)) throw new ValidationError(keyFilePick.where, `${path} must hold the key alone, on one line`);
+  } else if (env.SOULS_EMBEDDER_KEY) {
+    key = env.SOULS_EMBEDDER_KEY.trim();
+    if (/\s/.test(key)) throw new ValidationError('SOULS_EMBEDDER_KEY', 'must be the key alone, without spaces or line breaks');
+  }
+  const whole = (name: string, flag: string, min: number, max: number, fallback: number, unit = ''): number => {
+    const found = pick(name, flag, envName(name));
+    if (!found) return fallback;
+    const value = number(found.where, found.raw);
+    if (!Number.isInteger(value) || value < min || value > max) throw new ValidationError(found.where, `must be a whole number${unit} from ${min} to ${max}, got ${JSON.stringify(found.raw)}`);
+    return value;
+  };
+  const secret = key || null;
+  return {
+    url,
+    model,
+    key: () => secret,
+    batchSize: whole('embedderBatch', 'embedder-batch', 1, 2048, endpointDefaults.batchSize),
+    concurrency: whole('embedderConcurrency', 'embedder-concurrency', 1, 16, endpointDefaults.concurrency),
+    timeoutMs: whole('embedderTimeout', 'embedder-timeout', 1, 600_000, endpointDefaults.timeoutMs, ' of milliseconds'),
+  };
+}
+
 /** Pads to a column, or leaves one space when the text is wider. */
 const column = (text: string, width: number) => (text.length < width ? text.padEnd(width) : `${text} `);
 
@@ -291,9 +356,16 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
         name === 'similarity'
           ? line('--similarity MODE', envName(name), `(${similarityModes.join(' or ')}; default ${defaultSettings.similarity})`)
           : name === 'clusteringThreshold'
-            ? line(`--${kebab(name)} N`, envName(name), `(default: the similarity mode's own, ${defaultSettings[name]} for ${defaultSettings.similarity})`)
+            ? line(`--${kebab(name)} N`, envName(name), `(default: the one \`souls calibrate\` stored in the database for the mode, else the mode's own, ${defaultSettings[name]} for ${defaultSettings.similarity})`)
             : line(`--${kebab(name)} N`, envName(name), `(default ${defaultSettings[name]})`),
-      ),
+      ).concat([
+        line('--embedder-url URL', 'SOULS_EMBEDDER_URL', '(an OpenAI-compatible embeddings endpoint for similarity semantic: a base such as http://127.0.0.1:11434/v1, or the full …/embeddings URL; implies --similarity semantic)'),
+        line('--embedder-model NAME', 'SOULS_EMBEDDER_MODEL', "(the endpoint's model, e.g. nomic-embed-text; recorded with the database's vectors)"),
+        line('--embedder-key-file FILE', 'SOULS_EMBEDDER_KEY_FILE', '(a file holding the key sent as Authorization: Bearer; or the key itself in SOULS_EMBEDDER_KEY)'),
+        line('--embedder-batch N', 'SOULS_EMBEDDER_BATCH', `(texts per call; default ${endpointDefaults.batchSize})`),
+        line('--embedder-concurrency N', 'SOULS_EMBEDDER_CONCURRENCY', `(calls at once; default ${endpointDefaults.concurrency})`),
+        line('--embedder-timeout MS', 'SOULS_EMBEDDER_TIMEOUT', `(longest wait for one call; default ${endpointDefaults.timeoutMs})`),
+      ]),
     server: () => [
       line('--host HOST', 'SOULS_HOST', `(default ${defaults.host})`),
       line('--port PORT', 'SOULS_PORT', `(default ${defaults.port}; 0 picks a free port)`),

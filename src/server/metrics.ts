@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { circuitStates, embedFailureReasons, type CircuitState } from '../engine/semantic.ts';
 import type { EngineObserver, GateOutcome } from '../engine/souls-db.ts';
 import type { MemoryReleased } from './memory-release.ts';
 import type { PoolStats } from '../store/postgres-pool.ts';
@@ -40,6 +41,12 @@ const gateOutcomes: readonly GateOutcome[] = ['below_cheap_gate', 'already_ready
 
 /** From a tenth of a millisecond (an incremental update) to seconds (a cold soul of thousands of shards). */
 const CLUSTERING_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A local model answers a batch in tens of milliseconds, a hosted one in hundreds; a retried batch may take a minute. */
+const EMBED_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** What the embedding queue holds right now (similarity semantic), read at each scrape. */
+export type EmbedQueueState = { queued: number; pending: number };
 
 /** A write that found no other connection's lock begins in microseconds; SQLite's busy handler then sleeps 1, 2, 5, 10 … ms. */
 const LOCK_WAIT_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -126,6 +133,61 @@ export function createMetrics() {
     registers: [registry],
   });
   const memoryReleasedBytes = new Counter({ name: 'souls_memory_released_bytes_total', help: 'Resident memory those collections gave back.', registers: [registry] });
+  const embedCalls = new Histogram({
+    name: 'souls_embed_duration_seconds',
+    help: "Calls for vectors (similarity semantic: the embeddings endpoint, or the built-in encoder), each attempt on its own, by outcome: ok or the failure's reason.",
+    labelNames: ['outcome'] as const,
+    buckets: EMBED_BUCKETS,
+    registers: [registry],
+  });
+  const embedFailures = new Counter({
+    name: 'souls_embed_failures_total',
+    help: 'Failed calls for vectors, by reason: timeout, network, rate_limited (429), server_error (5xx), rejected (another 4xx), malformed, wrong_count, wrong_dimension, non_finite, encoder.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const vectorsStored = new Counter({
+    name: 'souls_embed_vectors_total',
+    help: 'Vectors stored for shards, by source: embedded (computed by the model) or reused (a stored vector of the same text).',
+    labelNames: ['source'] as const,
+    registers: [registry],
+  });
+  const embedDropped = new Counter({
+    name: 'souls_embed_dropped_shards_total',
+    help: 'Shards whose vector will not land in this process, by reason: queue_full or failed; they compare lexically until `souls reindex`.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const circuit = new Gauge({
+    name: 'souls_embed_circuit_state',
+    help: 'The embeddings endpoint\'s circuit: 1 for its current state (closed: calls go through; open: the endpoint is left alone; half_open: one probe is out).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+  });
+  let embedQueue: (() => EmbedQueueState | null) | null = null;
+  new Gauge({
+    name: 'souls_embed_queue_depth',
+    help: 'Shards queued for their vector, not yet in a call.',
+    registers: [registry],
+    collect() {
+      this.set(embedQueue?.()?.queued ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'souls_embed_pending_vectors',
+    help: 'Shards waiting for their vector in this process: queued or in a call (until it lands they compare lexically).',
+    registers: [registry],
+    collect() {
+      this.set(embedQueue?.()?.pending ?? 0);
+    },
+  });
+  const setCircuit = (state: CircuitState) => {
+    for (const s of circuitStates) circuit.set({ state: s }, s === state ? 1 : 0);
+  };
+  setCircuit('closed');
+  for (const reason of embedFailureReasons) embedFailures.inc({ reason }, 0);
+  for (const source of ['embedded', 'reused']) vectorsStored.inc({ source }, 0);
+  for (const reason of ['queue_full', 'failed']) embedDropped.inc({ reason }, 0);
   for (const transport of ['websocket', 'sse']) subscriptions.set({ transport }, 0);
   for (const reason of ['unparsable', 'invalid']) dropped.inc({ reason }, 0);
   for (const outcome of gateOutcomes) gateChecks.inc({ outcome }, 0);
@@ -153,6 +215,16 @@ export function createMetrics() {
     clustered: ({ mode, purpose, ms }) => clustering.observe({ mode, purpose }, ms / 1000),
     writeLockWaited: (ms) => lockWait.observe(ms / 1000),
     busyTimedOut: () => busyTimeouts.inc(),
+    embedCall: ({ ms, outcome }) => {
+      embedCalls.observe({ outcome }, ms / 1000);
+      if (outcome !== 'ok') embedFailures.inc({ reason: outcome });
+    },
+    embedCircuit: ({ state }) => setCircuit(state),
+    vectorsLanded: ({ embedded, reused }) => {
+      vectorsStored.inc({ source: 'embedded' }, embedded);
+      vectorsStored.inc({ source: 'reused' }, reused);
+    },
+    embedDropped: ({ reason, shards }) => embedDropped.inc({ reason }, shards),
   };
 
   /** PostgreSQL: the pool's connections (gauges read at each scrape) and the time of each statement. */
@@ -188,6 +260,10 @@ export function createMetrics() {
     pubsub: { published, dropped, tooSlow },
     observer,
     operation,
+    /** Where the queue gauges read from at each scrape. */
+    watchEmbeddings(state: () => EmbedQueueState | null): void {
+      embedQueue = state;
+    },
     redis: { reconnects: redisReconnects, publishFailures: redisPublishFailures },
     memoryReleased(released: MemoryReleased): void {
       memoryReleases.observe(released.durationMs / 1000);

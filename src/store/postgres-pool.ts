@@ -41,8 +41,8 @@ const METHODS = [
   'putSoulDocument', 'getSoulDocument',
   'assignThemes', 'unassignShards', 'renameTheme', 'setThemeOpposition', 'getThemes', 'listThemes', 'themesOfShards', 'shardThemesOfSouls', 'counterEvidence', 'themeHistory',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
-  'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings',
-  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
+  'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings', 'embeddingsByHash', 'embeddingModel', 'rebindEmbeddings',
+  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
   'countsBySource', 'countsByTag', 'countsByTagPerSoul', 'pendingCounts',
   'ping', 'optimize', 'backup', 'explainQueryPlans',
 ] as const satisfies ReadonlyArray<keyof SoulsStore>;

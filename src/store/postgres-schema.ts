@@ -162,6 +162,11 @@ export const pgMigrations: readonly string[] = [
   );
   CREATE INDEX idx_theme_events_soul ON theme_events(soul_id, id);
   `,
+  // Version 4 (SQLite's 8): the hash of the text each computed vector came from, so an identical text reuses it.
+  `
+  ALTER TABLE soul_shards ADD COLUMN IF NOT EXISTS embedding_hash text;
+  CREATE INDEX IF NOT EXISTS idx_shards_embedding_hash ON soul_shards(embedding_hash) WHERE embedding_hash IS NOT NULL;
+  `,
 ];
 
 /** The tables holding souls' data, parents first (copy inserts in this order; a reset truncates them all). */

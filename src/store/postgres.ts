@@ -10,8 +10,9 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, SoulsEr
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
-import type { GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
+import { PROVIDED_MODEL } from './store.ts';
+import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
 export type QueryResult = { rows: Row[]; rowCount?: number | null; affectedRows?: number };
 
@@ -941,7 +942,7 @@ export class PostgresStatements {
       async (found) => {
         const missing = soulIds.find((id) => !found.has(id));
         if (missing !== undefined) throw new NotFoundError('Soul', missing);
-        await this.fixEmbeddingDimension(shards);
+        await this.fixEmbeddingDimension(shards, PROVIDED_MODEL);
         if (shards.length === 0) return { shardIds: [], gate: await this.gate(soulIds, cutoff, []) };
         const pairs = shards.flatMap((s, i) => [...new Set(s.soulIds)].map((soulId) => [i + 1, soulId] as const));
         const tags = shards.flatMap((s, i) => s.tags.map((tag) => [i + 1, tag] as const));
@@ -983,16 +984,43 @@ export class PostgresStatements {
     );
   }
 
-  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): Promise<number[]> {
+  storeEmbeddings(entries: readonly EmbeddingWrite[], model: string): Promise<number[]> {
     if (entries.length === 0) return Promise.resolve([]);
     return this.transaction(async () => {
-      await this.fixEmbeddingDimension(entries);
+      await this.fixEmbeddingDimension(entries, model);
       const stored: number[] = [];
-      for (const { id, embedding } of entries) {
-        const changed = await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id AND embedding IS NULL', { id, embedding: bytes(embedding) });
+      for (const { id, embedding, contentHash } of entries) {
+        const changed = await this.changes('UPDATE soul_shards SET embedding = :embedding, embedding_hash = :hash WHERE id = :id AND embedding IS NULL', {
+          id,
+          embedding: bytes(embedding),
+          hash: contentHash,
+        });
         if (changed > 0) stored.push(id);
       }
       return stored;
+    });
+  }
+
+  async embeddingsByHash(hashes: readonly string[]): Promise<Map<string, Uint8Array>> {
+    if (hashes.length === 0) return new Map();
+    const rows = await this.all(
+      'SELECT DISTINCT ON (embedding_hash) embedding_hash AS hash, embedding FROM soul_shards WHERE embedding_hash = ANY(:hashes::text[]) AND embedding IS NOT NULL ORDER BY embedding_hash, id',
+      { hashes: [...hashes] },
+    );
+    return new Map(rows.map((r) => [String(r.hash), new Uint8Array(r.embedding as Uint8Array)]));
+  }
+
+  async embeddingModel(): Promise<string | null> {
+    const row = await this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_model'`);
+    return row === undefined ? null : String(row.value);
+  }
+
+  rebindEmbeddings(model: string): Promise<number> {
+    return this.transaction(async () => {
+      const cleared = await this.changes('UPDATE soul_shards SET embedding = NULL, embedding_hash = NULL WHERE embedding IS NOT NULL');
+      await this.changes(`DELETE FROM souls_meta WHERE key = 'embedding_dimension'`);
+      await this.changes(`INSERT INTO souls_meta (key, value) VALUES ('embedding_model', :model) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, { model });
+      return cleared;
     });
   }
 
@@ -1005,9 +1033,13 @@ export class PostgresStatements {
     return Number((await this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL'))!.n);
   }
 
-  private async fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>): Promise<void> {
+  /** As SQLite's: checked inside the write, and a database whose vectors predate the model's record adopts the first model that stores one. */
+  private async fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>, model: string): Promise<void> {
     const first = shards.find((s) => s.embedding !== null);
     if (first === undefined) return;
+    await this.changes(`INSERT INTO souls_meta (key, value) VALUES ('embedding_model', :model) ON CONFLICT DO NOTHING`, { model });
+    const bound = (await this.embeddingModel())!;
+    if (bound !== model) throw new ValidationError('embedding', otherModelMessage(bound, model));
     const dimension = first.embedding!.byteLength / 4;
     await this.changes(`INSERT INTO souls_meta (key, value) VALUES ('embedding_dimension', :dimension) ON CONFLICT DO NOTHING`, { dimension: String(dimension) });
     const fixed = (await this.embeddingDimension())!;
@@ -1020,6 +1052,17 @@ export class PostgresStatements {
   async embeddingDimension(): Promise<number | null> {
     const row = await this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_dimension'`);
     return row === undefined ? null : Number(row.value);
+  }
+
+  async getCalibration(key: string): Promise<StoredCalibration | null> {
+    const row = await this.get('SELECT value FROM souls_meta WHERE key = :key', { key: calibrationMetaKey(key) });
+    return row === undefined ? null : toStoredCalibration(key, String(row.value));
+  }
+
+  putCalibration(key: string, calibration: StoredCalibration): Promise<void> {
+    return this.transaction(async () => {
+      await this.changes('INSERT INTO souls_meta (key, value) VALUES (:key, :value) ON CONFLICT (key) DO UPDATE SET value = excluded.value', { key: calibrationMetaKey(key), value: JSON.stringify(calibration) });
+    });
   }
 
   async shardEmbeddings(ids: readonly number[]): Promise<Map<number, Uint8Array>> {

@@ -1,7 +1,7 @@
 // Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
 import { InvalidStateError, NotFoundError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, Theme, ThemeEvent, ThemeEventKind, Trait, TraitStatus } from '../engine/model.ts';
-import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter } from './store.ts';
+import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter, StoredCalibration } from './store.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -358,4 +358,18 @@ export function checkRevertTarget(soulId: number, levelEventId: number, asked: R
   if (!latest || Number(latest.id) !== levelEventId) {
     throw new InvalidStateError(`level-up ${levelEventId} is not the latest of soul ${soulId}: revert level-up ${latest ? Number(latest.id) : '?'} first`);
   }
+}
+
+/** A vector of one model refused by a database whose vectors come from another: they would mean nothing side by side. */
+export const otherModelMessage = (bound: string, model: string) =>
+  `this database's vectors come from the model "${bound}", not "${model}": vectors of two models are never compared (\`souls reindex\` re-embeds every shard with a new model)`;
+
+/** souls_meta's key of a calibration. */
+export const calibrationMetaKey = (key: string): string => `calibration:${key}`;
+
+/** A stored calibration's JSON, checked: a threshold in (0, 1] or the row is not one Souls wrote. */
+export function toStoredCalibration(key: string, value: string): StoredCalibration {
+  const parsed = JSON.parse(value) as StoredCalibration;
+  if (typeof parsed?.threshold !== 'number' || !(parsed.threshold > 0 && parsed.threshold <= 1)) throw new Error(`souls_meta ${calibrationMetaKey(key)} holds no threshold in (0, 1]: ${value}`);
+  return parsed;
 }

@@ -46,6 +46,17 @@ function foldedNamesAndReferenceTime(db: DatabaseSync): void {
 }
 
 /**
+ * Version 8: the hash of the text each computed vector came from, so an identical text reuses the stored vector
+ * instead of being embedded again (the model the vectors came from is a souls_meta row, 'embedding_model'). The
+ * column is added only where missing: a file set back to an older version still has it (as in versions 6 and 7).
+ */
+function contentHashes(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(soul_shards)').all() as Array<{ name: string }>;
+  if (!columns.some((c) => c.name === 'embedding_hash')) db.exec('ALTER TABLE soul_shards ADD COLUMN embedding_hash TEXT');
+  db.exec('CREATE INDEX IF NOT EXISTS idx_shards_embedding_hash ON soul_shards(embedding_hash) WHERE embedding_hash IS NOT NULL');
+}
+
+/**
  * Versioned migrations, applied in order; PRAGMA user_version records the last
  * one applied, so an existing file is upgraded in place.
  */
@@ -232,4 +243,5 @@ export const migrations: readonly Migration[] = [
   );
   CREATE INDEX IF NOT EXISTS idx_theme_events_soul ON theme_events(soul_id, id);
   `,
+  contentHashes,
 ];

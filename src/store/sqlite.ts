@@ -4,9 +4,11 @@ import { CapacityError, ConflictError, InvalidStateError, NotFoundError, Storage
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { migrations } from './schema.ts';
-import { carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
+import { PROVIDED_MODEL } from './store.ts';
 import type {
+  EmbeddingWrite,
   GateStats,
   LevelUpWrite,
   NewShard,
@@ -18,6 +20,7 @@ import type {
   ShardWrite,
   SoulPatch,
   SoulsStore,
+  StoredCalibration,
   TextQuery,
   ThemeAssignmentWrite,
   TraitFilter,
@@ -209,8 +212,12 @@ function withSources(bySource: ReadonlyMap<string, Aggregates>): { agg: ShardAgg
 }
 
 
-/** A soul's gate row as a write sees it: its subject, and its considered shards' aggregates and counts by source at the write's cutoff. */
-type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; agg: ShardAggregate; sources: Map<string, number> };
+/**
+ * A soul's gate row as a write sees it: its subject, whether any of its shards has a theme (read with the row;
+ * the write memo is dropped by any other write), and its considered shards' aggregates and counts by source at
+ * the write's cutoff.
+ */
+type GateState = { soulId: number; dormant: boolean; lastAttunedAt: number | null; themed: boolean; agg: ShardAggregate; sources: Map<string, number> };
 
 /** The souls' states with the shards a write made considered (those created after `cutoff`) added. */
 function withEvidence(before: readonly GateState[], evidence: readonly Evidence[], cutoff: number): Map<number, GateState> {
@@ -1008,7 +1015,7 @@ export class SqliteStore implements SoulsStore {
       this.writeMemo = null;
       const attributions = shards.map((s) => [...new Set(s.soulIds)]);
       const soulIds = [...new Set(attributions.flat())].sort((a, b) => a - b);
-      this.fixEmbeddingDimension(shards);
+      this.fixEmbeddingDimension(shards, PROVIDED_MODEL);
       const { states: before, lastShardId, remembered } = this.currentGate(soulIds, cutoff, memo);
       if (before.length < soulIds.length) this.assertSoulsExist(soulIds);
       const first = lastShardId + 1;
@@ -1128,7 +1135,7 @@ export class SqliteStore implements SoulsStore {
     }
     const rows = this.all(
       `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, g.floor, g.count, g.oldest, g.newest, g.latest, g.sources, g.through,
-         (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id
+         (SELECT COALESCE(MAX(id), 0) FROM soul_shards) AS last_shard_id, EXISTS (SELECT 1 FROM shard_themes st WHERE st.soul_id = so.id) AS themed
        FROM souls so LEFT JOIN soul_gate g ON g.soul_id = so.id WHERE so.id IN ${inList('soulIds')} ORDER BY so.id`,
       { soulIds: json(soulIds) },
     );
@@ -1137,7 +1144,7 @@ export class SqliteStore implements SoulsStore {
     const rebuilt = stale.length === 0 ? new Map<number, Map<string, Aggregates>>() : this.rebuildGate(stale, cutoff);
     const states = rows.map((r) => {
       const soulId = Number(r.soul_id);
-      const subject = { soulId, dormant: r.deleted_at !== null, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at) };
+      const subject = { soulId, dormant: r.deleted_at !== null, lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at), themed: Number(r.themed) === 1 };
       const fresh = rebuilt.get(soulId);
       if (fresh) return { ...subject, ...withSources(fresh) };
       const sources = new Map(JSON.parse(String(r.sources)) as Array<[string, number]>);
@@ -1196,6 +1203,7 @@ export class SqliteStore implements SoulsStore {
       soulId: g.soulId,
       dormant: g.dormant,
       lastAttunedAt: g.lastAttunedAt,
+      themed: g.themed,
       shardIds: [],
       beforeShardIds: [],
       after: after.get(g.soulId)!.agg,
@@ -1236,16 +1244,39 @@ export class SqliteStore implements SoulsStore {
     this.run(`DELETE FROM soul_gate WHERE soul_id IN ${inList('soulIds')}`, { soulIds: json(soulIds) });
   }
 
-  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): number[] {
+  storeEmbeddings(entries: readonly EmbeddingWrite[], model: string): number[] {
     if (entries.length === 0) return [];
     return this.transaction(() => {
-      this.fixEmbeddingDimension(entries);
+      this.fixEmbeddingDimension(entries, model);
       const stored: number[] = [];
-      for (const { id, embedding } of entries) {
-        const { changes } = this.run('UPDATE soul_shards SET embedding = :embedding WHERE id = :id AND embedding IS NULL', { id, embedding });
+      for (const { id, embedding, contentHash } of entries) {
+        const { changes } = this.run('UPDATE soul_shards SET embedding = :embedding, embedding_hash = :hash WHERE id = :id AND embedding IS NULL', { id, embedding, hash: contentHash });
         if (changes > 0) stored.push(id);
       }
       return stored;
+    });
+  }
+
+  embeddingsByHash(hashes: readonly string[]): Map<string, Uint8Array> {
+    if (hashes.length === 0) return new Map();
+    const rows = this.all(
+      `SELECT embedding_hash AS hash, embedding FROM soul_shards WHERE embedding_hash IN ${inList('hashes')} AND embedding IS NOT NULL GROUP BY embedding_hash`,
+      { hashes: json(hashes) },
+    );
+    return new Map(rows.map((r) => [String(r.hash), r.embedding as Uint8Array]));
+  }
+
+  embeddingModel(): string | null {
+    const row = this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_model'`);
+    return row === undefined ? null : String(row.value);
+  }
+
+  rebindEmbeddings(model: string): number {
+    return this.transaction(() => {
+      const { changes } = this.run('UPDATE soul_shards SET embedding = NULL, embedding_hash = NULL WHERE embedding IS NOT NULL');
+      this.run(`DELETE FROM souls_meta WHERE key = 'embedding_dimension'`);
+      this.run(`INSERT INTO souls_meta (key, value) VALUES ('embedding_model', :model) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, { model });
+      return changes;
     });
   }
 
@@ -1260,10 +1291,16 @@ export class SqliteStore implements SoulsStore {
     return Number(this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL')!.n);
   }
 
-  /** Checked again inside the write: another process may have fixed the dimension since the engine looked. */
-  private fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>): void {
+  /**
+   * Checked again inside the write: another process may have fixed the dimension, or bound another model, since the
+   * engine looked. A database whose vectors predate the model's record adopts the first model that stores one.
+   */
+  private fixEmbeddingDimension(shards: ReadonlyArray<{ embedding: Uint8Array | null }>, model: string): void {
     const first = shards.find((s) => s.embedding !== null);
     if (first === undefined) return;
+    this.run(`INSERT OR IGNORE INTO souls_meta (key, value) VALUES ('embedding_model', :model)`, { model });
+    const bound = this.embeddingModel()!;
+    if (bound !== model) throw new ValidationError('embedding', otherModelMessage(bound, model));
     const dimension = first.embedding!.byteLength / 4;
     this.run(`INSERT OR IGNORE INTO souls_meta (key, value) VALUES ('embedding_dimension', :dimension)`, { dimension: String(dimension) });
     const fixed = this.embeddingDimension()!;
@@ -1276,6 +1313,17 @@ export class SqliteStore implements SoulsStore {
   embeddingDimension(): number | null {
     const row = this.get(`SELECT value FROM souls_meta WHERE key = 'embedding_dimension'`);
     return row === undefined ? null : Number(row.value);
+  }
+
+  getCalibration(key: string): StoredCalibration | null {
+    const row = this.get('SELECT value FROM souls_meta WHERE key = :key', { key: calibrationMetaKey(key) });
+    return row === undefined ? null : toStoredCalibration(key, String(row.value));
+  }
+
+  putCalibration(key: string, calibration: StoredCalibration): void {
+    this.transaction(() => {
+      this.run('INSERT INTO souls_meta (key, value) VALUES (:key, :value) ON CONFLICT (key) DO UPDATE SET value = excluded.value', { key: calibrationMetaKey(key), value: JSON.stringify(calibration) });
+    });
   }
 
   shardEmbeddings(ids: readonly number[]): Map<number, Uint8Array> {

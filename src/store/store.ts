@@ -86,8 +86,8 @@ export interface SoulsStore {
   // Shards
   /**
    * Inserts the shards and evaluates the cheap crystallization gate for every soul they touch. The first
-   * embedding ever stored fixes the database's dimension; one of another length is refused (ValidationError
-   * `embedding`), nothing written. `withIds` picks the souls whose GateStats carry their shard ids (every
+   * embedding ever stored fixes the database's dimension and binds it to PROVIDED_MODEL; one of another length,
+   * or into a database bound to another model, is refused (ValidationError `embedding`), nothing written. `withIds` picks the souls whose GateStats carry their shard ids (every
    * soul when omitted); the others' lists may be left empty.
    */
   insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): Awaitable<ShardWrite>;
@@ -102,14 +102,27 @@ export interface SoulsStore {
   /** The embedding dimension the first stored vector fixed, or null while none is stored. */
   embeddingDimension(): Awaitable<number | null>;
   /**
-   * Stores computed embeddings (similarity `semantic`) in one transaction, each only where the shard has none
-   * (a stored vector is never overwritten); returns the ids that got one. A dimension other than the
-   * database's is refused (ValidationError `embedding`), nothing written.
+   * Stores computed embeddings (similarity `semantic`) of `model` in one transaction, each only where the shard has
+   * none (a stored vector is never overwritten), with the hash of the text it came from; returns the ids that got
+   * one. The first vector binds the database to its model and dimension; a vector of another model or dimension is
+   * refused (ValidationError `embedding`), nothing written.
    */
-  storeEmbeddings(entries: ReadonlyArray<{ id: number; embedding: Uint8Array }>): Awaitable<number[]>;
+  storeEmbeddings(entries: readonly EmbeddingWrite[], model: string): Awaitable<number[]>;
+  /** A stored vector for each of the content hashes that has one (any shard's). */
+  embeddingsByHash(hashes: readonly string[]): Awaitable<Map<string, Uint8Array>>;
+  /** The model the database's vectors come from (PROVIDED_MODEL for callers' vectors), or null while none is recorded. */
+  embeddingModel(): Awaitable<string | null>;
+  /** Forgets every stored vector and its dimension and binds the database to `model`, in one transaction; returns how many vectors were forgotten. */
+  rebindEmbeddings(model: string): Awaitable<number>;
   /** Up to `limit` shards (any status) without an embedding and with an id above `afterId`, ascending. */
   shardsWithoutEmbedding(afterId: number, limit: number): Awaitable<Array<{ id: number; content: string }>>;
   countShardsWithoutEmbedding(): Awaitable<number>;
+
+  // Calibrations (`souls calibrate`): the clustering threshold chosen for a similarity mode and model, in souls_meta.
+  /** The calibration stored under `key` (calibrationKey: the mode, and for vectors their model and dimension), or null. */
+  getCalibration(key: string): Awaitable<StoredCalibration | null>;
+  /** Keeps the calibration under `key`, replacing the one stored before. */
+  putCalibration(key: string, calibration: StoredCalibration): Awaitable<void>;
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Awaitable<Page<Shard>>;
   /** Full-text search (FTS5, bm25) over pending, unsealed, unexpired shards; no word matches nothing. */
   searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Awaitable<Array<{ shardId: number; score: number }>>;
@@ -136,6 +149,15 @@ export interface SoulsStore {
   /** Checkpoints and closes; a checkpoint that cannot run (full disk) is deferred to the next open, never lost. */
   close(): Awaitable<{ checkpointDeferred: string | null }>;
 }
+
+/** The model name the vectors callers send with their shards (similarity `provided`) are recorded under. */
+export const PROVIDED_MODEL = 'provided';
+
+/** A computed vector for a shard, and the hash of the content it was computed from. */
+export type EmbeddingWrite = { id: number; embedding: Uint8Array; contentHash: string | null };
+
+/** A chosen clustering threshold, with the figures it was chosen by: the adjusted Rand index, from which labels, over how many texts. */
+export type StoredCalibration = { threshold: number; ari: number; from: 'themes' | 'labels'; texts: number; labels: number; calibratedAt: number };
 
 /** `slug` null: the store derives a free one from the name. */
 /**
@@ -192,6 +214,8 @@ export type GateStats = {
   after: ShardAggregate;
   /** Considered shards before the write. */
   before: ShardAggregate;
+  /** Whether any of the soul's shards has a theme, when the write knew it at no cost; absent: not known. */
+  themed?: boolean;
 };
 
 /** `shardIds`: the shards this write inserted or actually unsealed (the ones `GateStats.before` leaves out). */

@@ -45,11 +45,11 @@ export function cliRunner(timeouts: { startMs?: number; exitMs?: number } = {}) 
     });
   }
 
-  /** Resolves with the match once stdout matches `pattern`; fails with the child's output if it exits or hangs first. */
-  function printed(child: Child, pattern: RegExp): Promise<RegExpExecArray> {
+  /** Resolves with the match once stdout (or `stream`) matches `pattern`; fails with the child's output if it exits or hangs first. */
+  function printed(child: Child, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpExecArray> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        const match = pattern.exec(child.output().stdout);
+        const match = pattern.exec(child.output()[stream]);
         if (match) {
           cleanup();
           resolve(match);
@@ -65,10 +65,10 @@ export function cliRunner(timeouts: { startMs?: number; exitMs?: number } = {}) 
       }, startMs);
       const cleanup = () => {
         clearTimeout(timer);
-        child.process.stdout!.off('data', check);
+        child.process[stream]!.off('data', check);
         child.process.off('exit', onExit);
       };
-      child.process.stdout!.on('data', check);
+      child.process[stream]!.on('data', check);
       child.process.once('exit', onExit);
       check();
     });

@@ -2,7 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../src/engine/errors.ts';
-import type { Awaitable, NewShard, SoulsStore, TextQuery } from '../../src/store/store.ts';
+import { PROVIDED_MODEL, type Awaitable, type NewShard, type SoulsStore, type TextQuery } from '../../src/store/store.ts';
 import type { WriterResult } from './store-writer.ts';
 
 export type StoreBackend = {
@@ -60,7 +60,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       })();
       expect(error).toBeInstanceOf(ConflictError);
       expect(error).toMatchObject({ field: 'name', message: 'an awake soul is already named "Ada Lovelace"' });
-      await expect(async () => store.insertSoul({ name: 'Other', slug: 'ada-lovelace', essence: 'e', description: '' }, NOW)).rejects.toThrow(ConflictError);
+      await expect(async () => await store.insertSoul({ name: 'Other', slug: 'ada-lovelace', essence: 'e', description: '' }, NOW)).rejects.toThrow(ConflictError);
       // Byte order: the double space sorts before the single space's "L".
       expect((await store.listSouls({ dormant: false })).map((s) => s.id)).toEqual([2, 1, 3]);
     }));
@@ -72,13 +72,13 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const renamed = await store.updateSoul(soul.id, { name: 'Bob' }, NOW + 2);
       expect(renamed).toMatchObject({ name: 'Bob', updatedAt: NOW + 2, orderedAt: NOW + 2 });
       expect((await store.setDormancy(soul.id, { dormantAt: NOW + 3 }, NOW + 3)).deletedAt).toBe(NOW + 3);
-      await expect(async () => store.setDormancy(soul.id, { dormantAt: NOW + 4 }, NOW + 4)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.setDormancy(soul.id, { dormantAt: NOW + 4 }, NOW + 4)).rejects.toThrow(InvalidStateError);
       const usurper = await store.insertSoul({ name: 'Bob', slug: 'bo-2', essence: 'e', description: '' }, NOW + 5);
-      await expect(async () => store.setDormancy(soul.id, { dormantAt: null }, NOW + 6)).rejects.toThrow(ConflictError);
+      await expect(async () => await store.setDormancy(soul.id, { dormantAt: null }, NOW + 6)).rejects.toThrow(ConflictError);
       expect((await store.getSoulByName('BOB'))!.id).toBe(usurper.id);
       const awake = await store.setDormancy(soul.id, { dormantAt: null, rename: 'Bobby' }, NOW + 7);
       expect(awake).toMatchObject({ name: 'Bobby', slug: 'bobby', deletedAt: null, updatedAt: NOW + 7, orderedAt: NOW + 7 });
-      await expect(async () => store.stampAttuned(999, NOW)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.stampAttuned(999, NOW)).rejects.toThrow(NotFoundError);
       expect((await store.stampAttuned(soul.id, NOW + 8)).lastAttunedAt).toBe(NOW + 8);
       await store.stampAttuned(soul.id, NOW + 9);
       expect(await store.attunements([soul.id, usurper.id])).toEqual(new Map([[soul.id, [NOW + 8, NOW + 9]], [usurper.id, []]]));
@@ -114,9 +114,9 @@ export function defineStoreConformance(backend: StoreBackend): void {
       await store.putSoulDocument(mira.id, { format: 'openclaw', file: 'SOUL.md', text: 'replaced' }, NOW + 3);
       expect(await store.getSoulDocument(mira.id, 'openclaw')).toMatchObject({ text: 'replaced', storedAt: NOW + 3 });
       expect(await store.getSoulDocument(mira.id, 'soulmd')).toMatchObject({ file: 'mira.md', text: 'other convention' });
-      await expect(async () => store.putSoulDocument(999, { format: 'openclaw', file: 'SOUL.md', text }, NOW)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.putSoulDocument(999, { format: 'openclaw', file: 'SOUL.md', text }, NOW)).rejects.toThrow(NotFoundError);
       await store.setDormancy(mira.id, { dormantAt: NOW + 4 }, NOW + 4);
-      await expect(async () => store.putSoulDocument(mira.id, { format: 'openclaw', file: 'SOUL.md', text }, NOW + 5)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.putSoulDocument(mira.id, { format: 'openclaw', file: 'SOUL.md', text }, NOW + 5)).rejects.toThrow(InvalidStateError);
       expect(await store.getSoulDocument(mira.id, 'openclaw')).toMatchObject({ text: 'replaced' });
     }));
   });
@@ -128,7 +128,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const trait = await store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: shardIds }, NOW + 1, 2);
       expect(trait).toMatchObject({ soulId: soul.id, principle: 'p', provenance: 'v', generation: 0, status: 'active', mergedInto: null, createdAt: NOW + 1 });
       expect((await store.getSouls([soul.id])).get(soul.id)).toMatchObject({ updatedAt: NOW + 1, orderedAt: NOW + 1 });
-      await expect(async () => store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [999] }, NOW, 2)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [999] }, NOW, 2)).rejects.toThrow(NotFoundError);
       const other = await store.insertTrait(soul.id, { principle: 'q', provenance: 'v', citeShardIds: [] }, NOW + 2, 2);
       const full = await (async () => {
         try {
@@ -141,10 +141,10 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(full).toMatchObject({ limit: 2, activeCount: 2 });
       expect(await store.updateTrait(trait.id, { principle: 'p2' }, NOW + 3)).toMatchObject({ principle: 'p2', provenance: 'v', updatedAt: NOW + 3 });
       expect((await store.setTraitStatus(other.id, 'reverted', NOW + 4, 2)).status).toBe('reverted');
-      await expect(async () => store.updateTrait(other.id, { principle: 'x' }, NOW)).rejects.toThrow(InvalidStateError);
-      await expect(async () => store.citeShards(other.id, [shardIds[0]], NOW)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.updateTrait(other.id, { principle: 'x' }, NOW)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.citeShards(other.id, [shardIds[0]], NOW)).rejects.toThrow(InvalidStateError);
       expect((await store.setTraitStatus(other.id, 'active', NOW + 5, 2)).status).toBe('active');
-      await expect(async () => store.setTraitStatus(other.id, 'active', NOW, 2)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.setTraitStatus(other.id, 'active', NOW, 2)).rejects.toThrow(InvalidStateError);
       expect(await store.citeShards(other.id, [shardIds[0]], NOW + 6)).toEqual([shardIds[0]]);
       expect(await store.citeShards(other.id, [shardIds[0]], NOW + 7)).toEqual([]);
       expect(await store.citationsOfTraits([trait.id, other.id])).toEqual([
@@ -159,7 +159,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(await store.countActiveTraits([soul.id, 999])).toEqual(new Map([[soul.id, 2], [999, 0]]));
       expect([...(await store.getTraits([trait.id, 999])).keys()]).toEqual([trait.id]);
       await store.setDormancy(soul.id, { dormantAt: NOW + 8 }, NOW + 8);
-      await expect(async () => store.insertTrait(soul.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 5)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.insertTrait(soul.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 5)).rejects.toThrow(InvalidStateError);
     }));
     it('keeps active principles unique, cites only the trait\'s soul\'s shards, and takes citations back (un-fading), all or nothing', withStore(async (store) => {
       const soul = await store.insertSoul({ name: 'Fay', slug: null, essence: 'e', description: '' }, NOW);
@@ -278,12 +278,12 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const foreign = await store.insertTrait(other.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 10);
       const [t, u] = await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }, { shardIds: [ids[1]], themeId: null, newThemeName: 'U' }], 'ann', NOW + 1);
       expect(await store.renameTheme(t.id, 'T prime', 'bob', NOW + 2)).toMatchObject({ name: 'T prime', updatedAt: NOW + 2 });
-      await expect(async () => store.renameTheme(t.id, 'u', 'bob', NOW + 2)).rejects.toThrow(ValidationError);
-      await expect(async () => store.renameTheme(999, 'V', 'bob', NOW + 2)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.renameTheme(t.id, 'u', 'bob', NOW + 2)).rejects.toThrow(ValidationError);
+      await expect(async () => await store.renameTheme(999, 'V', 'bob', NOW + 2)).rejects.toThrow(NotFoundError);
       expect(await store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 3)).toMatchObject({ opposes: [x.id] });
       expect(await store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 4)).toMatchObject({ opposes: [x.id], updatedAt: NOW + 3 });
-      await expect(async () => store.setThemeOpposition(t.id, foreign.id, true, 'bob', NOW + 4)).rejects.toThrow(ValidationError);
-      await expect(async () => store.setThemeOpposition(t.id, 999, true, 'bob', NOW + 4)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.setThemeOpposition(t.id, foreign.id, true, 'bob', NOW + 4)).rejects.toThrow(ValidationError);
+      await expect(async () => await store.setThemeOpposition(t.id, 999, true, 'bob', NOW + 4)).rejects.toThrow(NotFoundError);
       await store.setThemeOpposition(u.id, y.id, true, 'bob', NOW + 5);
       expect(await store.counterEvidence([x.id, y.id, foreign.id])).toEqual(new Map([[x.id, [ids[0]]], [y.id, [ids[1]]], [foreign.id, []]]));
       expect(await store.getThemes([t.id, u.id, 999])).toEqual(new Map([[t.id, expect.objectContaining({ name: 'T prime' })], [u.id, expect.objectContaining({ opposes: [y.id] })]]));
@@ -320,7 +320,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       };
       const stale = { ...plan, activeTraitIds: [a.id, b.id, c.id] };
       const statementsBefore = await store.statementsExecuted();
-      await expect(async () => store.applyLevelUp(soul.id, stale, NOW + 5)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.applyLevelUp(soul.id, stale, NOW + 5)).rejects.toThrow(InvalidStateError);
       expect(await store.statementsExecuted()).toBeGreaterThan(statementsBefore);
       expect(await store.levelHistory([soul.id])).toEqual([]);
       const event = await store.applyLevelUp(soul.id, plan, NOW + 10);
@@ -352,7 +352,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       );
       expect((await store.getSouls([soul.id])).get(soul.id)).toMatchObject({ essence: 'before', level: 0, orderedAt: NOW + 4, updatedAt: NOW + 20 });
       expect((await store.getLevelEvents([event.id])).get(event.id)!.revertedAt).toBe(NOW + 20);
-      await expect(async () => store.revertLevelUp(soul.id, NOW + 21, 2, 0)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.revertLevelUp(soul.id, NOW + 21, 2, 0)).rejects.toThrow(InvalidStateError);
       // A sequence never names a deleted trait again.
       expect((await store.insertTrait(soul.id, { principle: 'new', provenance: 'v', citeShardIds: [] }, NOW + 22, 10)).id).toBeGreaterThan(merged);
     }));
@@ -369,7 +369,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         promotedTraitIds: [],
         carriedTraitIds: [c.id],
       });
-      await expect(async () => store.applyLevelUp(soul.id, plan('c', 'after', [a.id, b.id]), NOW + 4)).rejects.toThrow(InvalidStateError);
+      await expect(async () => await store.applyLevelUp(soul.id, plan('c', 'after', [a.id, b.id]), NOW + 4)).rejects.toThrow(InvalidStateError);
       expect(await store.levelHistory([soul.id])).toEqual([]);
       expect((await store.listTraits([soul.id])).map((t) => t.status)).toEqual(['active', 'active', 'active']);
       const first = await store.applyLevelUp(soul.id, plan('a', 'after', [a.id, b.id]), NOW + 10);
@@ -384,10 +384,10 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const statuses = await store.getShards(s);
       expect(s.map((id) => statuses.get(id)!.status)).toEqual(['pending', 'faded', 'pending']);
       const second = await store.applyLevelUp(soul.id, { activeTraitIds: [merged, c.id], newEssence: 'later', consolidations: [], promotedTraitIds: [c.id], carriedTraitIds: [merged] }, NOW + 12);
-      await expect(async () => store.revertLevelUp(soul.id, NOW + 13, 2, 0, first.id)).rejects.toThrow(`level-up ${first.id} is not the latest of soul ${soul.id}: revert level-up ${second.id} first`);
-      await expect(async () => store.revertLevelUp(soul.id, NOW + 13, 2, 0, 999)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.revertLevelUp(soul.id, NOW + 13, 2, 0, first.id)).rejects.toThrow(`level-up ${first.id} is not the latest of soul ${soul.id}: revert level-up ${second.id} first`);
+      await expect(async () => await store.revertLevelUp(soul.id, NOW + 13, 2, 0, 999)).rejects.toThrow(NotFoundError);
       expect((await store.revertLevelUp(soul.id, NOW + 14, 2, 0, second.id)).event).toMatchObject({ id: second.id, revertedAt: NOW + 14 });
-      await expect(async () => store.revertLevelUp(soul.id, NOW + 15, 2, 0, second.id)).rejects.toThrow(`level-up ${second.id} is already reverted`);
+      await expect(async () => await store.revertLevelUp(soul.id, NOW + 15, 2, 0, second.id)).rejects.toThrow(`level-up ${second.id} is already reverted`);
       expect((await store.getSouls([soul.id])).get(soul.id)).toMatchObject({ essence: 'after', level: 1 });
       await store.revertLevelUp(soul.id, NOW + 16, 2, 0, first.id);
       expect(await store.citationsOfTraits([merged])).toEqual([]);
@@ -407,7 +407,9 @@ export function defineStoreConformance(backend: StoreBackend): void {
         NOW - 30 * DAY,
       );
       expect(write.shardIds).toEqual([2, 3, 4]);
-      expect(write.gate).toEqual([
+      // `themed` is a hint a store may give where it knows it at no cost (SQLite's shard writes): neither soul has a theme.
+      expect(write.gate.map((g) => g.themed ?? false)).toEqual([false, false]);
+      expect(write.gate.map(({ themed: _, ...g }) => g)).toEqual([
         {
           soulId: x.id,
           dormant: false,
@@ -443,7 +445,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const revealed = await store.revealShards([3, 3, 2], NOW + 2, NOW - 30 * DAY);
       expect(revealed.shardIds).toEqual([3]);
       expect(revealed.gate).toEqual([expect.objectContaining({ soulId: y.id, shardIds: [2, 3], beforeShardIds: [2], after: expect.objectContaining({ count: 2, latest: NOW + 2 }) })]);
-      await expect(async () => store.revealShards([99], NOW, 0)).rejects.toThrow(NotFoundError);
+      await expect(async () => await store.revealShards([99], NOW, 0)).rejects.toThrow(NotFoundError);
       expect(await store.gateStats('awake', NOW - 30 * DAY)).toEqual(
         new Map([
           [x.id, expect.objectContaining({ shardIds: [1, 2] })],
@@ -485,18 +487,56 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect((await store.listShards({ status: 'pending', cutoff: null }, { first: 10, after: null })).totalCount).toBe(1);
     }));
 
+    it('keeps one calibration per key in souls_meta, replaced by the next, beside the embedding dimension', withStore(async (store) => {
+      expect(await store.getCalibration('lexical')).toBeNull();
+      const first = { threshold: 0.08, ari: 0.871, from: 'themes' as const, texts: 40, labels: 5, calibratedAt: NOW };
+      await store.putCalibration('lexical', first);
+      await store.putCalibration('provided:3d', { ...first, threshold: 0.55, from: 'labels' });
+      expect(await store.getCalibration('lexical')).toEqual(first);
+      await store.putCalibration('lexical', { ...first, threshold: 0.1, calibratedAt: NOW + 1 });
+      expect(await store.getCalibration('lexical')).toEqual({ ...first, threshold: 0.1, calibratedAt: NOW + 1 });
+      expect(await store.getCalibration('provided:3d')).toMatchObject({ threshold: 0.55, from: 'labels' });
+      expect(await store.getCalibration('provided:4d')).toBeNull();
+      expect(await store.embeddingDimension()).toBeNull();
+    }));
+
     it('stores embeddings once each and lists the shards still without one', withStore(async (store) => {
       const soul = await store.insertSoul({ name: 'V', slug: null, essence: 'e', description: '' }, NOW);
       const { shardIds } = await store.insertShards([shard([soul.id], 'a'), shard([soul.id], 'b'), shard([soul.id], 'c')], NOW, 0);
       expect(await store.countShardsWithoutEmbedding()).toBe(3);
       expect(await store.shardsWithoutEmbedding(shardIds[0], 10)).toEqual([{ id: shardIds[1], content: 'b' }, { id: shardIds[2], content: 'c' }]);
       const first = vector([3, 4]);
-      expect(await store.storeEmbeddings([{ id: shardIds[0], embedding: first }])).toEqual([shardIds[0]]);
-      expect(await store.storeEmbeddings([{ id: shardIds[0], embedding: vector([4, 3]) }, { id: shardIds[1], embedding: vector([1, 0]) }])).toEqual([shardIds[1]]);
-      await expect(async () => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]) }])).rejects.toThrow(ValidationError);
+      expect(await store.embeddingModel()).toBeNull();
+      expect(await store.storeEmbeddings([{ id: shardIds[0], embedding: first, contentHash: 'ha' }], 'm1')).toEqual([shardIds[0]]);
+      expect(await store.embeddingModel()).toBe('m1');
+      expect(await store.storeEmbeddings([{ id: shardIds[0], embedding: vector([4, 3]), contentHash: 'hx' }, { id: shardIds[1], embedding: vector([1, 0]), contentHash: 'hb' }], 'm1')).toEqual([shardIds[1]]);
+      await expect(async () => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]), contentHash: 'hc' }], 'm1')).rejects.toThrow(ValidationError);
+      // Another model's vector is refused, whatever its dimension, and so is a caller's (provided) once a model is bound.
+      await expect(async () => store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2]), contentHash: 'hc' }], 'm2')).rejects.toThrow(/model "m1", not "m2"/);
+      await expect(async () => store.insertShards([shard([soul.id], 'd', { embedding: vector([1, 2]) })], NOW, 0)).rejects.toThrow(ValidationError);
+      // Vectors by the hash of their text: the unused hash of an overwritten attempt is not there.
+      const byHash = await store.embeddingsByHash(['ha', 'hb', 'hx', 'none']);
+      expect([...byHash.keys()].sort()).toEqual(['ha', 'hb']);
+      expect([...byHash.get('ha')!]).toEqual([...first]);
       const stored = await store.shardEmbeddings([shardIds[0], shardIds[2]]);
       expect([...stored.keys()]).toEqual([shardIds[0]]);
       expect([...stored.get(shardIds[0])!]).toEqual([...first]);
+      expect(await store.countShardsWithoutEmbedding()).toBe(1);
+      // Rebinding forgets every vector, hash and the dimension at once; the new model's vectors then go in.
+      expect(await store.rebindEmbeddings('m2')).toBe(2);
+      expect(await store.embeddingModel()).toBe('m2');
+      expect(await store.embeddingDimension()).toBeNull();
+      expect(await store.countShardsWithoutEmbedding()).toBe(3);
+      expect((await store.embeddingsByHash(['ha', 'hb'])).size).toBe(0);
+      expect(await store.storeEmbeddings([{ id: shardIds[2], embedding: vector([1, 2, 3]), contentHash: 'hc' }], 'm2')).toEqual([shardIds[2]]);
+      expect(await store.embeddingDimension()).toBe(3);
+    }));
+
+    it('binds callers\' vectors to the provided model, and refuses a computed one beside them', withStore(async (store) => {
+      const soul = await store.insertSoul({ name: 'P', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds } = await store.insertShards([shard([soul.id], 'a', { embedding: vector([1, 0]) }), shard([soul.id], 'b')], NOW, 0);
+      expect(await store.embeddingModel()).toBe(PROVIDED_MODEL);
+      await expect(async () => store.storeEmbeddings([{ id: shardIds[1], embedding: vector([0, 1]), contentHash: 'hb' }], 'm1')).rejects.toThrow(ValidationError);
       expect(await store.countShardsWithoutEmbedding()).toBe(1);
     }));
 
@@ -531,7 +571,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(ids(await store.listShards({ status: 'pending', soulId: a.id, cutoff: null }, { first: 3, after: second.endCursor }))).toEqual([3]);
       expect(ids(await store.listShards({ status: 'pending', source: 'email', sealed: false, tags: ['x'], cutoff: null }, { first: 9, after: null }))).toEqual([]);
       expect(ids(await store.listShards({ status: 'pending', soulId: b.id, tags: ['y'], cutoff: NOW - 3 * DAY }, { first: 9, after: null }))).toEqual([2, 6]);
-      await expect(async () => store.listShards({ status: 'pending', cutoff: null }, { first: 3, after: 'nonsense' })).rejects.toThrow(ValidationError);
+      await expect(async () => await store.listShards({ status: 'pending', cutoff: null }, { first: 3, after: 'nonsense' })).rejects.toThrow(ValidationError);
     }));
 
     it('searches words with stemming and without stop words, and scopes considered shards by tags and words', withStore(async (store) => {
@@ -637,7 +677,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         expect(Object.keys(await store.explainQueryPlans()).sort()).toEqual(['ftsSearch', 'ftsSearchBySoul', 'gate', 'pendingLoad', 'readiness']);
         expect(await store.close()).toEqual({ checkpointDeferred: null });
         closed = true;
-        await expect(async () => store.ping()).rejects.toThrow();
+        await expect(async () => await store.ping()).rejects.toThrow();
       } finally {
         if (!closed) await backend.release(store);
       }

@@ -1,6 +1,6 @@
 // The whole loop of the character sheet in headless Chromium, over the demo world: the roster, a shard arriving
 // live, a refinement with preview and confirm, and a level-up in the workshop followed by its revert.
-// Screenshots of each screen go to test-results/screens/ (docs/screens/ holds committed copies for the README).
+// Screenshots of each screen go to test-results/screens/ (docs/screens/ holds committed copies for the README and docs/web.md).
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

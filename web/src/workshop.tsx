@@ -446,9 +446,11 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
   const [shown, setShown] = useState({ level: before.level, active: before.active });
   const [reverted, setReverted] = useState(false);
   useEffect(() => {
+    // A revert answered before the animation's step must not be overwritten by it.
+    if (reverted) return;
     const timer = setTimeout(() => setShown({ level: payload.soul.level, active: payload.soul.activeTraitCount }), 350);
     return () => clearTimeout(timer);
-  }, [payload]);
+  }, [payload, reverted]);
   const revert = async () => {
     try {
       // The event's id makes a retried click safe: it can never revert the level-up before this one.

@@ -1,0 +1,116 @@
+// souls calibrate: choose the clustering threshold that fits this database's similarity mode (and model) from labelled data.
+import { readFileSync } from 'node:fs';
+import type { Command } from './command.ts';
+import { parseArguments, UsageError } from './arguments.ts';
+import { json, table } from './format.ts';
+import { commandHelp } from './help.ts';
+import { colours } from './terminal.ts';
+import { databaseExists, openDb, openExistingDb } from './database.ts';
+import { describeDb } from '../store/postgres-pool.ts';
+import {
+  calibrateThreshold,
+  CALIBRATION_THRESHOLDS,
+  closeSoulsDb,
+  MIN_CALIBRATION_LABELS,
+  MIN_CALIBRATION_TEXTS,
+  openSoulsDb,
+  parseLabelledJsonl,
+  SoulsError,
+  stopSentenceEncoder,
+  storeCalibration,
+  type Calibration,
+  type SoulsDb,
+} from '../engine/index.ts';
+
+const help = commandHelp({
+  usage: ['calibrate [--from-themes | --labels FILE.jsonl] [--dry-run] [--json] [options]'],
+  description:
+    "Chooses the clustering threshold for the database's similarity mode (and, with vectors, their model) from labelled\n" +
+    'data you already have: the themes refiners assigned (--from-themes, the default), or a JSONL file of\n' +
+    '{"text": "…", "label": "…"} lines ("label": null for a text that belongs with no other; "embedding": [numbers] for\n' +
+    'similarity provided; semantic embeds the texts itself). It clusters the labelled texts as the engine does at each\n' +
+    `threshold from ${CALIBRATION_THRESHOLDS[0]} to ${CALIBRATION_THRESHOLDS.at(-1)} and keeps the best adjusted Rand index among the thresholds whose largest\n` +
+    "cluster is no larger than the largest label (the rule the bench chose every mode's default by). It needs at least\n" +
+    `${MIN_CALIBRATION_TEXTS} labelled texts in at least ${MIN_CALIBRATION_LABELS} labels of two or more. Unless --dry-run, the choice is stored in the database for the\n` +
+    'mode (provided and semantic: and the vector dimension); a server or command opened without --clustering-threshold\n' +
+    'then uses it, and `settings { clusteringThresholdSource }` says CALIBRATED. Give the --similarity the server runs with.\n' +
+    'See docs/calibrate.md.',
+  options: [
+    ['--from-themes', 'label each shard assigned to a theme with its theme (the default)'],
+    ['--labels FILE', 'a labelled JSONL file instead'],
+    ['--dry-run', 'print the sweep and the choice; store nothing'],
+    ['--json', 'the sweep and the choice as JSON'],
+  ],
+  groups: ['database', 'settings'],
+  examples: [
+    'souls calibrate --db ./data/souls.db --similarity lexical --dry-run',
+    'souls calibrate --db ./data/souls.db --similarity provided --labels labelled.jsonl',
+    'souls calibrate --db postgres://souls@db/souls --similarity semantic --json',
+  ],
+});
+
+export const calibrateCommand: Command = {
+  name: 'calibrate',
+  summary: "choose the clustering threshold for the database's similarity from labelled data (themes or a JSONL file)",
+  help,
+  async run(argv, io) {
+    const { values, config } = parseArguments(
+      'calibrate',
+      argv,
+      { options: { 'from-themes': { type: 'boolean' }, labels: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, groups: ['database', 'settings'] },
+      io.env,
+    );
+    const labelsFile = values.labels as string | undefined;
+    if (labelsFile !== undefined && values['from-themes'] === true) throw new UsageError('give --from-themes or --labels, not both');
+    const dryRun = values['dry-run'] === true;
+    let labels = undefined;
+    if (labelsFile !== undefined) {
+      let content: string;
+      try {
+        content = readFileSync(labelsFile, 'utf8');
+      } catch (error) {
+        throw new SoulsError(`cannot read ${labelsFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+      labels = parseLabelledJsonl(content, config!.settings);
+    }
+    let db: SoulsDb;
+    if (!databaseExists(config!)) {
+      if (labels === undefined) throw new SoulsError(`no database at ${config!.db} (${config!.dbFrom}): calibrating from themes needs the database whose refiners assigned them`);
+      // Labels alone need no database to sweep; storing the choice creates one.
+      db = dryRun ? openSoulsDb({ settings: config!.settings }) : await openDb(config!);
+    } else {
+      db = dryRun ? await openExistingDb(config!, 'calibrate --dry-run') : await openDb(config!);
+    }
+    try {
+      const calibration = await calibrateThreshold(db, { labels });
+      const stored = dryRun ? null : await storeCalibration(db, calibration);
+      // Without the password a postgres:// URL may carry.
+      const database = describeDb(config!.db);
+      if (values.json === true) io.stdout.write(json({ database, ...calibration, stored: stored !== null }));
+      else io.stdout.write(report(calibration, database, stored !== null, colours(io.stdout, io.env)));
+      return 0;
+    } finally {
+      await closeSoulsDb(db);
+      if (db.settings.similarity === 'semantic') await stopSentenceEncoder();
+    }
+  },
+};
+
+function report(c: Calibration, database: string, stored: boolean, colour: ReturnType<typeof colours>): string {
+  const source = c.from === 'themes' ? 'the themes refiners assigned' : 'the labelled file';
+  const vectors = c.mode === 'provided' || c.mode === 'semantic' ? `, ${c.withVectors} with a vector` : '';
+  const rows = c.sweep.map((r) => [r.threshold.toFixed(3), r.ari.toFixed(3), String(r.clusters), String(r.largestCluster)]);
+  const chosenRow = c.sweep.indexOf(c.chosen);
+  const lines = [
+    `Similarity ${c.mode}: ${c.texts} labelled texts${vectors}, ${c.labels} labels of two or more (the largest ${c.largestLabel}), from ${source}.`,
+    '',
+    table(['threshold', 'ARI', 'clusters', 'largest'], rows, (cell, _, row) => (row === chosenRow ? colour.bold(cell) : cell)).trimEnd(),
+    '',
+    `Chosen: ${c.chosen.threshold} (ARI ${c.chosen.ari.toFixed(3)}, ${c.chosen.clusters} clusters, the largest ${c.chosen.largestCluster}${c.chosen.largestCluster <= c.largestLabel ? ` ≤ ${c.largestLabel}` : `; no threshold kept every cluster within ${c.largestLabel}`}).`,
+    `Default for ${c.mode}: ${c.defaultThreshold}; in force before: ${c.current.threshold} (${c.current.source}).`,
+    stored
+      ? `Stored in ${database} for ${c.key}: opened without --clustering-threshold, Souls clusters at ${c.chosen.threshold} (restart running servers).`
+      : 'Dry run: nothing stored.',
+  ];
+  return `${lines.join('\n')}\n`;
+}
