@@ -7,7 +7,7 @@ import { createEndpointEmbedder } from '../src/embedder/endpoint.ts';
 import { createLogger } from '../src/server/log.ts';
 import { startEmbeddingServer, type EmbeddingServer } from './support/embedding-server.ts';
 import { trackListeners } from './support/listeners.ts';
-import { serverPerTest } from './support/server.ts';
+import { metricSample as sample, serverPerTest } from './support/server.ts';
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -25,17 +25,6 @@ beforeAll(async () => {
 afterAll(() => embeddings.stop());
 const server = serverPerTest(afterEach);
 
-/** The sample's value; 0 when the series is absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = match[2] ? match[2].split(',') : [];
-    if (wanted.every((label) => have.includes(label)) && have.length === wanted.length) return Number(match[3]);
-  }
-  return 0;
-}
 
 describe('similarity semantic through an embeddings endpoint, as a user of the API sees it', () => {
   it('writes answer while the endpoint fails; the circuit opens and closes with one log line each and in /metrics; vectors land, the soul is announced; the key shows nowhere', async () => {

@@ -7,7 +7,7 @@ import WebSocket from 'ws';
 import { openSoulsDb, openSqliteStore } from '../src/engine/index.ts';
 import { buildApp } from '../src/server/app.ts';
 import { loadTokens } from '../src/server/auth.ts';
-import { serverPerTest } from './support/server.ts';
+import { metricSample as sample, serverPerTest } from './support/server.ts';
 
 const start = serverPerTest(afterEach);
 let dir: string;
@@ -25,17 +25,6 @@ async function scrape(url: string, headers: Record<string, string> = {}): Promis
   return response.text();
 }
 
-/** The sample's value; 0 when the series is absent (a counter not yet moved). */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = match[2] ? match[2].split(',') : [];
-    if (wanted.every((label) => have.includes(label)) && have.length === wanted.length) return Number(match[3]);
-  }
-  return 0;
-}
 
 async function until(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {

@@ -61,3 +61,15 @@ export function serverPerTest(afterEach: (hook: () => Promise<void>) => void): (
     return server;
   };
 }
+
+/** A sample's value in a /metrics text (exactly these labels); 0 when the series is absent (a counter not yet moved). */
+export function metricSample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const have = match[2] ? match[2].split(',') : [];
+    if (wanted.every((label) => have.includes(label)) && have.length === wanted.length) return Number(match[3]);
+  }
+  return 0;
+}
