@@ -20,7 +20,7 @@ import {
   ValidationError,
   type SimilarityMode,
 } from '../src/engine/index.ts';
-import { averageLinkageSteps, cosineMatrixSteps, dot, lexicalVectors, linkageSteps } from '../src/engine/lexical.ts';
+import { averageLinkageSteps, cosineMatrixSteps, dot, lexicalVectors, linkageSteps, squareLinkageSteps } from '../src/engine/lexical.ts';
 import { ENGINE_WEIGHTING, weightedMatrix } from '../bench/lexical-variants.ts';
 import { fallbackSimilarity, mixSimilarity } from '../src/engine/provided.ts';
 import { semanticSimilarity } from '../src/engine/semantic-similarity.ts';
@@ -159,6 +159,27 @@ describe('lexical against trigram', () => {
       }
       const threshold = 0.1 + random() * 0.6;
       expect(runSteps(linkageSteps(n, Float64Array.from(condensed), threshold, linkage))).toEqual(clusterMatrix(full, n, threshold, linkage));
+    }
+  });
+
+  it.each(['average', 'complete'] as const)('%s linkage over a full matrix leaves its diagonal unread, with links tied and at the threshold', (linkage) => {
+    let seed = 11;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (let round = 0; round < 40; round++) {
+      const n = 2 + Math.floor(random() * 30);
+      const condensed: number[] = [];
+      // A self-similarity of 1 on the diagonal, above every link: a cluster must never be taken for its own nearest.
+      const full = new Float64Array(n * n).fill(1);
+      for (let i = 0; i < n; i++) {
+        for (let j = i + 1; j < n; j++) {
+          const s = Math.floor(random() * 5) / 4;
+          full[i * n + j] = s;
+          full[j * n + i] = s;
+          condensed.push(s);
+        }
+      }
+      const threshold = [0.25, 0.5, 0.75][round % 3];
+      expect(runSteps(squareLinkageSteps(n, full, threshold, linkage))).toEqual(runSteps(linkageSteps(n, Float64Array.from(condensed), threshold, linkage)));
     }
   });
 

@@ -413,44 +413,41 @@ export class ThresholdComponents {
 
 /** The nearest-neighbour chain over a full matrix (squareLinkageSteps without the split into components). */
 export function* chainLinkageSteps(n: number, square: Float64Array, threshold: number, linkage: Linkage): Steps<number[][]> {
-  const complete = linkage === 'complete';
-  const size = new Int32Array(n).fill(1);
+  return yield* nearestNeighbourChainSteps(n, new SquareRows(n, square, linkage), threshold);
+}
+
+/** The chain's rows of links between clusters, however they are kept (SquareRows, ChainRows). */
+interface ChainRowSource {
+  /** Cluster a's links to every active cluster (its own entry −∞), up to date. */
+  of(a: number): Float64Array;
+  /** `drop`, just retired from `active`, merges into `keep`: keep's links become the linkage's merge of both. */
+  merged(keep: number, drop: number, active: ActiveClusters): void;
+  /** Cluster a is set aside: its row is no longer read. */
+  release(a: number): void;
+}
+
+/**
+ * The nearest-neighbour chain cut at `threshold`, over any row source: the chain goes from its last cluster to
+ * that cluster's nearest active one; two clusters nearest to each other merge (into the lower index), and a
+ * cluster with no link meeting the threshold is set aside. Clusters come out as sorted index arrays, ordered by
+ * their smallest index.
+ */
+function* nearestNeighbourChainSteps(n: number, rows: ChainRowSource, threshold: number): Steps<number[][]> {
   const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
   const done: number[][] = [];
   const chain: number[] = [];
-  // The active clusters' indices, ascending: scans visit them in index order (ties to the lowest) and shrink as clusters merge or are set aside.
-  const alive = Int32Array.from({ length: n }, (_, i) => i);
-  let count = n;
-  const retire = (x: number) => {
-    let lo = 0;
-    let hi = count - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (alive[mid] < x) lo = mid + 1;
-      else hi = mid;
-    }
-    alive.copyWithin(lo, lo + 1, count);
-    count--;
-  };
-  while (count > 0) {
+  const active = new ActiveClusters(n, threshold);
+  while (active.count > 0) {
     yield;
-    if (chain.length === 0) chain.push(alive[0]);
+    if (chain.length === 0) chain.push(active.first());
     const a = chain[chain.length - 1];
     const previous = chain.length > 1 ? chain[chain.length - 2] : -1;
-    const row = a * n;
-    let best = previous >= 0 ? square[row + previous] : -Infinity;
-    let b = previous;
-    for (let q = 0; q < count; q++) {
-      const k = alive[q];
-      if (square[row + k] > best && k !== a) {
-        best = square[row + k];
-        b = k;
-      }
-    }
-    if (b < 0 || !meetsCosine(best, threshold)) {
-      retire(a);
+    const b = active.nearest(rows.of(a), previous);
+    if (b < 0) {
+      active.retire(a);
       done.push(members[a]);
       chain.pop();
+      rows.release(a);
       continue;
     }
     if (b !== previous) {
@@ -460,7 +457,91 @@ export function* chainLinkageSteps(n: number, square: Float64Array, threshold: n
     chain.length -= 2;
     const keep = Math.min(a, b);
     const drop = Math.max(a, b);
-    retire(drop);
+    active.retire(drop);
+    rows.merged(keep, drop, active);
+    members[keep] = members[keep].concat(members[drop]);
+  }
+  for (const cluster of done) cluster.sort((x, y) => x - y);
+  return done.sort((x, y) => x[0] - y[0]);
+}
+
+/** The chain's active clusters, ascending: scans visit them in index order (ties to the lowest). */
+class ActiveClusters {
+  readonly alive: Int32Array;
+  count: number;
+  private readonly bar: number;
+
+  constructor(n: number, threshold: number) {
+    this.alive = Int32Array.from({ length: n }, (_, i) => i);
+    this.count = n;
+    // meetsCosine(value, threshold) is value >= this bar.
+    this.bar = threshold * (1 - THRESHOLD_TOLERANCE);
+  }
+
+  first(): number {
+    return this.alive[0];
+  }
+
+  /**
+   * The cluster to go to from the one whose row this is (its own entry −∞, so never chosen): the best link,
+   * `previous` on a tie with it, else the lowest; −1 when none meets the threshold (the cluster is then set aside).
+   */
+  nearest(row: Float64Array, previous: number): number {
+    const { alive, count } = this;
+    let best = previous >= 0 ? row[previous] : -Infinity;
+    let b = previous;
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (row[k] > best) {
+        best = row[k];
+        b = k;
+      }
+    }
+    return b >= 0 && best >= this.bar ? b : -1;
+  }
+
+  retire(x: number): void {
+    const { alive } = this;
+    let lo = 0;
+    let hi = this.count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (alive[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    alive.copyWithin(lo, lo + 1, this.count);
+    this.count--;
+  }
+}
+
+/**
+ * The chain's rows as views of a full symmetric n×n matrix, which it overwrites: the diagonal becomes −∞ (a
+ * cluster is never its own nearest), and a merge writes the kept cluster's row and column across the active ones.
+ */
+class SquareRows implements ChainRowSource {
+  private readonly square: Float64Array;
+  private readonly n: number;
+  private readonly complete: boolean;
+  private readonly rows: Float64Array[];
+  private readonly size: Int32Array;
+
+  constructor(n: number, square: Float64Array, linkage: Linkage) {
+    this.square = square;
+    this.n = n;
+    this.complete = linkage === 'complete';
+    this.rows = Array.from({ length: n }, (_, a) => square.subarray(a * n, (a + 1) * n));
+    for (let a = 0; a < n; a++) square[a * n + a] = -Infinity;
+    this.size = new Int32Array(n).fill(1);
+  }
+
+  of(a: number): Float64Array {
+    return this.rows[a];
+  }
+
+  /** Complete linkage: the lesser of the parts' links; average: their mean weighted by the parts' sizes. */
+  merged(keep: number, drop: number, active: ActiveClusters): void {
+    const { square, n, size, complete } = this;
+    const { alive, count } = active;
     const total = size[keep] + size[drop];
     const keepRow = keep * n;
     const dropRow = drop * n;
@@ -472,10 +553,9 @@ export function* chainLinkageSteps(n: number, square: Float64Array, threshold: n
       square[k * n + keep] = merged;
     }
     size[keep] = total;
-    members[keep] = members[keep].concat(members[drop]);
   }
-  for (const cluster of done) cluster.sort((x, y) => x - y);
-  return done.sort((x, y) => x[0] - y[0]);
+
+  release(): void {}
 }
 
 /**
@@ -592,7 +672,7 @@ class Postings {
  */
 export function* completeLinkageSteps(vectors: readonly SparseVector[], threshold: number): Steps<number[][]> {
   if (vectors.length === 0) return [];
-  return yield* lazyChainSteps(vectors.length, new ChainRows(vectors, new Postings(vectors)), threshold);
+  return yield* nearestNeighbourChainSteps(vectors.length, new ChainRows(vectors, new Postings(vectors)), threshold);
 }
 
 /**
@@ -604,7 +684,7 @@ export function* completeLinkageSteps(vectors: readonly SparseVector[], threshol
  * held only for the clusters the chain has met and not yet set aside (at most 958 of 3,000, 23 MB, on the bench's
  * observation pool, where the matrix took 72 MB).
  */
-class ChainRows {
+class ChainRows implements ChainRowSource {
   private readonly rows: (Float64Array | null)[];
   private readonly spare: Float64Array[] = [];
   /** How much of the merge log each row has applied. */
@@ -625,7 +705,6 @@ class ChainRows {
     this.dropped = new Int32Array(m);
   }
 
-  /** Cluster a's links to every active cluster (its own entry −∞), up to date. */
   of(a: number): Float64Array {
     let row = this.rows[a];
     if (row === null) {
@@ -640,8 +719,18 @@ class ChainRows {
     return row;
   }
 
-  /** Records that `drop` (whose row is let go) merged into `keep`, whose row the caller has just written. */
-  merged(keep: number, drop: number): void {
+  /**
+   * Complete linkage: keep's link to each other active cluster becomes the lesser of its parts'. Only keep's row
+   * is written; the merge is logged for the other rows, and drop's row is let go.
+   */
+  merged(keep: number, drop: number, active: ActiveClusters): void {
+    const keepRow = this.of(keep);
+    const dropRow = this.of(drop);
+    const { alive, count } = active;
+    for (let q = 0; q < count; q++) {
+      const k = alive[q];
+      if (k !== keep) keepRow[k] = Math.min(keepRow[k], dropRow[k]);
+    }
     this.release(drop);
     this.kept[this.merges] = keep;
     this.dropped[this.merges++] = drop;
@@ -669,99 +758,3 @@ class ChainRows {
     return row;
   }
 }
-
-/** chainLinkageSteps for complete linkage over ChainRows: the same scans, merges, ties and result. */
-function* lazyChainSteps(n: number, rows: ChainRows, threshold: number): Steps<number[][]> {
-  const members: number[][] = Array.from({ length: n }, (_, i) => [i]);
-  const done: number[][] = [];
-  const chain: number[] = [];
-  const active = new ActiveClusters(n, threshold);
-  while (active.count > 0) {
-    yield;
-    if (chain.length === 0) chain.push(active.first());
-    const a = chain[chain.length - 1];
-    const previous = chain.length > 1 ? chain[chain.length - 2] : -1;
-    const b = active.nearest(rows.of(a), previous);
-    if (b < 0) {
-      active.retire(a);
-      done.push(members[a]);
-      chain.pop();
-      rows.release(a);
-      continue;
-    }
-    if (b !== previous) {
-      chain.push(b);
-      continue;
-    }
-    chain.length -= 2;
-    const keep = Math.min(a, b);
-    const drop = Math.max(a, b);
-    const keepRow = rows.of(keep);
-    const dropRow = rows.of(drop);
-    active.retire(drop);
-    active.mergeInto(keepRow, dropRow, keep);
-    rows.merged(keep, drop);
-    members[keep] = members[keep].concat(members[drop]);
-  }
-  for (const cluster of done) cluster.sort((x, y) => x - y);
-  return done.sort((x, y) => x[0] - y[0]);
-}
-
-/** The chain's active clusters, ascending: scans visit them in index order (ties to the lowest). */
-class ActiveClusters {
-  private readonly alive: Int32Array;
-  count: number;
-  private readonly bar: number;
-
-  constructor(n: number, threshold: number) {
-    this.alive = Int32Array.from({ length: n }, (_, i) => i);
-    this.count = n;
-    // meetsCosine(value, threshold) is value >= this bar.
-    this.bar = threshold * (1 - THRESHOLD_TOLERANCE);
-  }
-
-  first(): number {
-    return this.alive[0];
-  }
-
-  /**
-   * The cluster to go to from the one whose row this is (its own entry −∞): the best link, `previous` on a tie
-   * with it, else the lowest; −1 when none meets the threshold (the cluster is then set aside).
-   */
-  nearest(row: Float64Array, previous: number): number {
-    const { alive, count } = this;
-    let best = previous >= 0 ? row[previous] : -Infinity;
-    let b = previous;
-    for (let q = 0; q < count; q++) {
-      const k = alive[q];
-      if (row[k] > best) {
-        best = row[k];
-        b = k;
-      }
-    }
-    return b >= 0 && best >= this.bar ? b : -1;
-  }
-
-  /** Complete linkage: the kept cluster's link to each other active one is the lesser of its parts'. */
-  mergeInto(keepRow: Float64Array, dropRow: Float64Array, keep: number): void {
-    const { alive, count } = this;
-    for (let q = 0; q < count; q++) {
-      const k = alive[q];
-      if (k !== keep) keepRow[k] = Math.min(keepRow[k], dropRow[k]);
-    }
-  }
-
-  retire(x: number): void {
-    const { alive } = this;
-    let lo = 0;
-    let hi = this.count - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (alive[mid] < x) lo = mid + 1;
-      else hi = mid;
-    }
-    alive.copyWithin(lo, lo + 1, this.count);
-    this.count--;
-  }
-}
-
