@@ -2,8 +2,8 @@
 // figure beside raw inserts of the same rows into the same tables, in databases of their own dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openSoulsDb } from '../src/engine/index.ts';
-import { openPostgresStore } from '../src/store/postgres-bridge.ts';
+import { openSoulsDbAsync } from '../src/engine/index.ts';
+import { openPostgresStore } from '../src/store/postgres-pool.ts';
 import { workloads, targetThroughput, type BenchRow, type RawWriter } from './engine.ts';
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -26,7 +26,7 @@ function databaseUrl(serverUrl: string, name: string): string {
 
 /** One transaction per shard (or per batch), a statement per row, as a client writing those tables itself would. */
 async function rawWriter(url: string, soulIds: readonly number[]): Promise<RawWriter> {
-  openPostgresStore({ url }).close();
+  await (await openPostgresStore({ url })).close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(
@@ -70,7 +70,7 @@ export async function benchEnginePostgres(): Promise<BenchRow[]> {
     }
     try {
       const [engineUrl, rawUrl] = names.map((name) => databaseUrl(serverUrl, name));
-      rows.push(...(await targetThroughput({ openDb: (clock) => openSoulsDb({ path: engineUrl, clock }), raw: (soulIds) => rawWriter(rawUrl, soulIds) }, workload)));
+      rows.push(...(await targetThroughput({ openDb: (clock) => openSoulsDbAsync({ path: engineUrl, clock }), raw: (soulIds) => rawWriter(rawUrl, soulIds) }, workload)));
     } finally {
       for (const name of names) await admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }

@@ -234,12 +234,12 @@ export type RawWriter = {
 };
 
 /** Where a throughput run writes: the engine's database, and a raw writer into the same tables elsewhere with these souls. */
-export type WriteTarget = { openDb(clock: ReturnType<typeof manualClock>): SoulsDb; raw(soulIds: readonly number[]): RawWriter | Promise<RawWriter> };
+export type WriteTarget = { openDb(clock: ReturnType<typeof manualClock>): SoulsDb | Promise<SoulsDb>; raw(soulIds: readonly number[]): RawWriter | Promise<RawWriter> };
 
 /** dropShard and dropShards beside raw inserts into the same tables of another store (bench/engine-postgres.ts), in the same run. */
 export async function targetThroughput(target: WriteTarget, workload: Workload): Promise<BenchRow[]> {
   const clock = manualClock(START + 60 * DAY_MS);
-  const db = target.openDb(clock);
+  const db = await target.openDb(clock);
   const soulIds = await seedSouls(db, 200);
   const raw = await target.raw(soulIds);
   const now = clock.now();
@@ -271,7 +271,7 @@ export async function targetThroughput(target: WriteTarget, workload: Workload):
     rawBatch.push((await timeAsync(async () => raw.insertBatch(chunk, now))) / chunk.length);
     engineBatch.push((await timeAsync(() => dropShards(db, chunk))) / chunk.length);
   }
-  closeSoulsDb(db);
+  await closeSoulsDb(db);
   await raw.close();
   const perSec = (samples: number[]) => 1000 / median(samples);
   const ratio = (engine: number[], raw: number[]) => (perSec(engine) / perSec(raw)).toFixed(2);

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from '../src/server/app.ts';
-import { DAY_MS, openSoulsDb } from '../src/engine/index.ts';
+import { DAY_MS, openSoulsDbAsync } from '../src/engine/index.ts';
 import { bareHello, dashboard, DROP, killChildren, listen, LoadClient, median, percentile, post, READY_SUBSCRIPTION, seed, sleep, STAMP, wallClock } from './api.ts';
 import { makeObservationCorpus } from './corpus.ts';
 import { databaseUrl, pgStatement, postgresProblem, redisProblem } from '../scripts/services.ts';
@@ -57,7 +57,7 @@ function postgresStore(): Store {
 }
 
 async function dashboardOn(store: Store): Promise<BenchRow[]> {
-  const db = openSoulsDb({ path: await store.open() });
+  const db = await openSoulsDbAsync({ path: await store.open() });
   const app = buildApp({ db, graphiql: false });
   const bare = bareHello();
   try {

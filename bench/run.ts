@@ -1,5 +1,6 @@
 // npm run bench [-- --only TEXT] [-- --json FILE] [-- --store postgres]: engine benchmarks, printed as a table with the machine noted.
-//   --store postgres: also the engine on PostgreSQL (SOULS_BENCH_PG_URL) and the API over three replicas (bench/replicas.ts).
+//   --store postgres: also the engine on PostgreSQL (SOULS_BENCH_PG_URL), the API over three replicas (bench/replicas.ts)
+//   and replicas with the database across a network (bench/latency.ts; SOULS_BENCH_CLI measures another checkout's server).
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { benchApi } from './api.ts';
@@ -9,6 +10,7 @@ import { benchEngine, type BenchRow } from './engine.ts';
 import { benchEnginePostgres } from './engine-postgres.ts';
 import { benchGrowth } from './growth.ts';
 import { benchJudge } from './judge.ts';
+import { benchLatency } from './latency.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
 import { benchProvided } from './provided.ts';
@@ -53,6 +55,7 @@ const { only, json, store } = options();
 if (store === 'postgres') {
   sections.splice(2, 0, ['Engine on PostgreSQL (SOULS_BENCH_PG_URL)', benchEnginePostgres]);
   sections.push(['API over three replicas (events through Redis): SQLite beside PostgreSQL', benchReplicas]);
+  sections.push(['Latency: replicas with PostgreSQL on loopback and 2 ms away (a relay, 1 ms each way)', benchLatency]);
 }
 const chosen = selectSections(sections.map(([title, run]) => ({ title, run })), only);
 if (chosen.length === 0) {

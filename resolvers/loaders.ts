@@ -97,7 +97,7 @@ export class Loaders {
 
   get attunements(): DataLoader<number, number[]> {
     return (this.#attunements ??= new DataLoader<number, number[]>(async (soulIds) => {
-      const times = this.db.store.attunements(soulIds);
+      const times = await this.db.store.attunements(soulIds);
       return soulIds.map((id) => times.get(id) ?? []);
     }));
   }
@@ -181,7 +181,7 @@ export class Loaders {
         const bySoul = Map.groupBy(keys, (k) => k.soulId);
         const found = new Map<string, number>();
         for (const [soulId, group] of bySoul) {
-          const themes = this.db.store.themesOfShards(soulId, group.map((k) => k.shardId));
+          const themes = await this.db.store.themesOfShards(soulId, group.map((k) => k.shardId));
           for (const [shardId, themeId] of themes) found.set(`${soulId}:${shardId}`, themeId);
         }
         return keys.map((k) => found.get(`${k.soulId}:${k.shardId}`) ?? null);

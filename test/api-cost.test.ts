@@ -68,9 +68,9 @@ async function openBuilt(n: number): Promise<SoulsDb> {
 
 /** Runs the dashboard with a fresh context, as the server does per operation; returns its data and the statements it cost. */
 async function measure(db: SoulsDb): Promise<{ statements: number; souls: any[] }> {
-  const before = db.store.statementsExecuted();
+  const before = await db.store.statementsExecuted();
   const result = await execute({ schema, document: parse(dashboard), contextValue: createContext(db, createSoulsPubSub()) });
-  const statements = db.store.statementsExecuted() - before;
+  const statements = await db.store.statementsExecuted() - before;
   expect(result.errors).toBeUndefined();
   return { statements, souls: (result.data as any).souls };
 }
@@ -98,7 +98,7 @@ describe('dashboard query cost', () => {
       expectRepresentative(warm.souls, n);
       expect(warm.souls).toEqual(cold.souls);
       counts[n] = { cold: cold.statements, warm: warm.statements };
-      db.store.close();
+      await db.store.close();
     }
     console.log(`dashboard statements: N=5 ${JSON.stringify(counts[5])}, N=50 ${JSON.stringify(counts[50])}`);
     expect(counts[5].warm).toBeGreaterThan(0);
@@ -116,7 +116,7 @@ describe('dashboard query cost', () => {
       const warm = await measure(db);
       expectRepresentative(cold.souls, n);
       counts[n] = { cold: cold.statements, warm: warm.statements };
-      built.store.close();
+      await built.store.close();
     }
     console.log(`dashboard statements after a restart: N=5 ${JSON.stringify(counts[5])}, N=50 ${JSON.stringify(counts[50])}`);
     expect(counts[50].cold).toBe(counts[5].cold);
@@ -139,9 +139,9 @@ describe('dashboard query cost over HTTP', () => {
       server = await startServer({ start: T0 });
       await buildSouls(server.app.db, n);
       await server.request(dashboard); // warm-up
-      const before = server.app.db.store.statementsExecuted();
+      const before = await server.app.db.store.statementsExecuted();
       const { status, body } = await server.request(dashboard);
-      counts.push(server.app.db.store.statementsExecuted() - before);
+      counts.push(await server.app.db.store.statementsExecuted() - before);
       expect(status).toBe(200);
       expect(body.errors).toBeUndefined();
       expectRepresentative(body.data.souls, n);

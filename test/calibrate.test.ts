@@ -14,6 +14,7 @@ import {
   getStoredCalibration,
   lexicalSimilarity,
   openSoulsDb,
+  openSoulsDbAsync,
   parseLabelledJsonl,
   resolveSettings,
   storeCalibration,
@@ -27,7 +28,7 @@ import { freshDb, rejection } from './support/engine.ts';
 const T0 = Date.UTC(2026, 0, 1);
 
 /** The same store opened again, as a server restarted on the database would open it. */
-const reopen = (db: SoulsDb, settings: Record<string, unknown>) => openSoulsDb({ store: db.store, clock: db.clock, settings });
+const reopen = (db: SoulsDb, settings: Record<string, unknown>) => openSoulsDbAsync({ store: db.store, clock: db.clock, settings });
 
 /** A soul holding the labelled words as shards with their vectors (fixing the database's dimension at 22). */
 async function soulWithVectors(db: SoulsDb, name = 'Sable') {
@@ -74,7 +75,7 @@ describe('calibrateThreshold from a labelled set', () => {
     expect(await getStoredCalibration(db)).toBeNull();
 
     expect(await storeCalibration(db, calibration)).toEqual({ threshold: KNOWN_BEST_THRESHOLD, ari: 1, from: 'labels', texts: 12, labels: 3, calibratedAt: T0 });
-    const next = reopen(db, { similarity: 'provided' });
+    const next = await reopen(db, { similarity: 'provided' });
     expect(next.settings.clusteringThreshold).toBe(KNOWN_BEST_THRESHOLD);
     expect(next.clusteringThresholdSource).toBe('calibrated');
     // Clustered at the calibrated threshold: the three labels, where the default (0.25) makes one cluster of all twelve.
@@ -89,37 +90,37 @@ describe('calibrateThreshold from a labelled set', () => {
     const { db } = freshDb(T0, { similarity: 'provided' });
     await soulWithVectors(db);
     await storeCalibration(db, await calibrateThreshold(db, { labels: labelledVectors() }));
-    const set = reopen(db, { similarity: 'provided', clusteringThreshold: 0.3 });
+    const set = await reopen(db, { similarity: 'provided', clusteringThreshold: 0.3 });
     expect([set.settings.clusteringThreshold, set.clusteringThresholdSource]).toEqual([0.3, 'setting']);
-    const lexical = reopen(db, { similarity: 'lexical' });
+    const lexical = await reopen(db, { similarity: 'lexical' });
     expect([lexical.settings.clusteringThreshold, lexical.clusteringThresholdSource]).toEqual([defaultClusteringThresholds.lexical, 'default']);
     // Settings resolved once (a server's config) and handed to the open keep their threshold open to the calibration.
-    const again = reopen(db, reopen(db, { similarity: 'provided' }).settings);
+    const again = await reopen(db, (await reopen(db, { similarity: 'provided' })).settings);
     expect([again.settings.clusteringThreshold, again.clusteringThresholdSource]).toEqual([KNOWN_BEST_THRESHOLD, 'calibrated']);
     // Read first, as a store answering with promises needs: the same outcome, and a set threshold still wins.
     const read = await storedThreshold(db.store, resolveSettings({ similarity: 'provided' }));
     expect(read).toBe(KNOWN_BEST_THRESHOLD);
     expect(await storedThreshold(db.store, resolveSettings({ similarity: 'provided', clusteringThreshold: 0.3 }))).toBeNull();
-    const given = openSoulsDb({ store: db.store, settings: { similarity: 'provided' }, calibratedThreshold: read });
+    const given = await openSoulsDbAsync({ store: db.store, settings: { similarity: 'provided' }, calibratedThreshold: read });
     expect([given.settings.clusteringThreshold, given.clusteringThresholdSource]).toEqual([KNOWN_BEST_THRESHOLD, 'calibrated']);
-    const givenButSet = openSoulsDb({ store: db.store, settings: { similarity: 'provided', clusteringThreshold: 0.3 }, calibratedThreshold: read });
+    const givenButSet = await openSoulsDbAsync({ store: db.store, settings: { similarity: 'provided', clusteringThreshold: 0.3 }, calibratedThreshold: read });
     expect([givenButSet.settings.clusteringThreshold, givenButSet.clusteringThresholdSource]).toEqual([0.3, 'setting']);
   });
 
   it('a semantic calibration belongs to its model: another model of the same dimension clusters at the default', async () => {
     const { db } = freshDb(T0, { similarity: 'provided' });
     const { shardIds, items } = await soulWithVectors(db);
-    const vectorsOf = (model: string) => {
-      db.store.rebindEmbeddings(model);
-      db.store.storeEmbeddings(shardIds.map((id, i) => ({ id, embedding: new Uint8Array(new Float32Array(items[i].embedding!).buffer), contentHash: null })), model);
+    const vectorsOf = async (model: string) => {
+      await db.store.rebindEmbeddings(model);
+      await db.store.storeEmbeddings(shardIds.map((id, i) => ({ id, embedding: new Uint8Array(new Float32Array(items[i].embedding!).buffer), contentHash: null })), model);
     };
-    vectorsOf('model-a');
-    expect(storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBeNull();
-    db.store.putCalibration('semantic:model-a:22d', { threshold: 0.6, ari: 1, from: 'labels', texts: 12, labels: 3, calibratedAt: T0 });
-    expect(storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBe(0.6);
-    vectorsOf('model-b');
-    expect(storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBeNull();
-    expect(db.store.embeddingDimension()).toBe(22);
+    await vectorsOf('model-a');
+    expect(await storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBeNull();
+    await db.store.putCalibration('semantic:model-a:22d', { threshold: 0.6, ari: 1, from: 'labels', texts: 12, labels: 3, calibratedAt: T0 });
+    expect(await storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBe(0.6);
+    await vectorsOf('model-b');
+    expect(await storedThreshold(db.store, resolveSettings({ similarity: 'semantic' }))).toBeNull();
+    expect(await db.store.embeddingDimension()).toBe(22);
   });
 
   it('a vector of another dimension than the database\'s is refused, naming its line', async () => {
@@ -182,7 +183,7 @@ describe('calibrateThreshold from themes', () => {
     const { shardIds } = await dropShards(db, WORDS.map((content) => ({ content, source: 'chat', soulIds: [soul.id] })));
     await assignThemes(db, soul.id, [{ shardIds, newThemeName: 'everything' }]);
     expect((await rejection(calibrateThreshold(db), InvalidStateError)).message).toMatch(/found 12 in 1 \(assign more/);
-    expect(reopen(db, { similarity: 'lexical' }).settings.clusteringThreshold).toBe(defaultClusteringThresholds.lexical);
+    expect((await reopen(db, { similarity: 'lexical' })).settings.clusteringThreshold).toBe(defaultClusteringThresholds.lexical);
   });
 });
 

@@ -15,7 +15,7 @@ function texts(count: number, seed: number): string[] {
 }
 
 describe('ClusterMemo', () => {
-  it('counts exactly the clusters of the set asked about, through random additions and removals', () => {
+  it('counts exactly the clusters of the set asked about, through random additions and removals', async () => {
     for (const threshold of [0.2, 0.4, 0.7]) {
       const pool = texts(120, Math.round(threshold * 100));
       const memo = new ClusterMemo(threshold);
@@ -30,14 +30,14 @@ describe('ClusterMemo', () => {
         for (let i = 0; i < removes && next.size > 0; i++) next.delete([...next][Math.floor(rng() * next.size)]);
         if (step % 50 === 49) next.clear();
         const ids = [...next].sort((a, b) => a - b);
-        const count = memo.clusterCount(1, ids, (missing) => {
+        const count = await memo.clusterCount(1, ids, (missing) => {
           loads += missing.length;
           return new Map(missing.map((id) => [id, pool[id - 1]]));
         });
         const expected = clusterTexts(ids.map((id) => pool[id - 1]), threshold);
         expect(count).toBe(expected.length);
         if (step % 5 === 0) {
-          const partition = memo.partition(1, ids, () => new Map());
+          const partition = await memo.partition(1, ids, () => new Map());
           expect(partition).toEqual(expected.map((cluster) => cluster.map((i) => ids[i])));
         }
         current = next;
@@ -46,7 +46,7 @@ describe('ClusterMemo', () => {
     }
   });
 
-  it('answers "still two clusters or more" only when it is so, through random additions and removals with no count between', () => {
+  it('answers "still two clusters or more" only when it is so, through random additions and removals with no count between', async () => {
     for (const threshold of [0.2, 0.4, 0.7]) {
       const rng = makeRng(11);
       // Mostly short strings over two letters: sets often fall back to one cluster, and bridges are common.
@@ -62,13 +62,13 @@ describe('ClusterMemo', () => {
         for (let i = Math.floor(rng() * (next.size > 5 ? 4 : 2)); i > 0 && next.size > 0; i--) next.delete([...next][Math.floor(rng() * next.size)]);
         const ids = [...next].sort((a, b) => a - b);
         const clusters = clusterTexts(ids.map((id) => pool[id - 1]), threshold).length;
-        if (memo.stillSeparated(1, ids, contents)) {
+        if (await memo.stillSeparated(1, ids, contents)) {
           answered.separated++;
           expect(clusters, `threshold ${threshold}, step ${step}`).toBeGreaterThanOrEqual(2);
         } else {
           answered.unknown++;
           // Only a count renews what it knows, as the write path does when it cannot tell.
-          expect(memo.clusterCount(1, ids, contents)).toBe(clusters);
+          expect(await memo.clusterCount(1, ids, contents)).toBe(clusters);
         }
         current = next;
       }
@@ -78,21 +78,21 @@ describe('ClusterMemo', () => {
     }
   });
 
-  it('does not vouch for a separation a new shard bridges, nor one whose side was removed', () => {
+  it('does not vouch for a separation a new shard bridges, nor one whose side was removed', async () => {
     const pool = ['alpha beta gamma', 'zulu yankee xray', 'alpha beta gamma zulu yankee xray'];
     const contents = (missing: number[]) => new Map(missing.map((id) => [id, pool[id - 1]]));
     const memo = new ClusterMemo(0.3);
-    expect(memo.clusterCount(1, [1, 2], contents)).toBe(2);
-    expect(memo.stillSeparated(1, [1, 2], contents)).toBe(true);
+    expect(await memo.clusterCount(1, [1, 2], contents)).toBe(2);
+    expect(await memo.stillSeparated(1, [1, 2], contents)).toBe(true);
     // Shard 3 is similar to both: one cluster.
-    expect(memo.stillSeparated(1, [1, 2, 3], contents)).toBe(false);
-    expect(memo.clusterCount(1, [1, 2, 3], contents)).toBe(1);
-    expect(memo.clusterCount(1, [1, 2], contents)).toBe(2);
-    expect(memo.stillSeparated(1, [1], contents)).toBe(false);
-    expect(memo.stillSeparated(1, [2], contents)).toBe(false);
+    expect(await memo.stillSeparated(1, [1, 2, 3], contents)).toBe(false);
+    expect(await memo.clusterCount(1, [1, 2, 3], contents)).toBe(1);
+    expect(await memo.clusterCount(1, [1, 2], contents)).toBe(2);
+    expect(await memo.stillSeparated(1, [1], contents)).toBe(false);
+    expect(await memo.stillSeparated(1, [2], contents)).toBe(false);
   });
 
-  it('stays exact past its byte budget: the least recently clustered souls are forgotten and rebuilt, their texts loaded again', () => {
+  it('stays exact past its byte budget: the least recently clustered souls are forgotten and rebuilt, their texts loaded again', async () => {
     const pool = texts(240, 9);
     // About thirty shards' worth of gram ids and texts, for six souls of up to forty shards each.
     const memo = new ClusterMemo(0.4, 30_000);
@@ -111,13 +111,13 @@ describe('ClusterMemo', () => {
       if (rng() < 0.3 && set.size > 2) set.delete([...set][Math.floor(rng() * set.size)]);
       const ids = [...set].sort((a, b) => a - b);
       for (const id of ids) seen.add(id);
-      expect(memo.clusterCount(soul, ids, load)).toBe(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).length);
-      if (step % 7 === 0) expect(memo.partition(soul, ids, load)).toEqual(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).map((cluster) => cluster.map((i) => ids[i])));
+      expect(await memo.clusterCount(soul, ids, load)).toBe(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).length);
+      if (step % 7 === 0) expect(await memo.partition(soul, ids, load)).toEqual(clusterTexts(ids.map((id) => pool[id - 1]), 0.4).map((cluster) => cluster.map((i) => ids[i])));
     }
     expect(loads).toBeGreaterThan(2 * seen.size); // what was forgotten was loaded again
   });
 
-  it('stays exact when its trigram dictionary outgrows 16 bits and the gram ids it holds are widened', () => {
+  it('stays exact when its trigram dictionary outgrows 16 bits and the gram ids it holds are widened', async () => {
     const rng = makeRng(21);
     // Greek and Cyrillic small letters: 57^3 possible trigrams, so random texts keep adding new ones.
     const letters = [...Array.from({ length: 25 }, (_, i) => 0x3b1 + i), ...Array.from({ length: 32 }, (_, i) => 0x430 + i)].map((code) => String.fromCodePoint(code));
@@ -147,20 +147,20 @@ describe('ClusterMemo', () => {
       const ids = kept.sort((a, b) => a - b);
       sets[soul] = ids;
       const expected = clusterTexts(ids.map((id) => pool[id - 1]), 0.4);
-      expect(memo.clusterCount(soul, ids, load)).toBe(expected.length);
-      expect(memo.partition(soul, ids, load)).toEqual(expected.map((cluster) => cluster.map((i) => ids[i])));
+      expect(await memo.clusterCount(soul, ids, load)).toBe(expected.length);
+      expect(await memo.partition(soul, ids, load)).toEqual(expected.map((cluster) => cluster.map((i) => ids[i])));
     }
   });
 
-  it('starts a large set with one bulk clustering and keeps souls apart', () => {
+  it('starts a large set with one bulk clustering and keeps souls apart', async () => {
     const pool = texts(200, 3);
     const memo = new ClusterMemo(0.4);
     const load = (missing: number[]) => new Map(missing.map((id) => [id, pool[id - 1]]));
     const a = Array.from({ length: 100 }, (_, i) => i + 1);
     const b = Array.from({ length: 60 }, (_, i) => i + 101);
-    expect(memo.clusterCount(1, a, load)).toBe(clusterTexts(pool.slice(0, 100), 0.4).length);
-    expect(memo.clusterCount(2, b, load)).toBe(clusterTexts(pool.slice(100, 160), 0.4).length);
-    expect(memo.clusterCount(1, a.slice(10), load)).toBe(clusterTexts(pool.slice(10, 100), 0.4).length);
+    expect(await memo.clusterCount(1, a, load)).toBe(clusterTexts(pool.slice(0, 100), 0.4).length);
+    expect(await memo.clusterCount(2, b, load)).toBe(clusterTexts(pool.slice(100, 160), 0.4).length);
+    expect(await memo.clusterCount(1, a.slice(10), load)).toBe(clusterTexts(pool.slice(10, 100), 0.4).length);
   });
 });
 
@@ -230,7 +230,7 @@ describe('ClusterMemo in the lexical and provided modes', () => {
       const ids = [...next].sort((a, b) => a - b);
       const fresh = clusterBy(mode, ids.map((id) => pool[id - 1]), threshold, mode === 'provided' ? ids.map((id) => stored[id - 1]) : []);
       if (step % 3 === 0) await memo.prepare(soul, ids, load);
-      expect(memo.partition(soul, ids, load)).toEqual(fresh.map((cluster) => cluster.map((i) => ids[i])));
+      expect(await memo.partition(soul, ids, load)).toEqual(fresh.map((cluster) => cluster.map((i) => ids[i])));
     }
   });
 

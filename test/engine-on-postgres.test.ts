@@ -1,18 +1,14 @@
-// The engine's crystallization, level-up, exact-revert (SPEC §6–7, turn 2), shard-search, themes, theme-hints and calibration suites again, on the PostgreSQL store (PGlite through the worker
-// bridge): one PGlite for the file, emptied before each test's database.
+// The engine's crystallization, level-up, exact-revert (SPEC §6–7, turn 2), shard-search, themes, theme-hints and calibration suites again, on the PostgreSQL store (PGlite, in
+// this thread): one PGlite for the file, emptied before each test's database.
 import { afterAll } from 'vitest';
-import { openPostgresStore, type PostgresStore } from '../src/store/postgres-bridge.ts';
+import { openPostgresStore } from '../src/store/postgres-pool.ts';
 import { useStore } from './support/engine.ts';
 import { storeView } from './support/shared-store.ts';
 
-let pglite: PostgresStore | null = null;
-afterAll(() => pglite?.close());
+const pglite = await openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000 });
+afterAll(() => pglite.close());
 
-useStore(() => {
-  pglite ??= openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000 });
-  pglite.reset();
-  return storeView(pglite);
-});
+useStore(() => storeView(pglite, () => {}, pglite.reset()));
 
 await import('./crystallization.test.ts');
 await import('./levels.test.ts');

@@ -76,9 +76,9 @@ async function lowVarietySoul(count: number): Promise<{ db: SoulsDb; soulId: num
 describe('evidence reports reuse their work while the shards stay the same', () => {
   it('a second report reads no shard rows again and is the same, byte for byte; a new shard is in the next one', async () => {
     const statements = async (db: SoulsDb, work: () => Promise<unknown>) => {
-      const before = db.store.statementsExecuted();
+      const before = await db.store.statementsExecuted();
       await work();
-      return db.store.statementsExecuted() - before;
+      return await db.store.statementsExecuted() - before;
     };
     // Warm, a report costs the same statements for 30 shards as for 300: no shard row is read again.
     const warmCounts: number[] = [];

@@ -50,16 +50,16 @@ function note(rng: Rng, n: number): string {
 }
 
 /** Every soul's gate as a write would read it equals the query over all its shards. */
-function expectRowsMatch(db: SoulsDb, souls: readonly number[], context: string): void {
-  const reference = db.store.gateStats(souls, cutoffOf(db));
+async function expectRowsMatch(db: SoulsDb, souls: readonly number[], context: string): Promise<void> {
+  const reference = await db.store.gateStats(souls, cutoffOf(db));
   const stored = sqlite(db).storedGate(souls, cutoffOf(db));
   for (const id of souls) expect(stored.get(id), `${context}: soul ${id}`).toEqual(reference.get(id)!.after);
 }
 
 /** A write's GateStats against the reference read just before and just after it (and, where it says, whether the soul has themes). */
-function expectWriteGate(db: SoulsDb, written: readonly GateStats[], before: Map<number, GateStats>, after: Map<number, GateStats>, context: string): void {
+async function expectWriteGate(db: SoulsDb, written: readonly GateStats[], before: Map<number, GateStats>, after: Map<number, GateStats>, context: string): Promise<void> {
   expect(written.map((g) => g.soulId), context).toEqual([...after.keys()].sort((a, b) => a - b));
-  const themes = db.store.shardThemesOfSouls(written.map((g) => g.soulId));
+  const themes = await db.store.shardThemesOfSouls(written.map((g) => g.soulId));
   for (const g of written) {
     const was = before.get(g.soulId)!;
     const now = after.get(g.soulId)!;
@@ -68,7 +68,7 @@ function expectWriteGate(db: SoulsDb, written: readonly GateStats[], before: Map
   }
 }
 
-const isAwake = (db: SoulsDb, soul: number) => db.store.getSouls([soul]).get(soul)!.deletedAt === null;
+const isAwake = async (db: SoulsDb, soul: number) => (await db.store.getSouls([soul])).get(soul)!.deletedAt === null;
 
 async function readiness(db: SoulsDb, souls: readonly number[]): Promise<Map<number, boolean>> {
   return new Map([...(await getCrystallization(db, souls))].map(([id, c]) => [id, c.ready]));
@@ -126,30 +126,30 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
       const inputs = Array.from({ length: rng.between(1, 6) }, (_, i) => input(step * 1000 + i));
       const news = inputs.map((s) => ({ content: s.content, source: s.source, soulIds: s.soulIds, tags: [], sealed: s.sealed === true, createdAt: s.createdAt!, embedding: null }));
       const touched = [...new Set(inputs.flatMap((s) => s.soulIds))];
-      const before = db.store.gateStats(touched, cutoffOf(db));
-      const written = db.store.insertShards(news, clock.now(), cutoffOf(db));
-      expectWriteGate(db, written.gate, before, db.store.gateStats(touched, cutoffOf(db)), context);
+      const before = await db.store.gateStats(touched, cutoffOf(db));
+      const written = await db.store.insertShards(news, clock.now(), cutoffOf(db));
+      await expectWriteGate(db, written.gate, before, await db.store.gateStats(touched, cutoffOf(db)), context);
       remember(written.shardIds, inputs);
       count('insert');
     } else if (op < 0.6 && sealed.size > 0) {
       const ids = [...sealed].filter(() => rng.chance(0.5)).concat(shards.length > 0 ? [rng.pick(shards)] : []);
       const unsealing = ids.filter((id) => sealed.has(id));
-      const touched = [...new Set([...db.store.getShards(unsealing).values()].flatMap((s) => s.soulIds))];
+      const touched = [...new Set([...(await db.store.getShards(unsealing)).values()].flatMap((s) => s.soulIds))];
       if (rng.chance(0.5)) {
         await expectEdges(db, touched, async () => (await revealShards(db, ids)).readySoulIds, context);
       } else {
-        const before = db.store.gateStats(touched, cutoffOf(db));
-        const written = db.store.revealShards(ids, clock.now(), cutoffOf(db));
+        const before = await db.store.gateStats(touched, cutoffOf(db));
+        const written = await db.store.revealShards(ids, clock.now(), cutoffOf(db));
         expect(written.shardIds, context).toEqual([...new Set(unsealing)].sort((a, b) => a - b));
-        expectWriteGate(db, written.gate, before, db.store.gateStats(touched, cutoffOf(db)), context);
+        await expectWriteGate(db, written.gate, before, await db.store.gateStats(touched, cutoffOf(db)), context);
       }
       for (const id of ids) sealed.delete(id);
       count('reveal');
     } else if (op < 0.7 && shards.length > 0) {
       const soul = rng.pick(souls);
       const traits = (await listTraits(db, soul)).filter((t) => t.status === 'active');
-      const owned = [...db.store.getShards(shards).values()].filter((s) => s.soulIds.includes(soul)).map((s) => s.id);
-      if (isAwake(db, soul) && traits.length >= 2 && owned.length > 0) {
+      const owned = [...(await db.store.getShards(shards)).values()].filter((s) => s.soulIds.includes(soul)).map((s) => s.id);
+      if ((await isAwake(db, soul)) && traits.length >= 2 && owned.length > 0) {
         const shard = rng.pick(owned);
         await citeShard(db, shard, traits[0].id);
         await citeShard(db, shard, traits[1].id);
@@ -157,25 +157,25 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
         count('fade');
         // Taking one citation back un-fades the shard, which may make its souls ready again.
         if (rng.chance(0.5)) {
-          await expectEdges(db, db.store.getShards([shard]).get(shard)!.soulIds, async () => (await unciteShard(db, shard, traits[1].id)).readySoulIds, context);
+          await expectEdges(db, (await db.store.getShards([shard])).get(shard)!.soulIds, async () => (await unciteShard(db, shard, traits[1].id)).readySoulIds, context);
           count('uncite');
         }
       }
     } else if (op < 0.78) {
       const soul = rng.pick(souls);
-      if (!isAwake(db, soul)) await awakenSoul(db, soul);
+      if (!(await isAwake(db, soul))) await awakenSoul(db, soul);
       else await retireSoul(db, soul);
       count('dormancy');
     } else if (op < 0.86) {
       const soul = rng.pick(souls);
-      if (isAwake(db, soul)) {
+      if ((await isAwake(db, soul))) {
         await stampAttuned(db, soul);
         count('attune');
       }
     } else if (op < 0.94 && shards.length > 0) {
       // A level-up whose merged trait cites shards until they fade; the revert takes the citations back and un-fades them.
       const soul = rng.pick(souls);
-      if (isAwake(db, soul)) {
+      if ((await isAwake(db, soul))) {
         const a = await addTrait(db, soul, { principle: `first of step ${step}`, provenance: 'p' });
         const b = await addTrait(db, soul, { principle: `second of step ${step}`, provenance: 'p' });
         const carried = (await listTraits(db, soul)).filter((t) => t.status === 'active' && t.id !== a.id && t.id !== b.id).map((t) => t.id);
@@ -186,7 +186,7 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
           carriedTraitIds: carried,
         });
         const other = carried[0];
-        const owned = [...db.store.getShards(shards).values()].filter((s) => s.soulIds.includes(soul) && s.status === 'pending').map((s) => s.id);
+        const owned = [...(await db.store.getShards(shards)).values()].filter((s) => s.soulIds.includes(soul) && s.status === 'pending').map((s) => s.id);
         for (const shard of owned.filter(() => rng.chance(0.4))) {
           await citeShard(db, shard, event.merged[0]);
           if (other !== undefined) await citeShard(db, shard, other);
@@ -197,7 +197,7 @@ async function history(seed: number, steps: number, db: SoulsDb, clock: ReturnTy
         count('revert');
       }
     }
-    expectRowsMatch(db, souls, context);
+    await expectRowsMatch(db, souls, context);
   }
   return done;
 }
@@ -257,20 +257,20 @@ describe('upgrading a version 3 database', () => {
       const raw = new DatabaseSync(path, { readOnly: true });
       expect(Number((raw.prepare('PRAGMA user_version').get() as { user_version: number }).user_version)).toBe(migrations.length);
       expect(raw.prepare('SELECT COUNT(*) AS n FROM soul_gate').get()).toEqual({ n: 0 });
-      expectRowsMatch(db, [1, 2, 3], 'after the upgrade');
-      const before = db.store.gateStats([1, 2], cutoffOf(db));
-      const written = db.store.insertShards(
+      await expectRowsMatch(db, [1, 2, 3], 'after the upgrade');
+      const before = await db.store.gateStats([1, 2], cutoffOf(db));
+      const written = await db.store.insertShards(
         [{ content: 'a new note', source: 'source-9', soulIds: [1, 2], tags: [], sealed: false, createdAt: now, embedding: null }],
         now,
         cutoffOf(db),
       );
       expect(written.shardIds).toEqual([61]);
-      expectWriteGate(db, written.gate, before, db.store.gateStats([1, 2], cutoffOf(db)), 'first write');
+      await expectWriteGate(db, written.gate, before, await db.store.gateStats([1, 2], cutoffOf(db)), 'first write');
       expect(raw.prepare('SELECT soul_id, count FROM soul_gate ORDER BY soul_id').all().map((r) => ({ ...r }))).toEqual(
-        [...db.store.gateStats([1, 2], cutoffOf(db)).values()].map((g) => ({ soul_id: g.soulId, count: g.after.count })),
+        [...(await db.store.gateStats([1, 2], cutoffOf(db))).values()].map((g) => ({ soul_id: g.soulId, count: g.after.count })),
       );
       raw.close();
-      expectRowsMatch(db, [1, 2, 3], 'after the first write');
+      await expectRowsMatch(db, [1, 2, 3], 'after the first write');
     } finally {
       closeSoulsDb(db);
     }
@@ -319,7 +319,7 @@ describe('a write reusing what the last shard write read', () => {
         expect([...ready].sort((a, b) => a - b), `seed ${seed}, step ${step}`).toEqual(expected);
         edges += expected.length;
         // Rows the writes kept in memory are saved now and then; a reader adds up what came after.
-        expectRowsMatch(db, souls, `seed ${seed}, step ${step}`);
+        await expectRowsMatch(db, souls, `seed ${seed}, step ${step}`);
       }
       expect(edges, `seed ${seed}`).toBeGreaterThan(0);
       const saved = sqlite(db).db.prepare('SELECT MIN(through) AS oldest FROM soul_gate').get() as { oldest: number };
@@ -351,9 +351,9 @@ describe('a write reusing what the last shard write read', () => {
     expect((await dropShard(db, note, 'source-2', [plain])).readySoulIds).toEqual([]);
 
     const statements = async (soul: number) => {
-      const before = db.store.statementsExecuted();
+      const before = await db.store.statementsExecuted();
       await dropShard(db, note, 'source-3', [soul]);
-      return db.store.statementsExecuted() - before;
+      return await db.store.statementsExecuted() - before;
     };
     await statements(judged);
     expect(await statements(judged)).toBe((await statements(plain)) + 1);
@@ -365,7 +365,7 @@ describe('a write reusing what the last shard write read', () => {
     const { path, db } = fileDb('v4.db', clock);
     const soul = (await createSoul(db, { name: 'Old', essence: 'e' })).id;
     for (let i = 0; i < 5; i++) await dropShard(db, `note ${i}`, `source-${i % 2}`, [soul], { createdAt: clock.now() - i * DAY_MS });
-    const { after } = db.store.gateStats([soul], cutoffOf(db)).get(soul)!;
+    const { after } = (await db.store.gateStats([soul], cutoffOf(db))).get(soul)!;
     const floor = cutoffOf(db);
     closeSoulsDb(db);
     // Version 4 saved every soul's row with every write.
@@ -377,7 +377,7 @@ describe('a write reusing what the last shard write read', () => {
     v4.close();
     const upgraded = openSoulsDb({ path, clock, settings: SETTINGS });
     expect(sqlite(upgraded).db.prepare('SELECT through FROM soul_gate').all().map((r) => ({ ...r }))).toEqual([{ through: 5 }]);
-    expectRowsMatch(upgraded, [soul], 'after the upgrade');
+    await expectRowsMatch(upgraded, [soul], 'after the upgrade');
     closeSoulsDb(upgraded);
   });
 
@@ -387,9 +387,9 @@ describe('a write reusing what the last shard write read', () => {
     const soul = (await createSoul(db, { name: 'Shared', essence: 'e' })).id;
     const cutoff = () => cutoffOf(db);
     const now = clock.now();
-    const write = (store: SoulsDb['store'], content: string, createdAt: number, source?: string) => store.insertShards([shard(content, [soul], createdAt, source)], now, cutoff()).gate[0];
-    write(db.store, 'first note', now - DAY_MS);
-    expect(write(db.store, 'second note', now).after.count).toBe(2);
+    const write = async (store: SoulsDb['store'], content: string, createdAt: number, source?: string) => (await store.insertShards([shard(content, [soul], createdAt, source)], now, cutoff())).gate[0];
+    await write(db.store, 'first note', now - DAY_MS);
+    expect((await write(db.store, 'second note', now)).after.count).toBe(2);
 
     // Another process writes two shards of another source and retires the soul.
     const other = openSoulsDb({ path, clock, settings: SETTINGS });
@@ -397,23 +397,23 @@ describe('a write reusing what the last shard write read', () => {
     write(other.store, 'fourth note', now, 'source-2');
     await retireSoul(other, soul);
     closeSoulsDb(other);
-    const reference = db.store.gateStats([soul], cutoff()).get(soul)!.after;
-    const afterOther = write(db.store, 'fifth note', now);
+    const reference = (await db.store.gateStats([soul], cutoff())).get(soul)!.after;
+    const afterOther = await write(db.store, 'fifth note', now);
     expect(afterOther.before).toEqual(reference);
     expect(afterOther).toMatchObject({ dormant: true, after: { count: 5, distinctSources: 2 } });
 
     // This connection, through another of the store's writes: the soul awake again.
     await awakenSoul(db, soul);
-    const afterAwake = write(db.store, 'sixth note', now);
+    const afterAwake = await write(db.store, 'sixth note', now);
     expect(afterAwake).toMatchObject({ dormant: false, before: { count: 5 }, after: { count: 6, distinctSources: 2 } });
 
     // Another connection, in plain SQL: one shard faded and the gate rows gone.
     const plain = new DatabaseSync(path);
     plain.exec(`UPDATE soul_shards SET status = 'faded' WHERE content = 'first note'; DELETE FROM soul_gate`);
     plain.close();
-    const afterRaw = write(db.store, 'seventh note', now);
+    const afterRaw = await write(db.store, 'seventh note', now);
     expect(afterRaw).toMatchObject({ dormant: false, before: { count: 5 }, after: { count: 6, distinctSources: 2 } });
-    expect(afterRaw.shardIds).toEqual(db.store.gateStats([soul], cutoff()).get(soul)!.shardIds);
+    expect(afterRaw.shardIds).toEqual((await db.store.gateStats([soul], cutoff())).get(soul)!.shardIds);
     closeSoulsDb(db);
   });
 });

@@ -65,7 +65,7 @@ async function snapshot(db: SoulsDb, soulId: number, shardIds: readonly number[]
   return {
     soul: await getSoul(db, soulId),
     traits,
-    citations: db.store.citationsOfTraits([...traits.map((t) => t.id), ...extraTraitIds]),
+    citations: await db.store.citationsOfTraits([...traits.map((t) => t.id), ...extraTraitIds]),
     shards: await Promise.all(shardIds.map((id) => getShard(db, id))),
     history: await getLevelHistory(db, soulId),
   };
@@ -553,7 +553,7 @@ describe('reverting a level-up', () => {
     const { db, soul, clock, s, e, before, lean, full, result, mergedId } = await leveledFixture();
     // The merged trait carries its sources' citations (s0–s3, s9); they are not a second use of those shards, so s1 stays pending.
     // It also cites s6 and s7 (one other citer: e → they fade, then must come back); s0 (cited by a and e) stays faded.
-    expect(db.store.citationsOfTraits([mergedId]).map((c) => c.shardId).sort((x, y) => x - y)).toEqual([s[0], s[1], s[2], s[3], s[9]].sort((x, y) => x - y));
+    expect((await db.store.citationsOfTraits([mergedId])).map((c) => c.shardId).sort((x, y) => x - y)).toEqual([s[0], s[1], s[2], s[3], s[9]].sort((x, y) => x - y));
     clock.advance(HOUR);
     await citeShard(db, s[6], mergedId);
     await citeShard(db, s[7], mergedId);
@@ -574,7 +574,7 @@ describe('reverting a level-up', () => {
     const after = await snapshot(db, soul.id, s, [mergedId]);
     expect(withoutTimestamps(after)).toEqual(withoutTimestamps(before));
     expect(await getTrait(db, mergedId)).toBeNull();
-    expect(db.store.citationsOfTraits([mergedId])).toEqual([]);
+    expect(await db.store.citationsOfTraits([mergedId])).toEqual([]);
     expect((await getShard(db, s[1]))!.status).toBe('pending');
     expect((await getShard(db, s[6]))!.status).toBe('pending');
     expect((await getShard(db, s[7]))!.status).toBe('pending');

@@ -327,3 +327,22 @@ describe('/metrics and SQLite locks', () => {
     }
   });
 });
+
+describe('/metrics and the PostgreSQL pool', () => {
+  it('shows the pool\'s connections (open, idle, waiting) and times each statement; a SQLite server has none of these', async () => {
+    const server = await start({ path: 'pglite:memory' });
+    const before = await scrape(server.url);
+    expect(sample(before, 'souls_pg_pool_connections')).toBe(1);
+    expect(sample(before, 'souls_pg_pool_idle_connections')).toBe(1);
+    expect(sample(before, 'souls_pg_pool_waiting_units')).toBe(0);
+    const counted = sample(before, 'souls_pg_statement_duration_seconds_count');
+    await server.data('mutation { createSoul(input: { name: "Gauge", essence: "Counts." }) { __typename } }');
+    expect(await server.data('{ souls { name } }')).toEqual({ souls: [{ name: 'Gauge' }] });
+    const after = await scrape(server.url);
+    expect(sample(after, 'souls_pg_statement_duration_seconds_count')).toBeGreaterThan(counted);
+    expect(sample(after, 'souls_pg_statement_duration_seconds_bucket', { le: '+Inf' })).toBe(sample(after, 'souls_pg_statement_duration_seconds_count'));
+
+    const sqlite = await start();
+    expect(await scrape(sqlite.url)).not.toContain('souls_pg_');
+  }, 120_000);
+});

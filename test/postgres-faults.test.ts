@@ -5,7 +5,6 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { workerExecArgv } from '../src/store/postgres-bridge.ts';
 import { cleanEnv, cliRunner } from './support/cli.ts';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
@@ -57,10 +56,16 @@ describe('a PostgreSQL server that accepts connections and never answers', () =>
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--db-connect-timeout: must be a whole number of milliseconds, at least 1, got "0.5"');
   });
+
+  it('rejects a connection pool size that is not a whole number from 1 to 1000', async () => {
+    const run = await exited(cli(['serve', '--port', '0', '--db', 'postgres://127.0.0.1:1/x', '--db-pool-size', '0']));
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('--db-pool-size: must be a whole number of connections from 1 to 1000, got "0"');
+  });
 });
 
 describe('npm start on PostgreSQL', () => {
-  it('starts the database worker although Node runs with flags a worker refuses (--max-semi-space-size)', async () => {
+  it('reaches the database although Node runs with flags a worker thread would refuse (--max-semi-space-size)', async () => {
     silent = await silentServer();
     const child = spawn('npm', ['start', '--silent', '--', '--port', '0', '--db', silent.url, '--db-connect-timeout', '300'], {
       cwd: PROJECT,
@@ -72,16 +77,40 @@ describe('npm start on PostgreSQL', () => {
     child.stdout.resume();
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect(stderr).not.toContain('execArgv');
-    // The worker ran and its driver reached the server: the failure is the database's silence.
+    // The driver reached the server: the failure is the database's silence.
     expect(stderr).toContain('the database is unavailable: retry later');
     expect(silent.connections()).toBeGreaterThan(0);
     expect(code).not.toBe(0);
   });
 
-  it('hands a worker only the flags it accepts', () => {
-    expect(workerExecArgv(['--max-semi-space-size=2', '--conditions', 'import', '-C', 'x', '--conditions=y', '--max-old-space-size', '64', '--title=souls'])).toEqual([]);
-    expect(workerExecArgv(['--import', './hooks.js', '--disable-warning=ExperimentalWarning', '--no-warnings', '--experimental-vm-modules', '--enable-source-maps'])).toEqual([
-      '--import', './hooks.js', '--disable-warning=ExperimentalWarning', '--no-warnings', '--experimental-vm-modules', '--enable-source-maps',
-    ]);
-  });
+  it('serves the API on a PostgreSQL database named by SOULS_DB (PGlite here), writes and reads answered', async () => {
+    const child = spawn('npm', ['start', '--silent', '--', '--port', '0'], {
+      cwd: PROJECT,
+      env: cleanEnv({ PATH: `${PROJECT}node_modules/.bin:${process.env.PATH}`, SOULS_DB: 'pglite:memory' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A group of its own: npm and the server it starts are stopped together.
+      detached: true,
+    });
+    const closed = new Promise((resolve) => child.once('close', resolve));
+    try {
+      let stdout = '';
+      child.stderr.resume();
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+          const found = /Souls API on (http:\S+\/graphql)/.exec(stdout);
+          if (found) resolve(found[1]);
+        });
+        child.once('close', (code) => reject(new Error(`npm start exited with ${code}: ${stdout}`)));
+      });
+      expect(stdout).toContain('"database":"pglite:memory"');
+      const post = async (query: string) =>
+        (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })).json();
+      expect(await post('mutation { createSoul(input: { name: "Ledger", essence: "Keeps." }) { __typename } }')).toEqual({ data: { createSoul: { __typename: 'SoulPayload' } } });
+      expect(await post('{ souls { name } }')).toEqual({ data: { souls: [{ name: 'Ledger' }] } });
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await closed;
+    }
+  }, 120_000);
 });

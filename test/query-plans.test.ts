@@ -17,7 +17,7 @@ import {
   type ShardInput,
   type SoulsDb,
 } from '../src/engine/index.ts';
-import { openPostgresStore } from '../src/store/postgres-bridge.ts';
+import { openPostgresStore } from '../src/store/postgres-pool.ts';
 import type { SqliteStore } from '../src/store/sqlite.ts';
 
 /*
@@ -97,10 +97,10 @@ describe('query plans of the hot statements', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('on a fresh, empty file database (no statistics)', () => {
+  it('on a fresh, empty file database (no statistics)', async () => {
     const db = openSoulsDb({ clock: manualClock(NOW), path: join(dir, 'empty.db') });
     try {
-      assertHotPlans(db.store.explainQueryPlans());
+      assertHotPlans(await db.store.explainQueryPlans());
     } finally {
       closeSoulsDb(db);
     }
@@ -130,7 +130,7 @@ describe('query plans of the hot statements', () => {
       const stats = (db.store as SqliteStore).db.prepare('SELECT COUNT(*) AS n FROM sqlite_stat1').get() as { n: number };
       expect(Number(stats.n)).toBeGreaterThan(0);
 
-      assertHotPlans(db.store.explainQueryPlans());
+      assertHotPlans(await db.store.explainQueryPlans());
 
       // The plans serve real reads on this data.
       const verdicts = await getCrystallization(db, soulIds.slice(0, 3));
@@ -149,16 +149,17 @@ describe('query plans of the hot statements', () => {
 describe('query plans of the hot statements on PostgreSQL (PGlite)', () => {
   const seqScan = /Seq Scan on (?:soul_shards|shard_souls)\b/;
 
-  it('uses the attribution, primary-key, partial pending and text indexes with 20,000 shards after ANALYZE', () => {
-    const store = openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000, timeoutMs: 120_000 });
+  it('uses the attribution, primary-key, partial pending and text indexes with 20,000 shards after ANALYZE', async () => {
+    const store = await openPostgresStore({ url: 'pglite:memory', openTimeoutMs: 120_000, timeoutMs: 120_000 });
     try {
-      const soulIds = Array.from({ length: 500 }, (_, i) => store.insertSoul({ name: `Soul ${i}`, slug: null, essence: 'e', description: '' }, NOW).id);
+      const soulIds: number[] = [];
+      for (let i = 0; i < 500; i++) soulIds.push((await store.insertSoul({ name: `Soul ${i}`, slug: null, essence: 'e', description: '' }, NOW)).id);
       for (let batch = 0; batch < 4; batch++) {
         const shards = realisticBatch(soulIds, NOW).map((s, i) => ({ ...s, tags: s.tags ?? [], sealed: s.sealed ?? false, createdAt: NOW - Math.floor(((batch * SHARD_COUNT + i) / (4 * SHARD_COUNT)) * 100 * DAY_MS), embedding: null }));
-        expect(store.insertShards(shards, NOW, 0).shardIds).toHaveLength(SHARD_COUNT);
+        expect((await store.insertShards(shards, NOW, 0)).shardIds).toHaveLength(SHARD_COUNT);
       }
-      store.optimize();
-      const plans = store.explainQueryPlans();
+      await store.optimize();
+      const plans = await store.explainQueryPlans();
       const text = (name: string) => plans[name].join('\n');
       for (const name of ['gate', 'pendingLoad', 'ftsSearch', 'ftsSearchBySoul']) expect(text(name), name).not.toMatch(seqScan);
       for (const name of ['gate', 'pendingLoad', 'ftsSearchBySoul']) {
@@ -168,7 +169,7 @@ describe('query plans of the hot statements on PostgreSQL (PGlite)', () => {
       expect(text('readiness')).toMatch(/Index Scan on idx_shards_pending/);
       expect(text('ftsSearch')).toMatch(/Index Scan on (?:idx_shards_search|idx_shards_pending)/);
     } finally {
-      store.close();
+      await store.close();
     }
   }, 300_000);
 });

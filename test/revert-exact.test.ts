@@ -28,7 +28,7 @@ async function rows(db: SoulsDb, soulId: number, shardIds: readonly number[]) {
   const { updatedAt: _lastWrite, ...soul } = (await getSoul(db, soulId))!;
   const traits = await listTraits(db, soulId);
   const shards = [...(await getShards(db, shardIds)).values()].map(({ updatedAt: _touched, ...shard }) => shard).sort((a, b) => a.id - b.id);
-  return { soul, traits, citations: db.store.citationsOfTraits(traits.map((t) => t.id)), shards };
+  return { soul, traits, citations: await db.store.citationsOfTraits(traits.map((t) => t.id)), shards };
 }
 
 async function renders(db: SoulsDb, soulId: number) {
@@ -117,10 +117,10 @@ describe('a revert is exact', () => {
         .map((sourceTraitIds, i) => ({ sourceTraitIds, mergedPrinciple: `Merged ${i} of seed ${seed}`, mergedProvenance: `merged ${i}` }));
       const { event } = await levelUp(db, soul.id, plan);
       // Each merged trait starts with the union of its sources' citations (SPEC §12).
-      event.merged.forEach((merged, i) => {
+      event.merged.forEach(async (merged, i) => {
         const sources = new Set(plan.consolidations[i].sourceTraitIds);
         const union = new Set(before.citations.filter((c) => sources.has(c.traitId)).map((c) => c.shardId));
-        expect(new Set(db.store.citationsOfTraits([merged]).map((c) => c.shardId)), `seed ${seed}`).toEqual(union);
+        expect(new Set((await db.store.citationsOfTraits([merged])).map((c) => c.shardId)), `seed ${seed}`).toEqual(union);
       });
       // Evidence cited by the merged traits, which the revert takes back (and the shards it had faded).
       for (const merged of event.merged) for (const shardId of rng.pick(shards, rng.int(0, 4))) await citeShard(db, shardId, merged);

@@ -174,10 +174,10 @@ describe('one resolution per event for subscribers asking the same thing', () =>
     for (let i = 0; i < n; i++) ws.subscribe(`s${i}`, evidence, { id: String(soul.id) });
     await until(() => listeners.count('soulChanged') >= 1, () => 'not listening');
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const before = target.app.db.store.statementsExecuted();
+    const before = await target.app.db.store.statementsExecuted();
     await attune(target, soul.id);
     await until(() => [...Array(n).keys()].every((i) => ws.of(`s${i}`).length === 1), () => `${[...ws.messages.values()].filter((m) => m.length > 0).length} of ${n} delivered`);
-    const statements = target.app.db.store.statementsExecuted() - before;
+    const statements = await target.app.db.store.statementsExecuted() - before;
     return { statements, listening: listeners.count('soulChanged'), payloads: [...Array(n).keys()].map((i) => ws.of(`s${i}`)[0].payload) };
   }
 

@@ -56,7 +56,7 @@ async function notes(db: SoulsDb, soulIds: number[], n: number, prefix: string):
 /** Everything a refused write could have touched, read back through the engine. */
 async function state(db: SoulsDb, soulId: number) {
   const traits = await listTraits(db, soulId);
-  return { soul: await getSoul(db, soulId), traits, citations: db.store.citationsOfTraits(traits.map((t) => t.id)), history: await getLevelHistory(db, soulId) };
+  return { soul: await getSoul(db, soulId), traits, citations: await db.store.citationsOfTraits(traits.map((t) => t.id)), history: await getLevelHistory(db, soulId) };
 }
 
 const sorted = (ids: Iterable<number>) => [...ids].sort((a, b) => a - b);
@@ -167,7 +167,7 @@ describe('citations belong to the trait\'s soul', () => {
     expect(await state(db, ada.id)).toEqual(before);
     // A shard shared by both souls is the trait's soul's too.
     await citeShard(db, shared, t.id);
-    expect(sorted(db.store.citationsOfTraits([t.id]).map((c) => c.shardId))).toEqual(sorted([own, shared]));
+    expect(sorted((await db.store.citationsOfTraits([t.id])).map((c) => c.shardId))).toEqual(sorted([own, shared]));
   });
 
   it('says which shards of a cite list were new and which were already cited', async () => {
@@ -176,7 +176,7 @@ describe('citations belong to the trait\'s soul', () => {
     const t = await add(db, ada.id, 'Run the tests first', [s[0]]);
     const result = await citeShards(db, t.id, [s[2], s[0], s[1], s[2]]);
     expect([result.cited, result.alreadyCited]).toEqual([[s[2], s[1]], [s[0]]]);
-    expect(sorted(db.store.citationsOfTraits([t.id]).map((c) => c.shardId))).toEqual(s);
+    expect(sorted((await db.store.citationsOfTraits([t.id])).map((c) => c.shardId))).toEqual(s);
   });
 });
 
@@ -188,7 +188,7 @@ describe('unciteShard', () => {
     clock.advance(HOUR);
     const { shard, trait, readySoulIds } = await unciteShard(db, s[0], t.id);
     expect([shard.id, trait.id, readySoulIds]).toEqual([s[0], t.id, []]);
-    expect(db.store.citationsOfTraits([t.id]).map((c) => c.shardId)).toEqual([s[1]]);
+    expect((await db.store.citationsOfTraits([t.id])).map((c) => c.shardId)).toEqual([s[1]]);
     expect((await getSoul(db, ada.id))!.updatedAt).toBe(clock.now());
     const before = await state(db, ada.id);
     clock.advance(HOUR);
@@ -200,7 +200,7 @@ describe('unciteShard', () => {
     expect(await state(db, ada.id)).toEqual(before);
     // A cite after an uncite is a cite like any other.
     await citeShard(db, s[0], t.id);
-    expect(sorted(db.store.citationsOfTraits([t.id]).map((c) => c.shardId))).toEqual([s[0], s[1]]);
+    expect(sorted((await db.store.citationsOfTraits([t.id])).map((c) => c.shardId))).toEqual([s[0], s[1]]);
   });
 
   it('un-fades a shard that falls below the fade threshold and reports the soul it makes ready', async () => {
@@ -217,7 +217,7 @@ describe('unciteShard', () => {
     const { readySoulIds } = await unciteShard(db, first, b.id);
     expect((await getShard(db, first))!.status).toBe('pending');
     expect(readySoulIds).toEqual([ada.id]);
-    expect(db.store.citationsOfTraits([a.id, b.id]).map((c) => c.traitId)).toEqual([a.id]);
+    expect((await db.store.citationsOfTraits([a.id, b.id])).map((c) => c.traitId)).toEqual([a.id]);
   });
 
   it('refuses to take back a citation of a trait that is not active', async () => {
@@ -226,7 +226,7 @@ describe('unciteShard', () => {
     const t = await add(db, ada.id, 'Run the tests first', [s]);
     await revertTrait(db, t.id);
     expect((await rejection(unciteShard(db, s, t.id), InvalidStateError)).message).toBe(`trait ${t.id} is reverted: only an active trait's citations can be taken back`);
-    expect(db.store.citationsOfTraits([t.id])).toHaveLength(1);
+    expect(await db.store.citationsOfTraits([t.id])).toHaveLength(1);
   });
 });
 
@@ -250,13 +250,13 @@ describe('a merged trait carries its sources\' citations', () => {
     const preview = await previewLevelUp(db, ada.id, plan);
     const { event } = await levelUp(db, ada.id, plan);
     const merged = event.merged[0];
-    const carried = db.store.citationsOfTraits([merged]);
+    const carried = await db.store.citationsOfTraits([merged]);
     expect(carried).toHaveLength(11);
     expect(sorted(carried.map((c) => c.shardId))).toEqual(s.slice(0, 11));
     // The shards a and b both cited keep a's (earlier) citation time.
     expect(carried.filter((c) => c.createdAt === T0).map((c) => c.shardId)).toEqual(s.slice(0, 6));
     // The sources keep theirs, for the revert.
-    expect(db.store.citationsOfTraits([a.id, b.id])).toEqual(before.citations.filter((c) => c.traitId === a.id || c.traitId === b.id));
+    expect(await db.store.citationsOfTraits([a.id, b.id])).toEqual(before.citations.filter((c) => c.traitId === a.id || c.traitId === b.id));
     // The preview ranked the merged trait by its carried citations, as the render does.
     expect(preview.after).toBe(await renderSoul(db, ada.id));
     // Carried citations are not a second use of the same evidence: only the three shards a and b both cited fade.
@@ -264,7 +264,7 @@ describe('a merged trait carries its sources\' citations', () => {
     expect((await Promise.all(s.map((id) => getShard(db, id)))).filter((x) => x!.status === 'faded').map((x) => x!.id)).toEqual(s.slice(3, 6));
     clock.advance(DAY_MS);
     await revertLevelUp(db, ada.id, event.id);
-    expect(db.store.citationsOfTraits([merged])).toEqual([]);
+    expect(await db.store.citationsOfTraits([merged])).toEqual([]);
     const after = await state(db, ada.id);
     expect(after.citations).toEqual(before.citations);
     expect(after.traits.map(({ updatedAt: _u, ...t }) => t)).toEqual(before.traits.map(({ updatedAt: _u, ...t }) => t));

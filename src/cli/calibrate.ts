@@ -6,7 +6,7 @@ import { json, table } from './format.ts';
 import { commandHelp } from './help.ts';
 import { colours } from './terminal.ts';
 import { databaseExists, openDb, openExistingDb } from './database.ts';
-import { describeDb } from '../store/postgres-bridge.ts';
+import { describeDb } from '../store/postgres-pool.ts';
 import {
   calibrateThreshold,
   CALIBRATION_THRESHOLDS,
@@ -77,9 +77,9 @@ export const calibrateCommand: Command = {
     if (!databaseExists(config!)) {
       if (labels === undefined) throw new SoulsError(`no database at ${config!.db} (${config!.dbFrom}): calibrating from themes needs the database whose refiners assigned them`);
       // Labels alone need no database to sweep; storing the choice creates one.
-      db = dryRun ? openSoulsDb({ settings: config!.settings }) : openDb(config!);
+      db = dryRun ? openSoulsDb({ settings: config!.settings }) : await openDb(config!);
     } else {
-      db = dryRun ? openExistingDb(config!, 'calibrate --dry-run') : openDb(config!);
+      db = dryRun ? await openExistingDb(config!, 'calibrate --dry-run') : await openDb(config!);
     }
     try {
       const calibration = await calibrateThreshold(db, { labels });
@@ -90,7 +90,7 @@ export const calibrateCommand: Command = {
       else io.stdout.write(report(calibration, database, stored !== null, colours(io.stdout, io.env)));
       return 0;
     } finally {
-      closeSoulsDb(db);
+      await closeSoulsDb(db);
       if (db.settings.similarity === 'semantic') await stopSentenceEncoder();
     }
   },

@@ -1,7 +1,7 @@
 // souls copy: move an embedded SQLite database into PostgreSQL, then prove it by rendering every soul on both sides.
-import { closeSoulsDb, listDormantSouls, listSouls, openSoulsDb, renderSouls, SoulsError, type SoulsDb } from '../engine/index.ts';
+import { closeSoulsDb, listDormantSouls, listSouls, openSoulsDb, openSoulsDbAsync, renderSouls, SoulsError, type SoulsDb } from '../engine/index.ts';
 import { databaseExists } from './database.ts';
-import { openPostgresStore, describeDb, isPostgresUrl } from '../store/postgres-bridge.ts';
+import { openPostgresStore, describeDb, isPostgresUrl } from '../store/postgres-pool.ts';
 import { pgDataTables } from '../store/postgres-schema.ts';
 import { openSqliteStore } from '../store/sqlite.ts';
 import { parseArguments, UsageError } from './arguments.ts';
@@ -14,7 +14,7 @@ const COPY_TIMEOUT_MS = 30 * 60_000;
 /** Every soul's block, with and without provenance, and its level history: what must read the same on both sides. */
 async function fingerprints(db: SoulsDb, ids: readonly number[]): Promise<Map<number, string>> {
   const [plain, cited] = [await renderSouls(db, ids), await renderSouls(db, ids, { includeProvenance: true })];
-  const history = db.store.levelHistory(ids);
+  const history = await db.store.levelHistory(ids);
   return new Map(ids.map((id) => [id, `${plain.get(id)}\n${cited.get(id)}\n${JSON.stringify(history.filter((e) => e.soulId === id))}`]));
 }
 
@@ -39,10 +39,10 @@ export const copyCommand: Command = {
     const source = openSoulsDb({ store: openSqliteStore({ path: from, mode: 'read-only' }) });
     let target: SoulsDb | null = null;
     try {
-      const store = openPostgresStore({ url: to });
-      target = openSoulsDb({ store });
+      const store = await openPostgresStore({ url: to });
+      target = await openSoulsDbAsync({ store });
       const { tables, idFloors } = (source.store as ReturnType<typeof openSqliteStore>).exportTables(pgDataTables);
-      const copied = store.importTables(tables, idFloors, COPY_TIMEOUT_MS);
+      const copied = await store.importTables(tables, idFloors, COPY_TIMEOUT_MS);
       const ids = [...(await listSouls(source)), ...(await listDormantSouls(source))].map((s) => s.id).sort((a, b) => a - b);
       const [left, right] = [await fingerprints(source, ids), await fingerprints(target, ids)];
       const differing = ids.filter((id) => left.get(id) !== right.get(id));
@@ -53,8 +53,8 @@ export const copyCommand: Command = {
       );
       return 0;
     } finally {
-      closeSoulsDb(source);
-      if (target) closeSoulsDb(target);
+      await closeSoulsDb(source);
+      if (target) await closeSoulsDb(target);
     }
   },
 };

@@ -3,10 +3,10 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EmbedderConfig, ServerConfig } from '../server/config.ts';
 import { createEndpointEmbedder } from '../embedder/endpoint.ts';
-import { isPostgresUrl } from '../store/postgres-bridge.ts';
-import { closeSoulsDb, getSoul, getSoulByName, openSoulsDb, SoulsError, type Embedder, type Soul, type SoulsDb } from '../engine/index.ts';
+import { isPostgresUrl } from '../store/postgres-pool.ts';
+import { closeSoulsDb, getSoul, getSoulByName, openSoulsDbAsync, SoulsError, type Embedder, type Soul, type SoulsDb } from '../engine/index.ts';
 
-type DbConfig = Pick<ServerConfig, 'db' | 'settings'> & { embedder?: EmbedderConfig | null; dbTimeoutMs?: number; dbConnectTimeoutMs?: number };
+type DbConfig = Pick<ServerConfig, 'db' | 'settings'> & { embedder?: EmbedderConfig | null; dbTimeoutMs?: number; dbConnectTimeoutMs?: number; dbPoolSize?: number };
 
 /** The configured embeddings endpoint as the database's embedder; undefined: the built-in encoder (or no semantic). */
 export function embedderOf(config: { embedder?: EmbedderConfig | null }): Embedder | undefined {
@@ -15,9 +15,9 @@ export function embedderOf(config: { embedder?: EmbedderConfig | null }): Embedd
 }
 
 /** For the commands that write: creates the folder and the file if needed. */
-export function openDb(config: DbConfig): SoulsDb {
+export function openDb(config: DbConfig): Promise<SoulsDb> {
   if (config.db !== ':memory:' && !isPostgresUrl(config.db)) mkdirSync(dirname(config.db), { recursive: true });
-  return openSoulsDb({ path: config.db, settings: config.settings, embedder: embedderOf(config), timeoutMs: config.dbTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs });
+  return openSoulsDbAsync({ path: config.db, settings: config.settings, embedder: embedderOf(config), timeoutMs: config.dbTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs, poolSize: config.dbPoolSize });
 }
 
 /** Whether a database file is there to open (never true for :memory:; a PostgreSQL URL answers when opened). */
@@ -27,12 +27,12 @@ export function databaseExists(config: Pick<ServerConfig, 'db'>): boolean {
 }
 
 /** For the commands that only read: the database must exist already, so a mistyped path creates nothing. */
-export function openExistingDb(config: DbConfig & Pick<ServerConfig, 'dbFrom'>, command: string): SoulsDb {
+export async function openExistingDb(config: DbConfig & Pick<ServerConfig, 'dbFrom'>, command: string): Promise<SoulsDb> {
   if (config.db !== ':memory:' && !databaseExists(config)) {
     throw new SoulsError(`no database at ${config.db} (${config.dbFrom}): ${command} only reads an existing one; \`souls serve\` or \`souls seed-demo\` creates it`);
   }
   // Read-only: never created, never migrated, writes refused.
-  return openSoulsDb({ path: config.db, settings: config.settings, embedder: embedderOf(config), mode: 'read-only', timeoutMs: config.dbTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs });
+  return openSoulsDbAsync({ path: config.db, settings: config.settings, embedder: embedderOf(config), mode: 'read-only', timeoutMs: config.dbTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs });
 }
 
 /** A soul by id (digits) or by name (any case or width: names are looked up by their folded key); dormant ones too. */
@@ -44,11 +44,11 @@ export async function findSoul(db: SoulsDb, target: string): Promise<Soul> {
 
 /** Runs `body` over a database opened for reading, and closes it whatever happens. */
 export async function withExistingDb<T>(config: DbConfig & Pick<ServerConfig, 'dbFrom'>, command: string, body: (db: SoulsDb) => Promise<T>): Promise<T> {
-  const db = openExistingDb(config, command);
+  const db = await openExistingDb(config, command);
   try {
     return await body(db);
   } finally {
-    closeSoulsDb(db);
+    await closeSoulsDb(db);
   }
 }
 

@@ -57,7 +57,7 @@ export const exportCommand: Command = {
     const out = typeof values.out === 'string' ? targetOf(values.out) : null;
     const requested = typeof values.format === 'string' ? values.format : undefined;
     if (requested !== undefined) parseFormat('--format', requested);
-    const db = openExistingDb(config, 'export');
+    const db = await openExistingDb(config, 'export');
     try {
       const soul = await findSoul(db, target);
       const format = await formatOf(requested, out?.file ?? null, db, soul.id);
@@ -81,7 +81,7 @@ export const exportCommand: Command = {
       io.stdout.write(`Wrote "${soul.name}" to ${out.file} (${format})${backup !== null ? `; the previous version is ${backup}` : ''}.\n`);
       return 0;
     } finally {
-      closeSoulsDb(db);
+      await closeSoulsDb(db);
     }
   },
 };

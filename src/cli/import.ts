@@ -1,6 +1,6 @@
 // souls import <path>: a SOUL.md workspace (OpenClaw, soul.md) or a frontmatter file becomes a soul; a dry run
 // unless --apply.
-import { awaitEmbeddings, closeSoulsDb, getShardEmbeddings, openSoulsDb, SoulsError, type SoulsDb } from '../engine/index.ts';
+import { awaitEmbeddings, closeSoulsDb, getShardEmbeddings, openSoulsDb, openSoulsDbAsync, SoulsError, type SoulsDb } from '../engine/index.ts';
 import { readWorkspace, parseFormat, formatChoices } from '../interop/formats.ts';
 import { applyImport, planImport, type ImportPlan, type ImportResult } from '../interop/import.ts';
 import type { Command, CommandIo } from './command.ts';
@@ -132,8 +132,8 @@ export const importCommand: Command = {
     const apply = values.apply === true;
     // A dry run reads the database when there is one and creates nothing: without one, every soul would be new.
     let db: SoulsDb;
-    if (apply) db = openDb(config);
-    else if (databaseExists(config)) db = openSoulsDb({ path: config.db, settings: config.settings, embedder: embedderOf(config), mode: 'read-only' });
+    if (apply) db = await openDb(config);
+    else if (databaseExists(config)) db = await openSoulsDbAsync({ path: config.db, settings: config.settings, embedder: embedderOf(config), mode: 'read-only' });
     else db = openSoulsDb({ settings: config.settings, embedder: embedderOf(config) });
     try {
       const plan = await planImport(db, files, { format, name: typeof values.name === 'string' ? values.name : null });
@@ -168,7 +168,7 @@ export const importCommand: Command = {
       }
       return 0;
     } finally {
-      closeSoulsDb(db);
+      await closeSoulsDb(db);
     }
   },
 };

@@ -46,7 +46,7 @@ export const mcpCommand: Command = {
     const { values, config } = parseArguments('mcp', attachRefinerName(argv), { options: { scopes: { type: 'string' }, refiner: { type: 'string' } }, groups: ['database', 'settings'] }, io.env);
     const scopes = typeof values.scopes === 'string' ? parseScopes(values.scopes) : null;
     const refinerName = typeof values.refiner === 'string' ? values.refiner || null : undefined;
-    const db = openDb(config!);
+    const db = await openDb(config!);
     // Loaded after the database opens, so a bad --db fails fast with its own message.
     const [{ serveStdio }, { createSoulsMcpServer }, { loadSkillSet }, { findRefiner }, { createSoulsPubSub }] = await Promise.all([
       import('@modelcontextprotocol/server/stdio'),
@@ -59,7 +59,7 @@ export const mcpCommand: Command = {
     if (refinerName !== undefined) {
       const refiner = await findRefiner(db, refinerName);
       if (!refiner) {
-        closeSoulsDb(db);
+        await closeSoulsDb(db);
         throw new SoulsError(`no refiner${refinerName ? ` named ${JSON.stringify(refinerName)}` : ''} in ${config!.db}: create it with \`souls refiner init --db ${config!.db}${refinerName ? ` --name ${refinerName}` : ''}\``);
       }
       refinerId = refiner.id;
@@ -80,7 +80,7 @@ export const mcpCommand: Command = {
       process.once('SIGTERM', resolve);
     });
     await handle.close().catch(() => undefined);
-    closeSoulsDb(db);
+    await closeSoulsDb(db);
     return 0;
   },
 };

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SoulsError } from '../engine/index.ts';
 import { migrateStore } from '../store/open.ts';
-import { describeDb, isPostgresUrl } from '../store/postgres-bridge.ts';
+import { describeDb, isPostgresUrl } from '../store/postgres-pool.ts';
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { commandHelp } from './help.ts';
@@ -24,7 +24,7 @@ export const migrateCommand: Command = {
     const db = config!.db;
     if (db === ':memory:') throw new SoulsError('an in-memory database (:memory:) is created on every start: give --db FILE or --db postgres://…');
     if (!isPostgresUrl(db)) mkdirSync(dirname(db), { recursive: true });
-    const { from, to } = migrateStore(db);
+    const { from, to } = await migrateStore(db);
     io.stdout.write(from === to ? `${describeDb(db)} is at schema version ${to}: nothing to do\n` : `Migrated ${describeDb(db)} from schema version ${from} to ${to}\n`);
     return 0;
   },

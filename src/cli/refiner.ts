@@ -28,14 +28,14 @@ export const refinerCommand: Command = {
     const name = typeof values.name === 'string' ? values.name : null;
     const { findRefiner, initRefiner, OUTCOME_SOURCE, REGRET_SOURCE } = await import('../mcp/refiner.ts');
     if (args.action === 'init') {
-      const db = openDb(config!);
+      const db = await openDb(config!);
       try {
         const { soul, traits } = await initRefiner(db, { name });
         io.stdout.write(`Created the refiner ${soul.name} (soul ${soul.id}, slug ${soul.slug}) in ${config!.db} with ${traits.length} starting traits.\n`);
         io.stdout.write(`Run an agent as it: souls mcp --db ${config!.db} --refiner${name ? ` ${name}` : ''}\n`);
         return 0;
       } finally {
-        closeSoulsDb(db);
+        await closeSoulsDb(db);
       }
     }
     return withExistingDb(config!, 'refiner status', async (db) => {

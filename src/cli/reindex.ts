@@ -3,7 +3,7 @@ import type { Command } from './command.ts';
 import { parseArguments } from './arguments.ts';
 import { commandHelp } from './help.ts';
 import { progress } from './terminal.ts';
-import { closeSoulsDb, defaultSettings, EMBED_BATCH, openSoulsDb, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
+import { closeSoulsDb, defaultSettings, EMBED_BATCH, openSoulsDbAsync, reindexEmbeddings, SoulsError, stopSentenceEncoder } from '../engine/index.ts';
 import { databaseExists, embedderOf } from './database.ts';
 
 const help = commandHelp({
@@ -47,7 +47,7 @@ export const reindexCommand: Command = {
       throw new SoulsError(`no database at ${config!.db} (${config!.dbFrom}): reindex fills in an existing database file; \`souls serve\` or \`souls seed-demo\` creates one`);
     }
     const say = (line: string) => io.stderr.write(`${line}\n`);
-    const db = openSoulsDb({
+    const db = await openSoulsDbAsync({
       path: config!.db,
       settings: { ...config!.settings, similarity: 'semantic', clusteringThreshold: undefined },
       embedder: embedderOf(config!),
@@ -62,7 +62,7 @@ export const reindexCommand: Command = {
     });
     try {
       const model = db.semantic!.embedder.model;
-      const bound = db.store.embeddingModel();
+      const bound = await db.store.embeddingModel();
       if (bound !== null && bound !== model) say(`The database's vectors come from "${bound}": binding it to "${model}" and embedding every shard again.`);
       let bar: ReturnType<typeof progress> | null = null;
       const result = await reindexEmbeddings(db, {
@@ -78,7 +78,7 @@ export const reindexCommand: Command = {
       else io.stdout.write(`Stored ${result.stored} vectors of ${result.model}${result.dimension === null ? '' : ` (${result.dimension} dimensions)`} in ${config!.db}; every shard now has a vector.\n`);
       return 0;
     } finally {
-      closeSoulsDb(db);
+      await closeSoulsDb(db);
       await stopSentenceEncoder();
     }
   },

@@ -38,7 +38,7 @@ export const seedDemoCommand: Command = {
           `${demoNextStep(path, elsewhere, `souls serve --db ${path}`)}\n`,
       );
     } finally {
-      closeSoulsDb(db);
+      await closeSoulsDb(db);
     }
     return 0;
   },

@@ -5,7 +5,7 @@ import { closeSoulsDb, SoulsError, type ClusteringThresholdSource } from '../eng
 import { parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { openDb } from './database.ts';
-import { describeDb, redactUrl } from '../store/postgres-bridge.ts';
+import { describeDb, redactUrl } from '../store/postgres-pool.ts';
 import { commandHelp } from './help.ts';
 import { shownUrl } from '../embedder/endpoint.ts';
 
@@ -39,7 +39,7 @@ export const serveCommand: Command = {
     if (config.tokens === null && !isLoopback(config.host) && !config.insecure) {
       throw new SoulsError(`refusing to listen on ${config.host} without tokens: give --tokens-file, listen on a loopback host, or pass --insecure`);
     }
-    const db = openDb(config);
+    const db = await openDb(config);
     // Loaded here so that the other commands start without the whole server.
     const { buildApp } = await import('../server/app.ts');
     const { createLogger } = await import('../server/log.ts');
@@ -56,8 +56,8 @@ export const serveCommand: Command = {
       memoryRelease: config.releaseMemoryAfterMs > 0 ? { quietMs: config.releaseMemoryAfterMs } : null,
       allowedHosts: config.insecure && !isLoopback(config.host) ? [...config.allowedHosts, normalizeHost('--host', config.host)] : config.allowedHosts,
     });
-    const { url } = await app.start(config.port, config.host).catch((error: NodeJS.ErrnoException) => {
-      closeSoulsDb(db);
+    const { url } = await app.start(config.port, config.host).catch(async (error: NodeJS.ErrnoException) => {
+      await closeSoulsDb(db);
       if (error.code === 'EADDRINUSE') throw new SoulsError(`port ${config.port} on ${config.host} is in use: stop what listens there, or give another --port (0 picks a free one)`);
       if (error.code === 'EACCES') throw new SoulsError(`port ${config.port} on ${config.host} is not allowed to this user: give a port above 1023`);
       throw error;

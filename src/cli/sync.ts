@@ -74,7 +74,7 @@ async function followDb(db: SoulsDb, target: string, requested: string | undefin
       return async () => {
         stopped = true;
         clearTimeout(timer);
-        closeSoulsDb(db);
+        await closeSoulsDb(db);
       };
     },
   };
@@ -228,7 +228,7 @@ export const syncCommand: Command = {
     const url = typeof values.url === 'string' ? values.url : null;
     const token = typeof values.token === 'string' ? values.token : (io.env.SOULS_TOKEN ?? null);
     const c = colours(io.stdout, io.env);
-    const follow = url ? { ...(await followUrl(url, token, target, chosen ?? 'soulmd')), format: chosen ?? 'soulmd' } : await followDb(openExistingDb(config, 'sync'), target, requested, file, intervalMs);
+    const follow = url ? { ...(await followUrl(url, token, target, chosen ?? 'soulmd')), format: chosen ?? 'soulmd' } : await followDb(await openExistingDb(config, 'sync'), target, requested, file, intervalMs);
     const format = follow.format;
 
     const write = (state: SoulState) => {

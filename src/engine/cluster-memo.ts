@@ -3,6 +3,7 @@ import { clusterCompleteMixedSteps, decodeEmbedding, fallbackScale, mixedSquareS
 import { clusteringLinkages, type SimilarityMode } from './settings.ts';
 import { clusterSteps } from './similarity-modes.ts';
 import { meetsThreshold, normalizeForSimilarity } from './similarity.ts';
+import type { Awaitable } from '../store/store.ts';
 import { runSteps, runStepsSliced, timedSteps, yieldToEventLoop, type Steps } from './slices.ts';
 
 /** From this many shards, a soul seen for the first time is clustered all at once rather than shard by shard. */
@@ -12,10 +13,17 @@ const BULK_BUILD = 24;
 const LOAD_CHUNK = 50;
 
 /** Stored embeddings of shards, by id (only those that have one). */
-export type EmbeddingLoader = (ids: number[]) => Map<number, Uint8Array>;
+export type EmbeddingLoader = (ids: number[]) => Awaitable<Map<number, Uint8Array>>;
+
+/** Texts of shards, by id: the store's answer, at once (SQLite) or awaited (PostgreSQL). */
+export type TextLoader = (ids: number[]) => Awaitable<ReadonlyMap<number, string>>;
 
 /** Told of each clustering computed (not one answered from memory): how long it took and over how many shards. */
 export type ClusteringReport = (ms: number, shards: number) => void;
+
+const NO_TEXTS: ReadonlyMap<number, string> = new Map();
+const NO_VECTORS: ReadonlyMap<number, Uint8Array> = new Map();
+const decodedOrNull = (bytes: Uint8Array | undefined) => (bytes === undefined ? null : decodeEmbedding(bytes));
 
 /** Stands for "text cached" in the lexical and provided modes, which keep no gram sets. */
 const NO_GRAMS = new Int32Array(0);
@@ -85,8 +93,12 @@ export class ClusterMemo {
    * The number of clusters `shardIds` form (ascending ids), remembering the
    * partition for this soul. `contents` supplies texts of shards not cached yet.
    */
-  clusterCount(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number {
+  clusterCount(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<number> {
     const partition = this.sync(soulId, shardIds, contents);
+    return partition instanceof Promise ? partition.then((held) => this.count(soulId, shardIds, held)) : this.count(soulId, shardIds, partition);
+  }
+
+  private count(soulId: number, shardIds: readonly number[], partition: Partition): number {
     if (this.mode === 'trigram' && partition.clusterCount() >= 2) this.separations.set(soulId, { members: shardIds, side: new Set(partition.smallestCluster()) });
     else this.separations.delete(soulId);
     return partition.clusterCount();
@@ -97,17 +109,28 @@ export class ClusterMemo {
    * never "fewer": count then. Saves clustering the soul on a write (the partition catches up when a count or the
    * clusters are asked for). Single linkage (trigram): by the side its last count left; complete linkage: by a pair.
    */
-  stillSeparated(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): boolean {
-    if (this.mode === 'trigram') return this.sideStillApart(soulId, shardIds, contents);
-    return clusteringLinkages[this.mode] === 'complete' && this.pairApart(soulId, shardIds, contents);
+  stillSeparated(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<boolean> {
+    const separated = this.separatedNow(soulId, shardIds);
+    if (typeof separated === 'boolean') return separated;
+    const loading = this.load(separated, contents);
+    if (loading) return loading.then(() => this.stillSeparated(soulId, shardIds, contents));
+    return this.separatedNow(soulId, shardIds) === true;
+  }
+
+  /** stillSeparated with what is held, or the shards whose texts (or vectors) it needs first. */
+  private separatedNow(soulId: number, shardIds: readonly number[]): boolean | number[] {
+    if (this.mode === 'trigram') return this.sideStillApart(soulId, shardIds);
+    if (clusteringLinkages[this.mode] !== 'complete' || shardIds.length < 2) return false;
+    const missing = this.lacking(shardIds);
+    return missing.length > 0 ? missing : this.pairApart(soulId, shardIds);
   }
 
   /**
    * Single linkage: whether the side (the smallest cluster) the last count of this soul left is still apart. A
    * shard added that is similar to no member of the side joins the other clusters, and one removed cannot join
-   * anything, so the side stays apart as long as it and the rest keep a member.
+   * anything, so the side stays apart as long as it and the rest keep a member. Or the shards whose texts it needs.
    */
-  private sideStillApart(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): boolean {
+  private sideStillApart(soulId: number, shardIds: readonly number[]): boolean | number[] {
     const separation = this.separations.get(soulId);
     const partition = this.souls.get(soulId);
     if (separation === undefined || partition === undefined) return false;
@@ -123,7 +146,7 @@ export class ClusterMemo {
     const missing: number[] = [];
     for (const id of added) if (!this.shards.has(id)) missing.push(id);
     for (const id of side) if (!this.shards.has(id)) missing.push(id);
-    if (missing.length > 0) this.cacheGrams(contents(missing));
+    if (missing.length > 0) return missing;
     for (const id of added) {
       const slot = this.shards.slot(id);
       for (const member of side) if (this.similar(slot, this.shards.slot(member))) return false;
@@ -142,11 +165,7 @@ export class ClusterMemo {
    * IDF), where clustering is quadratic; the search is bounded (PAIR_TRIES), so a set whose pairs all meet the
    * threshold, or nearly all, is left to clustering.
    */
-  private pairApart(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): boolean {
-    const n = shardIds.length;
-    if (n < 2) return false;
-    const missing = this.uncached(shardIds);
-    if (missing.length > 0) this.cacheGrams(contents(missing));
+  private pairApart(soulId: number, shardIds: readonly number[]): boolean {
     const pool = shardIds.map((id) => this.termsOf(id, this.shards.text(id)!));
     if (this.poolScratch.length < this.lexicalDictionary.size) this.poolScratch = new Int32Array(2 * this.lexicalDictionary.size).fill(-1);
     const weighing = new PoolWeighing(pool, this.lexicalDictionary.size, undefined, this.poolScratch);
@@ -188,14 +207,30 @@ export class ClusterMemo {
   }
 
   /** The clusters `shardIds` (ascending) form, as lists of shard ids, each ascending, ordered by their smallest id. */
-  partition(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): number[][] {
-    return this.sync(soulId, shardIds, contents).clusterIds();
+  partition(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<number[][]> {
+    const partition = this.sync(soulId, shardIds, contents);
+    return partition instanceof Promise ? partition.then((held) => held.clusterIds()) : partition.clusterIds();
   }
 
-  private sync(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
+  /**
+   * Loads (awaiting the store when it answers with promises) what clustering `shardIds` needs, then clusters with no
+   * await in between, so that nothing another call does meanwhile (evicting, updating this soul) is seen halfway. A
+   * store that answers at once (SQLite) is never awaited: the gate runs on every write, and each await costs.
+   */
+  private sync(soulId: number, shardIds: readonly number[], contents: TextLoader): Awaitable<Partition> {
+    const remembered = this.souls.get(soulId);
+    const needed = this.rebuilds(remembered, shardIds) ? shardIds : shardIds.filter((id) => !remembered?.has(id));
+    const missing = this.lacking(needed);
+    if (missing.length === 0) return this.syncHeld(soulId, shardIds);
+    const loading = this.load(missing, contents);
+    // Loaded at once, nothing else ran meanwhile: all is held now.
+    return loading ? loading.then(() => this.sync(soulId, shardIds, contents)) : this.syncHeld(soulId, shardIds);
+  }
+
+  private syncHeld(soulId: number, shardIds: readonly number[]): Partition {
     const remembered = this.souls.get(soulId);
     if (this.rebuilds(remembered, shardIds)) {
-      const partition = this.buildAll(soulId, shardIds, contents);
+      const partition = this.buildAll(soulId, shardIds);
       this.keep(soulId, partition);
       return partition;
     }
@@ -203,8 +238,6 @@ export class ClusterMemo {
     const wanted = new Set(shardIds);
     const removed = partition.memberIds().filter((id) => !wanted.has(id));
     const added = shardIds.filter((id) => !partition.has(id));
-    const missing = added.filter((id) => !this.shards.has(id));
-    if (missing.length > 0) this.cacheGrams(contents(missing));
     const start = performance.now();
     for (const id of removed) partition.remove(id, (a, b) => this.similar(this.shards.slot(a), this.shards.slot(b)));
     for (const id of added) {
@@ -228,16 +261,23 @@ export class ClusterMemo {
    * of them are new), does it in slices that hand the event loop back, loading texts in chunks, and
    * remembers the partition. The synchronous calls after it then only apply differences.
    */
-  async prepare(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Promise<void> {
-    if (!this.rebuilds(this.souls.get(soulId), shardIds)) return;
-    const missing = this.uncached(shardIds);
+  prepare(soulId: number, shardIds: readonly number[], contents: TextLoader): void | Promise<void> {
+    if (this.rebuilds(this.souls.get(soulId), shardIds)) return this.build(soulId, shardIds, contents);
+  }
+
+  private async build(soulId: number, shardIds: readonly number[], contents: TextLoader): Promise<void> {
+    const missing = this.lacking(shardIds);
     for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
-      this.cacheGrams(contents(missing.slice(start, start + LOAD_CHUNK)));
+      await this.load(missing.slice(start, start + LOAD_CHUNK), contents);
       await yieldToEventLoop();
     }
+    // Other calls may have evicted some meanwhile: those are read again, and taken from this answer, not the cache.
+    const textless = shardIds.filter((id) => !this.shards.has(id));
+    const vectorless = usesVectors(this.mode) ? shardIds.filter((id) => !this.vectors.has(id)) : [];
+    const [fetched, fetchedVectors] = await Promise.all([textless.length > 0 ? contents(textless) : NO_TEXTS, vectorless.length > 0 ? this.loadVectors(vectorless) : NO_VECTORS]);
     // Held here: eviction during the slices below may forget some, which are then cached again from these.
-    const texts = shardIds.map((id) => this.shards.text(id) ?? contents([id]).get(id)!);
-    const vectors = this.vectorsOf(shardIds);
+    const texts = shardIds.map((id) => this.shards.text(id) ?? fetched.get(id)!);
+    const vectors = usesVectors(this.mode) ? shardIds.map((id) => this.vectors.get(id) ?? decodedOrNull(fetchedVectors.get(id))) : [];
     const clusters = await runStepsSliced(timedSteps(this.poolSteps(soulId, shardIds, texts, vectors), (ms) => this.clustered(ms, shardIds.length)));
     // A partition remembered meanwhile is as exact for its own set as this one is for this set.
     const partition = new Partition();
@@ -270,14 +310,33 @@ export class ClusterMemo {
     return [...new Set(ids)].filter((id) => !this.shards.has(id));
   }
 
-  remember(texts: ReadonlyMap<number, string>): void {
-    this.cacheGrams(texts);
+  remember(texts: ReadonlyMap<number, string>): void | Promise<void> {
+    return this.load([...texts.keys()], () => texts);
+  }
+
+  /** Of `ids`, those whose text (or, in vector modes, vector) is not held. */
+  private lacking(ids: readonly number[]): number[] {
+    const vectors = usesVectors(this.mode);
+    return ids.filter((id) => !this.shards.has(id) || (vectors && !this.vectors.has(id)));
+  }
+
+  /** Holds the texts (and vectors) of `ids` not held: at once when the store answers at once, else once both arrive. */
+  private load(ids: readonly number[], contents: TextLoader): void | Promise<void> {
+    const textless = ids.filter((id) => !this.shards.has(id));
+    const texts = textless.length > 0 ? contents(textless) : NO_TEXTS;
+    const vectorless = usesVectors(this.mode) ? ids.filter((id) => !this.vectors.has(id)) : [];
+    const vectors = vectorless.length > 0 ? this.loadVectors(vectorless) : NO_VECTORS;
+    if (texts instanceof Promise || vectors instanceof Promise) return Promise.all([texts, vectors]).then(([t, v]) => this.hold(t, vectorless, v));
+    this.hold(texts, vectorless, vectors);
+  }
+
+  private hold(texts: ReadonlyMap<number, string>, vectorless: readonly number[], vectors: ReadonlyMap<number, Uint8Array>): void {
+    for (const [id, text] of texts) this.cache(id, text);
+    for (const id of vectorless) this.cacheVector(id, decodedOrNull(vectors.get(id)));
   }
 
   /** A cold start: the fast all-at-once clustering, then the partition remembered for incremental updates. */
-  private buildAll(soulId: number, shardIds: readonly number[], contents: (ids: number[]) => Map<number, string>): Partition {
-    const missing = this.uncached(shardIds);
-    if (missing.length > 0) this.cacheGrams(contents(missing));
+  private buildAll(soulId: number, shardIds: readonly number[]): Partition {
     const partition = new Partition();
     const texts = shardIds.map((id) => this.shards.text(id)!);
     const steps = timedSteps(this.poolSteps(soulId, shardIds, texts, this.vectorsOf(shardIds)), (ms) => this.clustered(ms, shardIds.length));
@@ -378,19 +437,6 @@ export class ClusterMemo {
     return meetsThreshold(common, aLength, bLength, this.threshold);
   }
 
-  private cacheGrams(texts: ReadonlyMap<number, string>): void {
-    for (const [id, text] of texts) this.cache(id, text);
-    if (usesVectors(this.mode)) this.cacheVectors([...texts.keys()]);
-  }
-
-  private cacheVectors(ids: number[]): void {
-    const loaded = this.loadVectors(ids);
-    for (const id of ids) {
-      const bytes = loaded.get(id);
-      this.cacheVector(id, bytes === undefined ? null : decodeEmbedding(bytes));
-    }
-  }
-
   private cache(id: number, text: string): void {
     this.uncache(id);
     const grams = this.gramsOf(text);
@@ -420,9 +466,7 @@ export class ClusterMemo {
   /** The shards' vectors in order (vector modes; empty otherwise), loading those not cached. */
   private vectorsOf(shardIds: readonly number[]): (Float32Array | null)[] {
     if (!usesVectors(this.mode)) return [];
-    const missing = shardIds.filter((id) => !this.vectors.has(id));
-    if (missing.length > 0) this.cacheVectors(missing);
-    return shardIds.map((id) => this.vectors.get(id)!);
+    return shardIds.map((id) => this.vectors.get(id) ?? null);
   }
 
   /** The text's gram ids, ascending, in a scratch buffer the next call reuses (none outside trigram mode). */

@@ -1,6 +1,6 @@
 import { DAY_MS } from './clock.ts';
 import { expiryCutoff, type Knobs, type Settings } from './settings.ts';
-import type { GateStats, ShardAggregate } from '../store/store.ts';
+import type { Awaitable, GateStats, ShardAggregate } from '../store/store.ts';
 import type { SoulsDb } from './souls-db.ts';
 
 export const crystallizationConditions = ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const;
@@ -107,9 +107,19 @@ export function clusteredShards(shardIds: readonly number[], max: number): reado
 export type JudgedShards = { themeCount: number; unjudged: readonly number[] };
 
 /** The souls' shard → theme assignments, for judgedShards: one statement for any number of souls (none for none). */
-export function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Map<number, ReadonlyMap<number, number>> {
+export function soulThemeMaps(db: SoulsDb, soulIds: readonly number[]): Awaitable<Map<number, ReadonlyMap<number, number>>> {
   return soulIds.length === 0 ? new Map() : db.store.shardThemesOfSouls(soulIds);
 }
+
+/**
+ * `next` of the value, awaited only when it is a promise: the gate runs on every write, SQLite answers at once, and
+ * each await costs the write a turn of the microtask queue.
+ */
+function then<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
+const contentsOf = (db: SoulsDb) => (ids: number[]) => db.store.shardContents(ids);
 
 const none: ReadonlyMap<number, number> = new Map();
 
@@ -125,8 +135,8 @@ export function judgedShards(db: SoulsDb, themeOf: ReadonlyMap<number, number>, 
   return { themeCount: themes.size, unjudged: clusteredShards(unjudged, db.settings.maxClusteredShards) };
 }
 
-function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): number {
-  return judged.themeCount + db.clusters.clusterCount(soulId, judged.unjudged, (ids) => db.store.shardContents(ids));
+function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): Awaitable<number> {
+  return then(db.clusters.clusterCount(soulId, judged.unjudged, contentsOf(db)), (count) => judged.themeCount + count);
 }
 
 /**
@@ -134,19 +144,18 @@ function clusterCount(db: SoulsDb, soulId: number, judged: JudgedShards): number
  * new shards' texts (`known`; the memo loads any other it turns out to need), else one statement for
  * every text not cached.
  */
-function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): GateStats[] {
+function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: ReadonlyMap<number, string>): Awaitable<GateStats[]> {
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
   if (known !== undefined) {
     const texts = new Map<number, string>();
     // A write's shards have the largest ids, so they end each soul's list.
     for (const g of passing) for (let i = g.shardIds.length - 1; i >= 0 && known.has(g.shardIds[i]); i--) texts.set(g.shardIds[i], known.get(g.shardIds[i])!);
-    if (texts.size > 0) db.clusters.remember(texts);
-    return passing;
+    return texts.size > 0 ? then(db.clusters.remember(texts), () => passing) : passing;
   }
   // A superset of what clustering reads when some shards are judged: texts are cheap to hold and never change.
   const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
-  if (missing.length > 0) db.clusters.remember(db.store.shardContents(missing));
-  return passing;
+  if (missing.length === 0) return passing;
+  return then(db.store.shardContents(missing), (texts) => then(db.clusters.remember(texts), () => passing));
 }
 
 /**
@@ -157,14 +166,18 @@ function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: Read
  */
 export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTexts?: ReadonlyMap<number, string>): Promise<number[]> {
   const edges: number[] = [];
-  const passing = passingCheapGate(db, gate, newTexts);
+  const found = passingCheapGate(db, gate, newTexts);
+  const passing = found instanceof Promise ? await found : found;
   for (let below = gate.length - passing.length; below > 0; below--) db.observer.gateChecked?.('below_cheap_gate');
   // Read only for souls that may have themes: a write past the cheap gate would otherwise pay a statement for none.
-  const themes = soulThemeMaps(db, passing.filter((g) => g.themed !== false).map((g) => g.soulId));
+  const mapped = soulThemeMaps(db, passing.filter((g) => g.themed !== false).map((g) => g.soulId));
+  const themes = mapped instanceof Promise ? await mapped : mapped;
   for (const g of passing) {
     const themeOf = themes.get(g.soulId) ?? none;
-    const wasReady = passesCheapGate(g, 'before', db.settings) && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds)));
-    const crossed = !wasReady && (await reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.shardIds)));
+    const before = passesCheapGate(g, 'before', db.settings) && reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.beforeShardIds));
+    const wasReady = before instanceof Promise ? await before : before;
+    const after = !wasReady && reachesMinClusters(db, g.soulId, judgedShards(db, themeOf, g.shardIds));
+    const crossed = after instanceof Promise ? await after : after;
     if (crossed) edges.push(g.soulId);
     db.observer.gateChecked?.(wasReady ? 'already_ready' : crossed ? 'crossed' : 'not_ready');
   }
@@ -175,26 +188,26 @@ export async function readyEdges(db: SoulsDb, gate: readonly GateStats[], newTex
  * Whether the shards form MIN_CLUSTERS clusters: from the memo's remembered separation when it still holds,
  * else counted, with a bulk build (a cold soul, a large batch) done first in slices that hand the event loop back.
  */
-async function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): Promise<boolean> {
+function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): Awaitable<boolean> {
   if (judged.themeCount >= MIN_CLUSTERS) return true;
-  if (db.clusters.stillSeparated(soulId, judged.unjudged, (ids) => db.store.shardContents(ids))) return true;
-  await prepareBulk(db, soulId, judged.unjudged);
-  return clusterCount(db, soulId, judged) >= MIN_CLUSTERS;
+  return then(db.clusters.stillSeparated(soulId, judged.unjudged, contentsOf(db)), (separated) =>
+    separated || then(prepareBulk(db, soulId, judged.unjudged), () => then(clusterCount(db, soulId, judged), (count) => count >= MIN_CLUSTERS)),
+  );
 }
 
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
 export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Crystallization>> {
   const now = db.clock.now();
-  const stats = db.store.gateStats(soulIds, expiryCutoff(db, now));
+  const stats = await db.store.gateStats(soulIds, expiryCutoff(db, now));
   const judged = await prepareClusters(db, [...stats.values()]);
-  return assessAll(db, [...stats.values()], judged, now);
+  return await assessAll(db, [...stats.values()], judged, now);
 }
 
 /** Reads cluster cold souls (after a restart, or a large batch) in slices, so other requests keep being served meanwhile. */
 async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<Map<number, JudgedShards>> {
   const judged = new Map<number, JudgedShards>();
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
-  const themes = soulThemeMaps(db, passing.map((g) => g.soulId));
+  const themes = await soulThemeMaps(db, passing.map((g) => g.soulId));
   for (const g of passing) {
     const split = judgedShards(db, themes.get(g.soulId) ?? none, g.shardIds);
     judged.set(g.soulId, split);
@@ -204,19 +217,19 @@ async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promis
 }
 
 /** A bulk build (a cold soul, a large batch) in slices; nothing for a soul whose partition needs only a few changes. */
-function prepareBulk(db: SoulsDb, soulId: number, unjudged: readonly number[]): Promise<void> {
-  return db.clusters.prepare(soulId, unjudged, (ids) => db.store.shardContents(ids));
+function prepareBulk(db: SoulsDb, soulId: number, unjudged: readonly number[]): void | Promise<void> {
+  return db.clusters.prepare(soulId, unjudged, contentsOf(db));
 }
 
-function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: ReadonlyMap<number, JudgedShards>, now: number): Map<number, Crystallization> {
-  const passing = new Set(passingCheapGate(db, stats));
-  return new Map(
-    stats.map((g) => {
-      const split = judged.get(g.soulId);
-      const clusters = passing.has(g) && split !== undefined ? clusterCount(db, g.soulId, split) : null;
-      return [g.soulId, assessCrystallization(g.soulId, g.after, g, clusters, db.settings, now)];
-    }),
-  );
+async function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: ReadonlyMap<number, JudgedShards>, now: number): Promise<Map<number, Crystallization>> {
+  const passing = new Set(await passingCheapGate(db, stats));
+  const assessed = new Map<number, Crystallization>();
+  for (const g of stats) {
+    const split = judged.get(g.soulId);
+    const clusters = passing.has(g) && split !== undefined ? await clusterCount(db, g.soulId, split) : null;
+    assessed.set(g.soulId, assessCrystallization(g.soulId, g.after, g, clusters, db.settings, now));
+  }
+  return assessed;
 }
 
 export type ReadySoul = { soulId: number; priority: number; crystallization: Crystallization };
@@ -224,9 +237,9 @@ export type ReadySoul = { soulId: number; priority: number; crystallization: Cry
 /** Non-dormant souls ready for refinement, most urgent first (priority descending, then id). */
 export async function crystallizationReadiness(db: SoulsDb): Promise<ReadySoul[]> {
   const now = db.clock.now();
-  const stats = db.store.gateStats('awake', expiryCutoff(db, now));
+  const stats = await db.store.gateStats('awake', expiryCutoff(db, now));
   const judged = await prepareClusters(db, [...stats.values()]);
-  return [...assessAll(db, [...stats.values()], judged, now).values()]
+  return [...(await assessAll(db, [...stats.values()], judged, now)).values()]
     .filter((c) => c.ready)
     .sort((a, b) => b.priority - a.priority || a.soulId - b.soulId)
     .map((c) => ({ soulId: c.soulId, priority: c.priority, crystallization: c }));

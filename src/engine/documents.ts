@@ -20,10 +20,10 @@ export async function storeSoulDocument(db: SoulsDb, soulId: number, input: Soul
   // Kept byte for byte: the text is not cleaned, so an untouched import exports to the same bytes.
   if (exceedsUtf8Bytes(input.text, MAX_DOCUMENT_BYTES)) throw new ValidationError('text', `must be at most ${MAX_DOCUMENT_BYTES} bytes`);
   if (input.text.includes('\0')) throw new ValidationError('text', 'must not contain NUL characters (not text)');
-  return db.store.putSoulDocument(id, input, db.clock.now());
+  return await db.store.putSoulDocument(id, input, db.clock.now());
 }
 
 /** The document stored for the soul in that convention, or null when none was imported. */
 export async function getSoulDocument(db: SoulsDb, soulId: number, format: string): Promise<SoulDocument | null> {
-  return db.store.getSoulDocument(requireId('soulId', soulId), format);
+  return await db.store.getSoulDocument(requireId('soulId', soulId), format);
 }

@@ -1,3 +1,4 @@
+import type { Awaitable } from '../store/store.ts';
 import type { ClusteringReport, EmbeddingLoader } from './cluster-memo.ts';
 import type { Shard } from './model.ts';
 import { decodeEmbedding } from './provided.ts';
@@ -86,9 +87,9 @@ export class EvidenceCache {
   }
 
   /** The shards' stored vectors in order (null: none), for the provided mode; empty for the others. */
-  vectors(shardIds: readonly number[]): (Float32Array | null)[] {
+  async vectors(shardIds: readonly number[]): Promise<(Float32Array | null)[]> {
     if (this.mode !== 'provided' && this.mode !== 'semantic') return [];
-    const loaded = this.loadVectors([...shardIds]);
+    const loaded = await this.loadVectors([...shardIds]);
     return shardIds.map((id) => {
       const bytes = loaded.get(id);
       return bytes === undefined ? null : decodeEmbedding(bytes);
@@ -107,7 +108,7 @@ export class EvidenceCache {
    * found, then those it loaded, in order, while they fit. A report larger than the cache so keeps the same leading
    * part on every read, where inserting all of it would evict its own rows and every read would miss them all.
    */
-  async shards(ids: readonly number[], load: (ids: number[]) => Map<number, Shard>): Promise<Shard[]> {
+  async shards(ids: readonly number[], load: (ids: number[]) => Awaitable<Map<number, Shard>>): Promise<Shard[]> {
     const found: (Shard | undefined)[] = new Array(ids.length);
     const missing: number[] = [];
     let held = 0;
@@ -123,7 +124,7 @@ export class EvidenceCache {
     const loaded = new Map<number, Shard>();
     for (let start = 0; start < missing.length; start += LOAD_CHUNK) {
       if (start > 0) await yieldToEventLoop();
-      for (const [id, shard] of load(missing.slice(start, start + LOAD_CHUNK))) loaded.set(id, shard);
+      for (const [id, shard] of await load(missing.slice(start, start + LOAD_CHUNK))) loaded.set(id, shard);
     }
     for (const id of missing) {
       const shard = loaded.get(id);
@@ -146,7 +147,7 @@ export class EvidenceCache {
     const known = this.partitions.get(key);
     if (known) return known;
     const texts = shards.map((s) => s.content);
-    const steps = clusterSteps(this.mode, texts, this.threshold, this.vectors(shards.map((s) => s.id)));
+    const steps = clusterSteps(this.mode, texts, this.threshold, await this.vectors(shards.map((s) => s.id)));
     const clusters = await runStepsSliced(timedSteps(steps, (ms) => this.clustered(ms, shards.length)));
     const partition = clusters.map((members) => members.map((i) => shards[i].id));
     this.partitions.set(key, partition);

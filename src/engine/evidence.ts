@@ -825,20 +825,20 @@ export type EvidenceOptions = { tags?: readonly string[] | null; query?: string 
 export async function formatEvidence(db: SoulsDb, soulId: number, options: EvidenceOptions = {}): Promise<EvidenceReport> {
   const now = db.clock.now();
   const cutoff = expiryCutoff(db, now);
-  const soul = db.store.getSouls([soulId]).get(soulId);
+  const soul = (await db.store.getSouls([soulId])).get(soulId);
   if (!soul) throw new NotFoundError('Soul', soulId);
   const tags = normalizeTags(options.tags ?? []);
   const query = typeof options.query === 'string' && options.query.trim() !== '' ? options.query.trim() : null;
   const scoped = tags.length > 0 || query !== null;
   // Several reports asked for at once (aliases, a list) each start in a turn of their own, not back to back in this one.
   await yieldToEventLoop();
-  const ids = db.store.consideredShardIds([soulId], cutoff, { tags, text: query === null ? undefined : textQuery(query) });
+  const ids = await db.store.consideredShardIds([soulId], cutoff, { tags, text: query === null ? undefined : textQuery(query) });
   await yieldToEventLoop();
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
   const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));
   const clusterLimit = db.settings.maxClusteredShards;
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
-  const soulThemes = soulThemeMaps(db, [soulId]).get(soulId)!;
+  const soulThemes = (await soulThemeMaps(db, [soulId])).get(soulId)!;
   const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
   const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
   const kept = new Set(unjudgedIds);
@@ -852,22 +852,22 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
     // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
     const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
     await db.clusters.prepare(soulId, unjudgedIds, texts);
-    partition = db.clusters.partition(soulId, unjudgedIds, texts);
+    partition = await db.clusters.partition(soulId, unjudgedIds, texts);
   }
-  const themes: Theme[] = themeOf.size === 0 ? [] : [...db.store.getThemes([...new Set(themeOf.values())]).values()];
-  const vectors = db.evidence.vectors(clusteredIds);
+  const themes: Theme[] = themeOf.size === 0 ? [] : [...(await db.store.getThemes([...new Set(themeOf.values())])).values()];
+  const vectors = await db.evidence.vectors(clusteredIds);
   const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
-  const activeTraits = db.store.listTraits([soulId], { statuses: ['active'] });
-  const citations = db.store.citationsOfTraits(activeTraits.map((t) => t.id));
+  const activeTraits = await db.store.listTraits([soulId], { statuses: ['active'] });
+  const citations = await db.store.citationsOfTraits(activeTraits.map((t) => t.id));
   const otherSouls = [...new Set(shards.flatMap((s) => s.soulIds))].filter((id) => id !== soulId);
-  const soulNames = new Map([...db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
+  const soulNames = new Map([...await db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
   return runStepsSliced(
     evidenceReportSteps({
       soul,
       shards,
       activeTraits,
       citations,
-      attunedAt: db.store.attunements([soulId]).get(soulId) ?? [],
+      attunedAt: (await db.store.attunements([soulId])).get(soulId) ?? [],
       crystallization,
       partition,
       embeddings,

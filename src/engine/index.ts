@@ -18,7 +18,7 @@ export {
   type Settings,
   type SimilarityMode,
 } from './settings.ts';
-export { closeSoulsDb, openSoulsDb, type OpenOptions, type SoulsDb } from './souls-db.ts';
+export { closeSoulsDb, openSoulsDb, openSoulsDbAsync, type OpenOptions, type SoulsDb } from './souls-db.ts';
 export { settleSlicedWork } from './slices.ts';
 export {
   adjustedRandIndex,

@@ -137,8 +137,8 @@ export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): P
   const checked = checkLevelUpPlan(soul, traits, plan, db.settings);
   if (checked instanceof LevelUpPlanError) throw checked;
   const warnings = levelUpWarnings(traits, checked, db.settings);
-  const event = db.store.applyLevelUp(soulId, { ...checked, activeTraitIds: traits.map((t) => t.id) }, db.clock.now());
-  return { soul: db.store.getSouls([soulId]).get(soulId)!, event, warnings };
+  const event = await db.store.applyLevelUp(soulId, { ...checked, activeTraitIds: traits.map((t) => t.id) }, db.clock.now());
+  return { soul: (await db.store.getSouls([soulId])).get(soulId)!, event, warnings };
 }
 
 /**
@@ -149,12 +149,12 @@ export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): P
  */
 export async function revertLevelUp(db: SoulsDb, soulId: number, levelEventId: number | null = null): Promise<{ soul: Soul; event: LevelEvent; readySoulIds: number[] }> {
   const now = db.clock.now();
-  const { event, gate } = db.store.revertLevelUp(soulId, now, db.settings.shardFadeCitations, expiryCutoff(db, now), levelEventId);
-  return { soul: db.store.getSouls([soulId]).get(soulId)!, event, readySoulIds: await readyEdges(db, gate) };
+  const { event, gate } = await db.store.revertLevelUp(soulId, now, db.settings.shardFadeCitations, expiryCutoff(db, now), levelEventId);
+  return { soul: (await db.store.getSouls([soulId])).get(soulId)!, event, readySoulIds: await readyEdges(db, gate) };
 }
 
 export async function getLevelHistory(db: SoulsDb, soulId: number): Promise<LevelEvent[]> {
-  return db.store.levelHistory([soulId]);
+  return await db.store.levelHistory([soulId]);
 }
 
 export type LevelUpPreview = { valid: boolean; error: LevelUpPlanError | null; warnings: LevelUpWarning[]; before: string; after: string | null };
@@ -181,7 +181,7 @@ export async function previewLevelUp(db: SoulsDb, soulId: number, plan: LevelUpP
   }));
   // A merged trait carries the union of its sources' citations, and ranks by it.
   const counts = new Map(citationCounts);
-  const sourceCitations = Map.groupBy(db.store.citationsOfTraits(checked.consolidations.flatMap((g) => g.sourceTraitIds)), (c) => c.traitId);
+  const sourceCitations = Map.groupBy(await db.store.citationsOfTraits(checked.consolidations.flatMap((g) => g.sourceTraitIds)), (c) => c.traitId);
   checked.consolidations.forEach((group, i) => {
     counts.set(merged[i].id, new Set(group.sourceTraitIds.flatMap((id) => (sourceCitations.get(id) ?? []).map((c) => c.shardId))).size);
   });

@@ -45,9 +45,9 @@ export function countCitations(citations: readonly { traitId: number }[]): Map<n
 
 /** Everything the block depends on, read in one go. */
 export async function renderInputs(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, { soul: Soul; traits: Trait[]; citationCounts: Map<number, number> }>> {
-  const souls = db.store.getSouls(soulIds);
-  const traits = db.store.listTraits([...souls.keys()], { statuses: ['active'] });
-  const citationCounts = countCitations(db.store.citationsOfTraits(traits.map((t) => t.id)));
+  const souls = await db.store.getSouls(soulIds);
+  const traits = await db.store.listTraits([...souls.keys()], { statuses: ['active'] });
+  const citationCounts = countCitations(await db.store.citationsOfTraits(traits.map((t) => t.id)));
   const result = new Map<number, { soul: Soul; traits: Trait[]; citationCounts: Map<number, number> }>();
   for (const soul of souls.values()) result.set(soul.id, { soul, traits: [], citationCounts });
   for (const t of traits) result.get(t.soulId)!.traits.push(t);

@@ -307,8 +307,8 @@ export class SemanticEmbeddings {
   private async land(batch: readonly number[]): Promise<void> {
     try {
       const db = this.db();
-      const shards = [...db.store.getShards(batch).values()];
-      const existing = db.store.shardEmbeddings(shards.map((s) => s.id));
+      const shards = [...(await db.store.getShards(batch)).values()];
+      const existing = await db.store.shardEmbeddings(shards.map((s) => s.id));
       const todo = shards.filter((s) => !existing.has(s.id)).sort((a, b) => a.id - b.id);
       if (todo.length === 0) return;
       const vectors = await this.vectorsOf(db, todo.map((s) => s.content));
@@ -333,23 +333,30 @@ export class SemanticEmbeddings {
     const vectors = new Map<string, Uint8Array>();
     const elsewhere = [...distinct.keys()].flatMap((hash) => (this.computing.has(hash) ? [[hash, this.computing.get(hash)!] as const] : []));
     const rest = [...distinct.keys()].filter((hash) => !this.computing.has(hash));
-    const stored = db.store.embeddingsByHash(rest);
-    for (const [hash, vector] of stored) vectors.set(hash, vector);
-    const fresh = rest.filter((hash) => !stored.has(hash));
     const observer = db.observer;
-    if (fresh.length > 0) {
-      const call = this.embedder.embed(fresh.map((hash) => distinct.get(hash)!), { signal: this.abort.signal, observer, dimension: db.store.embeddingDimension() });
-      fresh.forEach((hash, i) => {
-        const one = call.then((all) => all[i]);
-        one.catch(() => {});
-        this.computing.set(hash, one);
-      });
-      try {
-        const computed = await call;
-        fresh.forEach((hash, i) => vectors.set(hash, computed[i]));
-      } finally {
-        for (const hash of fresh) this.computing.delete(hash);
-      }
+    // Claimed before the first await (the store's answers may be promises): another batch meanwhile waits on these
+    // hashes instead of embedding the same texts again.
+    const claim = (async () => {
+      const stored = await db.store.embeddingsByHash(rest);
+      const fresh = rest.filter((hash) => !stored.has(hash));
+      if (fresh.length === 0) return { stored, fresh, computed: [] as Uint8Array[] };
+      const dimension = await db.store.embeddingDimension();
+      const computed = await this.embedder.embed(fresh.map((hash) => distinct.get(hash)!), { signal: this.abort.signal, observer, dimension });
+      return { stored, fresh, computed };
+    })();
+    for (const hash of rest) {
+      const one = claim.then(({ stored, fresh, computed }) => stored.get(hash) ?? computed[fresh.indexOf(hash)]);
+      one.catch(() => {});
+      this.computing.set(hash, one);
+    }
+    let fresh: string[];
+    try {
+      const answer = await claim;
+      fresh = answer.fresh;
+      for (const [hash, vector] of answer.stored) vectors.set(hash, vector);
+      fresh.forEach((hash, i) => vectors.set(hash, answer.computed[i]));
+    } finally {
+      for (const hash of rest) this.computing.delete(hash);
     }
     for (const [hash, vector] of elsewhere) vectors.set(hash, await vector);
     observer.vectorsLanded?.({ embedded: fresh.length, reused: distinct.size - fresh.length });
@@ -369,7 +376,7 @@ export class SemanticEmbeddings {
 async function storeAndAnnounce(db: SoulsDb, shards: readonly Shard[], vectors: ReadonlyMap<string, Uint8Array>, model: string, onReady: (soulIds: number[]) => void): Promise<void> {
   const soulIds = [...new Set(shards.flatMap((s) => s.soulIds))].sort((a, b) => a - b);
   const before = await getCrystallization(db, soulIds);
-  const stored = db.store.storeEmbeddings(shards.map((s) => withVector(s, vectors)), model);
+  const stored = await db.store.storeEmbeddings(shards.map((s) => withVector(s, vectors)), model);
   vectorsChanged(db, stored);
   const after = await getCrystallization(db, soulIds);
   onReady(soulIds.filter((id) => !before.get(id)?.ready && after.get(id)?.ready));
@@ -435,29 +442,29 @@ export async function reindexEmbeddings(db: SoulsDb, options: { batchSize?: numb
   if (semantic === null) throw new ValidationError('similarity', `reindex computes semantic vectors: similarity must be semantic, got ${db.settings.similarity}`);
   const { model } = semantic.embedder;
   const batchSize = options.batchSize ?? EMBED_BATCH * 4;
-  const bound = db.store.embeddingModel();
-  const dimension = db.store.embeddingDimension();
+  const bound = await db.store.embeddingModel();
+  const dimension = await db.store.embeddingDimension();
   const legacy = bound === null && (dimension === null || (model === BUILTIN_MODEL && dimension === SEMANTIC_DIMENSION));
-  const replaced = bound === model || legacy ? 0 : db.store.rebindEmbeddings(model);
+  const replaced = bound === model || legacy ? 0 : await db.store.rebindEmbeddings(model);
   if (replaced > 0) {
     // Vectors this handle cached from the old model must not meet the new one's.
-    for (let page = db.store.shardsWithoutEmbedding(0, 1000); page.length > 0; page = db.store.shardsWithoutEmbedding(page[page.length - 1].id, 1000)) vectorsChanged(db, page.map((s) => s.id));
+    for (let page = await db.store.shardsWithoutEmbedding(0, 1000); page.length > 0; page = await db.store.shardsWithoutEmbedding(page[page.length - 1].id, 1000)) vectorsChanged(db, page.map((s) => s.id));
   }
-  const total = db.store.countShardsWithoutEmbedding();
+  const total = await db.store.countShardsWithoutEmbedding();
   let done = 0;
   let stored = 0;
   let after = 0;
   options.onProgress?.({ done, total, stored });
   for (;;) {
-    const batch = db.store.shardsWithoutEmbedding(after, batchSize);
+    const batch = await db.store.shardsWithoutEmbedding(after, batchSize);
     if (batch.length === 0) break;
     const vectors = await semantic.vectorsOf(db, batch.map((s) => s.content));
-    const ids = db.store.storeEmbeddings(batch.map((s) => withVector(s, vectors)), model);
+    const ids = await db.store.storeEmbeddings(batch.map((s) => withVector(s, vectors)), model);
     vectorsChanged(db, ids);
     stored += ids.length;
     done += batch.length;
     after = batch[batch.length - 1].id;
     options.onProgress?.({ done, total: Math.max(total, done), stored });
   }
-  return { model, replaced, total: Math.max(total, done), stored, skipped: done - stored, dimension: db.store.embeddingDimension() };
+  return { model, replaced, total: Math.max(total, done), stored, skipped: done - stored, dimension: await db.store.embeddingDimension() };
 }

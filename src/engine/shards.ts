@@ -21,9 +21,15 @@ export type ShardInput = ShardOptions & { content: string; source: string; soulI
 
 /**
  * The embedding dimension a write must match: the database's, or the first of the batch while it has none.
- * Read from the store only when a shard carries a vector (undefined: not read yet), so plain writes skip it.
+ * Read from the store (before validating) only when a shard carries a vector (undefined: not read), so plain writes skip it.
  */
 type Dimension = { value: number | null | undefined };
+
+const carriesVector = (input: unknown) => typeof input === 'object' && input !== null && (input as ShardInput).embedding != null;
+
+async function dimensionFor(db: SoulsDb, inputs: readonly unknown[]): Promise<Dimension> {
+  return { value: inputs.some(carriesVector) ? await db.store.embeddingDimension() : undefined };
+}
 
 /** Validates and normalizes one shard; errors name the field relative to the shard. */
 function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dimension): NewShard {
@@ -59,8 +65,7 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
   const embedding = input.embedding === undefined || input.embedding === null ? null : encodeEmbedding('embedding', input.embedding, settings.maxEmbeddingDimension);
   if (embedding !== null) {
     const length = embedding.byteLength / 4;
-    if (dimension.value === undefined) dimension.value = db.store.embeddingDimension();
-    if (dimension.value !== null && length !== dimension.value) {
+    if (dimension.value != null && length !== dimension.value) {
       throw new ValidationError('embedding', `must have ${dimension.value} numbers, the dimension of this database's embeddings, got ${length}`);
     }
     dimension.value = length;
@@ -77,8 +82,9 @@ export type DropShardsResult = { shardIds: number[]; readySoulIds: number[] };
 /** Deposits one observation; returns its id and the souls this write made ready for refinement. */
 export async function dropShard(db: SoulsDb, content: string, source: string, soulIds: readonly number[], options: ShardOptions = {}): Promise<DropShardResult> {
   const now = db.clock.now();
-  const shard = validShard(db, { ...options, content, source, soulIds }, now, { value: undefined });
-  const write = db.store.insertShards([shard], now, expiryCutoff(db, now), clusteredBy(db));
+  const input = { ...options, content, source, soulIds };
+  const shard = validShard(db, input, now, options.embedding == null ? { value: undefined } : await dimensionFor(db, [input]));
+  const write = await db.store.insertShards([shard], now, expiryCutoff(db, now), clusteredBy(db));
   if (shard.embedding === null) db.semantic?.enqueue(write.shardIds);
   return { shardId: write.shardIds[0], readySoulIds: await readyEdges(db, write.gate, new Map([[write.shardIds[0], shard.content]])) };
 }
@@ -94,7 +100,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
   if (inputs.length > db.settings.maxBatchSize) throw new ValidationError(field, `at most ${db.settings.maxBatchSize} shards per batch`);
   const now = db.clock.now();
   const shards: NewShard[] = [];
-  const dimension: Dimension = { value: undefined };
+  const dimension = await dimensionFor(db, inputs);
   for (const [i, input] of inputs.entries()) {
     // A full batch is megabytes of text to normalize: other requests are served between chunks.
     if (i > 0 && i % VALIDATION_CHUNK === 0) await yieldToEventLoop();
@@ -107,7 +113,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
   if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
   let write: ShardWrite;
   try {
-    write = db.store.insertShards(shards, now, expiryCutoff(db, now), clusteredBy(db));
+    write = await db.store.insertShards(shards, now, expiryCutoff(db, now), clusteredBy(db));
   } catch (error) {
     // The store refuses a dimension another writer fixed meanwhile: name the batch's first vector.
     if (!(error instanceof ValidationError) || error.field !== 'embedding') throw error;
@@ -122,7 +128,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
 export async function revealShards(db: SoulsDb, shardIds: readonly number[]): Promise<DropShardsResult> {
   const ids = requireIds('ids', shardIds);
   const now = db.clock.now();
-  const write = db.store.revealShards(ids, now, expiryCutoff(db, now), clusteredBy(db));
+  const write = await db.store.revealShards(ids, now, expiryCutoff(db, now), clusteredBy(db));
   return { shardIds: [...new Set(ids)], readySoulIds: await readyEdges(db, write.gate) };
 }
 
@@ -135,27 +141,27 @@ export type FadeResult = { fadedCount: number; readySoulIds: number[] };
  */
 export async function fadeExhaustedShards(db: SoulsDb): Promise<FadeResult> {
   const now = db.clock.now();
-  const { fadedCount, gate } = db.store.fadeExhaustedShards(db.settings.shardFadeCitations, now, expiryCutoff(db, now));
-  db.store.optimize();
+  const { fadedCount, gate } = await db.store.fadeExhaustedShards(db.settings.shardFadeCitations, now, expiryCutoff(db, now));
+  await db.store.optimize();
   return { fadedCount, readySoulIds: await readyEdges(db, gate) };
 }
 
 export async function getShard(db: SoulsDb, id: number): Promise<Shard | null> {
-  return db.store.getShards([id]).get(id) ?? null;
+  return (await db.store.getShards([id])).get(id) ?? null;
 }
 
 export async function getShards(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Shard>> {
-  return db.store.getShards(ids);
+  return await db.store.getShards(ids);
 }
 
 /** The stored embeddings (L2-normalized, as Float32) of those of the shards that have one. */
 export async function getShardEmbeddings(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Float32Array>> {
-  return new Map([...db.store.shardEmbeddings(requireIds('ids', ids))].map(([id, bytes]) => [id, decodeEmbedding(bytes)]));
+  return new Map([...await db.store.shardEmbeddings(requireIds('ids', ids))].map(([id, bytes]) => [id, decodeEmbedding(bytes)]));
 }
 
 /** The embedding dimension of this database (fixed by the first stored vector), or null while none is stored. */
 export async function getEmbeddingDimension(db: SoulsDb): Promise<number | null> {
-  return db.store.embeddingDimension();
+  return await db.store.embeddingDimension();
 }
 
 export type ListShardsOptions = {
@@ -181,7 +187,7 @@ export async function listShards(db: SoulsDb, options: ListShardsOptions = {}): 
   if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) throw new ValidationError('first', `must be a whole number from 0 to ${MAX_PAGE_SIZE}`);
   const tags = options.tags ? normalizeTags(options.tags) : undefined;
   const now = db.clock.now();
-  return db.store.listShards(
+  return await db.store.listShards(
     {
       soulId: options.soulId ?? undefined,
       source: options.source === undefined || options.source === null ? undefined : cleanText(options.source).trim(),
@@ -222,8 +228,8 @@ export async function searchShards(db: SoulsDb, query: string, options: { soulId
   const match = options.match ?? 'all';
   if (!searchMatches.includes(match)) throw new ValidationError('match', `must be one of ${searchMatches.join(', ')}`);
   const now = db.clock.now();
-  const hits = db.store.searchShards(textQuery(query, match), { soulId: options.soulId ?? undefined, cutoff: expiryCutoff(db, now), limit: first });
-  const shards = db.store.getShards(hits.map((h) => h.shardId));
+  const hits = await db.store.searchShards(textQuery(query, match), { soulId: options.soulId ?? undefined, cutoff: expiryCutoff(db, now), limit: first });
+  const shards = await db.store.getShards(hits.map((h) => h.shardId));
   return hits.map((h) => ({ shard: shards.get(h.shardId)!, score: h.score }));
 }
 
@@ -233,23 +239,23 @@ export async function pendingShardCount(db: SoulsDb, soulId: number): Promise<nu
 }
 
 export async function pendingShardCounts(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, number>> {
-  return db.store.pendingCounts(soulIds, expiryCutoff(db, db.clock.now()));
+  return await db.store.pendingCounts(soulIds, expiryCutoff(db, db.clock.now()));
 }
 
 /** Pending counts for every non-dormant soul, most first. */
 export async function shardCountsPerSoul(db: SoulsDb): Promise<Array<{ soulId: number; pending: number }>> {
-  const counts = db.store.pendingCounts('awake', expiryCutoff(db, db.clock.now()));
+  const counts = await db.store.pendingCounts('awake', expiryCutoff(db, db.clock.now()));
   return [...counts].map(([soulId, pending]) => ({ soulId, pending })).sort((a, b) => b.pending - a.pending || a.soulId - b.soulId);
 }
 
 export async function shardCountsByTag(db: SoulsDb, soulId: number | null = null): Promise<TagCount[]> {
-  return db.store.countsByTag(soulId, expiryCutoff(db, db.clock.now()));
+  return await db.store.countsByTag(soulId, expiryCutoff(db, db.clock.now()));
 }
 
 export async function shardCountsByTagOfSouls(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, TagCount[]>> {
-  return db.store.countsByTagPerSoul(soulIds, expiryCutoff(db, db.clock.now()));
+  return await db.store.countsByTagPerSoul(soulIds, expiryCutoff(db, db.clock.now()));
 }
 
 export async function shardCountsBySource(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, SourceCount[]>> {
-  return db.store.countsBySource(soulIds, expiryCutoff(db, db.clock.now()));
+  return await db.store.countsBySource(soulIds, expiryCutoff(db, db.clock.now()));
 }

@@ -1,8 +1,8 @@
 import { systemClock, type Clock } from './clock.ts';
 import { clusteringThresholdSource, resolveSettings, type ClusteringThresholdSource, type Settings, type SimilarityMode } from './settings.ts';
 import { storedThreshold, withStoredThreshold } from './calibrate.ts';
-import type { SoulsStore } from '../store/store.ts';
-import { openStore } from '../store/open.ts';
+import type { Awaitable, SoulsStore } from '../store/store.ts';
+import { openStore, openStoreAsync } from '../store/open.ts';
 import type { StoreObserver } from '../store/sqlite.ts';
 import type { OpenMode } from '../store/sqlite-file.ts';
 import { ClusterMemo } from './cluster-memo.ts';
@@ -43,12 +43,14 @@ export type SoulsDb = {
 };
 
 export type OpenOptions = {
-  /** SQLite file path, or a postgres:// URL; ':memory:' (the default) keeps everything in memory. */
+  /** SQLite file path, or a postgres:// URL (openSoulsDbAsync only); ':memory:' (the default) keeps everything in memory. */
   path?: string;
   /** PostgreSQL only: how long one store call may take before it fails with STORAGE_UNAVAILABLE. */
   timeoutMs?: number;
   /** PostgreSQL only: how long a new connection may take to answer (see PostgresOptions.connectTimeoutMs). */
   connectTimeoutMs?: number;
+  /** PostgreSQL only: how many connections the pool opens at most. */
+  poolSize?: number;
   /** 'create' (the default) creates or migrates the file; 'read-only' needs an existing file and never writes to it. */
   mode?: OpenMode;
   /** A store to use instead of opening SQLite. */
@@ -77,10 +79,30 @@ export type OpenOptions = {
   checkEmbeddingModel?: boolean;
 };
 
+/**
+ * Opens any database: a PostgreSQL URL (a connection pool, opened asynchronously) or a SQLite file. What opening
+ * reads from the store (the calibrated threshold, the embedding model) is awaited here.
+ */
+export async function openSoulsDbAsync(options: OpenOptions = {}): Promise<SoulsDb> {
+  const store = options.store ?? (await openStoreAsync({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, poolSize: options.poolSize, observer: options.observer }));
+  try {
+    const settings = resolveSettings(options.settings);
+    const calibratedThreshold = options.calibratedThreshold !== undefined ? options.calibratedThreshold : await storedThreshold(store, settings);
+    const mode = withStoredThreshold(settings, calibratedThreshold).similarity;
+    const embedder = mode === 'semantic' ? (options.embedder ?? builtinEncoder) : null;
+    if (options.checkEmbeddingModel !== false) await checkEmbeddingModel(store, mode, embedder?.model ?? null);
+    return openSoulsDb({ ...options, store, calibratedThreshold, checkEmbeddingModel: false });
+  } catch (error) {
+    if (!options.store) await store.close();
+    throw error;
+  }
+}
+
+/** Opens a SQLite file (or ':memory:', or the `store` given) at once; PostgreSQL needs openSoulsDbAsync. */
 export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
   const resolved = resolveSettings(options.settings);
   const observer: EngineObserver = options.observer ?? {};
-  const store = options.store ?? openStore({ path: options.path, mode: options.mode, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs, observer });
+  const store = options.store ?? openStore({ path: options.path, mode: options.mode, observer });
   let settings: Settings;
   try {
     const stored = options.calibratedThreshold !== undefined ? options.calibratedThreshold : storedThreshold(store, resolved);
@@ -128,7 +150,7 @@ export function openSoulsDb(options: OpenOptions = {}): SoulsDb {
 }
 
 /** Checkpoints and closes; `checkpointDeferred` says why the WAL was left for the next open (a full disk), or is null. */
-export function closeSoulsDb(db: SoulsDb): { checkpointDeferred: string | null } {
+export function closeSoulsDb(db: SoulsDb): Awaitable<{ checkpointDeferred: string | null }> {
   // Vectors still being computed are not stored: those shards stay lexical until `souls reindex`.
   db.semantic?.close();
   return db.store.close();

@@ -38,7 +38,7 @@ export async function createSoul(db: SoulsDb, input: CreateSoulInput): Promise<S
     essence: requireText('essence', input.essence, db.settings.maxEssenceBytes),
     description: optionalText('description', input.description, db.settings.maxDescriptionBytes) ?? '',
   };
-  return db.store.insertSoul(soul, db.clock.now());
+  return await db.store.insertSoul(soul, db.clock.now());
 }
 
 /** The administrative escape hatch: overwrites fields directly, bypassing evolution. */
@@ -48,12 +48,12 @@ export async function updateSoul(db: SoulsDb, id: number, input: UpdateSoulInput
   if (input.slug !== undefined) patch.slug = validSlug(input.slug);
   if (input.essence !== undefined && input.essence !== null) patch.essence = requireText('essence', input.essence, db.settings.maxEssenceBytes);
   if (input.description !== undefined) patch.description = optionalText('description', input.description, db.settings.maxDescriptionBytes) ?? '';
-  return db.store.updateSoul(id, patch, db.clock.now());
+  return await db.store.updateSoul(id, patch, db.clock.now());
 }
 
 export async function retireSoul(db: SoulsDb, id: number): Promise<Soul> {
   const now = db.clock.now();
-  return db.store.setDormancy(id, { dormantAt: now }, now);
+  return await db.store.setDormancy(id, { dormantAt: now }, now);
 }
 
 /**
@@ -62,36 +62,36 @@ export async function retireSoul(db: SoulsDb, id: number): Promise<Soul> {
  */
 export async function awakenSoul(db: SoulsDb, id: number, options: { rename?: string | null } = {}): Promise<{ soul: Soul; readySoulIds: number[] }> {
   const rename = options.rename === undefined || options.rename === null ? undefined : validName(db, 'name', options.rename);
-  const soul = db.store.setDormancy(id, { dormantAt: null, rename }, db.clock.now());
+  const soul = await db.store.setDormancy(id, { dormantAt: null, rename }, db.clock.now());
   const verdict = (await getCrystallization(db, [id])).get(id);
   return { soul, readySoulIds: verdict?.ready ? [id] : [] };
 }
 
 /** Marks a refinement cycle done: the recency gate then waits for new evidence. */
 export async function stampAttuned(db: SoulsDb, id: number): Promise<Soul> {
-  return db.store.stampAttuned(id, db.clock.now());
+  return await db.store.stampAttuned(id, db.clock.now());
 }
 
 export async function getSoul(db: SoulsDb, id: number): Promise<Soul | null> {
-  return db.store.getSouls([id]).get(id) ?? null;
+  return (await db.store.getSouls([id])).get(id) ?? null;
 }
 
 export async function getSouls(db: SoulsDb, ids: readonly number[]): Promise<Map<number, Soul>> {
-  return db.store.getSouls(ids);
+  return await db.store.getSouls(ids);
 }
 
 /** The awake soul with this name, else the most recently retired dormant one; "mira", "MIRA" and "Mi\u200bra" find "Mira". */
 export async function getSoulByName(db: SoulsDb, name: string): Promise<Soul | null> {
-  return db.store.getSoulByName(name);
+  return await db.store.getSoulByName(name);
 }
 
 /** Non-dormant souls, by name. */
 export async function listSouls(db: SoulsDb): Promise<Soul[]> {
-  return db.store.listSouls({ dormant: false });
+  return await db.store.listSouls({ dormant: false });
 }
 
 export async function listDormantSouls(db: SoulsDb): Promise<Soul[]> {
-  return db.store.listSouls({ dormant: true });
+  return await db.store.listSouls({ dormant: true });
 }
 
 export const soulOrders = ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const;
@@ -124,14 +124,14 @@ export function sortSouls(souls: readonly Soul[], orderBy: SoulOrder, verdicts?:
 
 /** Non-dormant souls in the requested order (see sortSouls). */
 export async function listSoulsOrdered(db: SoulsDb, orderBy: SoulOrder = 'READINESS'): Promise<Soul[]> {
-  const souls = db.store.listSouls({ dormant: false });
+  const souls = await db.store.listSouls({ dormant: false });
   const verdicts = orderBy === 'READINESS' ? await getCrystallization(db, souls.map((s) => s.id)) : undefined;
   return sortSouls(souls, orderBy, verdicts);
 }
 
 /** Health (SPEC §8) of each soul, in a constant number of statements. */
 export async function getSoulHealth(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, number>> {
-  const traits = db.store.listTraits(soulIds, { statuses: ['active'] });
+  const traits = await db.store.listTraits(soulIds, { statuses: ['active'] });
   const signals = await getTraitSignals(db, traits.map((t) => t.id));
   const pending = await pendingShardCounts(db, soulIds);
   const bySoul = Map.groupBy(traits, (t) => t.soulId);

@@ -3,7 +3,7 @@ import type { Soul, Theme, ThemeEvent } from './model.ts';
 import { exceedsCodePoints, nameKey, requireId, requireIds, requireText } from './normalize.ts';
 import { getCrystallization } from './crystallization.ts';
 import type { SoulsDb } from './souls-db.ts';
-import type { ThemeAssignmentWrite } from '../store/store.ts';
+import type { Awaitable, ThemeAssignmentWrite } from '../store/store.ts';
 
 /** Exactly one of `themeId` (an existing theme of the soul) and `newThemeName` (a theme created by this call). */
 export type ThemeAssignment = { shardIds: readonly (number | string)[]; themeId?: number | string | null; newThemeName?: string | null };
@@ -79,55 +79,55 @@ export async function unassignShards(db: SoulsDb, soulId: number | string, shard
 }
 
 /** Runs a change of the soul's assignments and tells whether it made the soul ready (an edge, as a shard write does). */
-async function judged(db: SoulsDb, soulId: number, write: () => Theme[]): Promise<AssignThemesResult> {
+async function judged(db: SoulsDb, soulId: number, write: () => Awaitable<Theme[]>): Promise<AssignThemesResult> {
   const wasReady = (await getCrystallization(db, [soulId])).get(soulId)?.ready ?? false;
-  const themes = write();
+  const themes = await write();
   const ready = !wasReady && (await getCrystallization(db, [soulId])).get(soulId)!.ready;
-  return { soul: db.store.getSouls([soulId]).get(soulId)!, themes, readySoulIds: ready ? [soulId] : [] };
+  return { soul: (await db.store.getSouls([soulId])).get(soulId)!, themes, readySoulIds: ready ? [soulId] : [] };
 }
 
 export async function renameTheme(db: SoulsDb, themeId: number | string, name: string, options: ThemeActorOptions = {}): Promise<Theme> {
   const id = requireId('id', themeId);
-  return db.store.renameTheme(id, requireThemeName(db, 'name', name), actorOf(options), db.clock.now());
+  return await db.store.renameTheme(id, requireThemeName(db, 'name', name), actorOf(options), db.clock.now());
 }
 
 /** The theme's members become counter-evidence for the trait (never reinforcement); opposing it again changes nothing. */
 export async function opposeTrait(db: SoulsDb, themeId: number | string, traitId: number | string, options: ThemeActorOptions = {}): Promise<Theme> {
-  return db.store.setThemeOpposition(requireId('themeId', themeId), requireId('traitId', traitId), true, actorOf(options), db.clock.now());
+  return await db.store.setThemeOpposition(requireId('themeId', themeId), requireId('traitId', traitId), true, actorOf(options), db.clock.now());
 }
 
 export async function unopposeTrait(db: SoulsDb, themeId: number | string, traitId: number | string, options: ThemeActorOptions = {}): Promise<Theme> {
-  return db.store.setThemeOpposition(requireId('themeId', themeId), requireId('traitId', traitId), false, actorOf(options), db.clock.now());
+  return await db.store.setThemeOpposition(requireId('themeId', themeId), requireId('traitId', traitId), false, actorOf(options), db.clock.now());
 }
 
 export async function getTheme(db: SoulsDb, themeId: number): Promise<Theme | null> {
-  return db.store.getThemes([themeId]).get(themeId) ?? null;
+  return (await db.store.getThemes([themeId])).get(themeId) ?? null;
 }
 
 export async function getThemes(db: SoulsDb, themeIds: readonly number[]): Promise<Map<number, Theme>> {
-  return db.store.getThemes(themeIds);
+  return await db.store.getThemes(themeIds);
 }
 
 /** A soul's themes, oldest first. */
 export async function listThemes(db: SoulsDb, soulId: number): Promise<Theme[]> {
-  return db.store.listThemes([soulId]);
+  return await db.store.listThemes([soulId]);
 }
 
 export async function listThemesOfSouls(db: SoulsDb, soulIds: readonly number[]): Promise<Theme[]> {
-  return db.store.listThemes(soulIds);
+  return await db.store.listThemes(soulIds);
 }
 
 /** The theme id of each of the shards that is assigned one in that soul. */
 export async function getShardThemes(db: SoulsDb, soulId: number, shardIds: readonly number[]): Promise<Map<number, number>> {
-  return db.store.themesOfShards(soulId, shardIds);
+  return await db.store.themesOfShards(soulId, shardIds);
 }
 
 /** Per trait, the shards judged (through a theme opposing it) to contradict it, ascending. */
 export async function getCounterEvidence(db: SoulsDb, traitIds: readonly number[]): Promise<Map<number, number[]>> {
-  return db.store.counterEvidence(traitIds);
+  return await db.store.counterEvidence(traitIds);
 }
 
 /** Every recorded theme change of the souls, oldest first: who, when, and what each replaced. */
 export async function getThemeHistory(db: SoulsDb, soulIds: readonly number[]): Promise<ThemeEvent[]> {
-  return db.store.themeHistory(soulIds);
+  return await db.store.themeHistory(soulIds);
 }

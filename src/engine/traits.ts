@@ -30,26 +30,26 @@ function validRevision(db: SoulsDb, input: ReviseTraitInput): { principle?: stri
 
 /** "No provenance, no trait": both texts must be non-empty; refused at capacity. */
 export async function addTrait(db: SoulsDb, soulId: number, input: AddTraitInput): Promise<Trait> {
-  return db.store.insertTrait(soulId, validNewTrait(db, input), db.clock.now(), db.settings.traitLimit);
+  return await db.store.insertTrait(soulId, validNewTrait(db, input), db.clock.now(), db.settings.traitLimit);
 }
 
 export async function reviseTrait(db: SoulsDb, traitId: number, input: ReviseTraitInput): Promise<Trait> {
-  return db.store.updateTrait(traitId, validRevision(db, input), db.clock.now());
+  return await db.store.updateTrait(traitId, validRevision(db, input), db.clock.now());
 }
 
 export async function revertTrait(db: SoulsDb, traitId: number): Promise<Trait> {
-  return db.store.setTraitStatus(traitId, 'reverted', db.clock.now(), db.settings.traitLimit);
+  return await db.store.setTraitStatus(traitId, 'reverted', db.clock.now(), db.settings.traitLimit);
 }
 
 /** Brings back a reverted, consolidated or promoted trait; respects the trait limit. */
 export async function reactivateTrait(db: SoulsDb, traitId: number): Promise<Trait> {
-  return db.store.setTraitStatus(traitId, 'active', db.clock.now(), db.settings.traitLimit);
+  return await db.store.setTraitStatus(traitId, 'active', db.clock.now(), db.settings.traitLimit);
 }
 
 /** Links a shard to the trait it informed; citing the same pair again changes nothing. The shard must be attributed to the trait's soul. */
 export async function citeShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait }> {
-  db.store.citeShards(traitId, [shardId], db.clock.now());
-  return { shard: db.store.getShards([shardId]).get(shardId)!, trait: db.store.getTraits([traitId]).get(traitId)! };
+  await db.store.citeShards(traitId, [shardId], db.clock.now());
+  return { shard: (await db.store.getShards([shardId])).get(shardId)!, trait: (await db.store.getTraits([traitId])).get(traitId)! };
 }
 
 export type CiteResult = { trait: Trait; cited: number[]; alreadyCited: number[] };
@@ -61,8 +61,8 @@ export type CiteResult = { trait: Trait; cited: number[]; alreadyCited: number[]
 export async function citeShards(db: SoulsDb, traitId: number, shardIds: readonly number[]): Promise<CiteResult> {
   const wanted = [...new Set(requireIds('citeShardIds', shardIds))];
   if (wanted.length === 0) throw new ValidationError('citeShardIds', 'must list at least one shard');
-  const fresh = new Set(db.store.citeShards(traitId, wanted, db.clock.now()));
-  return { trait: db.store.getTraits([traitId]).get(traitId)!, cited: wanted.filter((id) => fresh.has(id)), alreadyCited: wanted.filter((id) => !fresh.has(id)) };
+  const fresh = new Set(await db.store.citeShards(traitId, wanted, db.clock.now()));
+  return { trait: (await db.store.getTraits([traitId])).get(traitId)!, cited: wanted.filter((id) => fresh.has(id)), alreadyCited: wanted.filter((id) => !fresh.has(id)) };
 }
 
 /**
@@ -71,7 +71,7 @@ export async function citeShards(db: SoulsDb, traitId: number, shardIds: readonl
  */
 export async function unciteShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait; readySoulIds: number[] }> {
   const { trait, readySoulIds } = await unciteShards(db, traitId, [shardId]);
-  return { shard: db.store.getShards([shardId]).get(shardId)!, trait, readySoulIds };
+  return { shard: (await db.store.getShards([shardId])).get(shardId)!, trait, readySoulIds };
 }
 
 /** unciteShard for several shards of one trait at once: every one must be cited, or nothing is taken back. */
@@ -79,21 +79,21 @@ export async function unciteShards(db: SoulsDb, traitId: number, shardIds: reado
   const wanted = [...new Set(requireIds('shardIds', shardIds))];
   if (wanted.length === 0) throw new ValidationError('shardIds', 'must list at least one shard');
   const now = db.clock.now();
-  const { gate } = db.store.unciteShards(traitId, wanted, now, db.settings.shardFadeCitations, expiryCutoff(db, now));
-  return { trait: db.store.getTraits([traitId]).get(traitId)!, uncited: wanted, readySoulIds: await readyEdges(db, gate) };
+  const { gate } = await db.store.unciteShards(traitId, wanted, now, db.settings.shardFadeCitations, expiryCutoff(db, now));
+  return { trait: (await db.store.getTraits([traitId])).get(traitId)!, uncited: wanted, readySoulIds: await readyEdges(db, gate) };
 }
 
 /** The citations of these traits: which shards each cites, and since when. */
 export async function getCitations(db: SoulsDb, traitIds: readonly number[]): Promise<Citation[]> {
-  return db.store.citationsOfTraits(traitIds);
+  return await db.store.citationsOfTraits(traitIds);
 }
 
 export async function getTrait(db: SoulsDb, traitId: number): Promise<Trait | null> {
-  return db.store.getTraits([traitId]).get(traitId) ?? null;
+  return (await db.store.getTraits([traitId])).get(traitId) ?? null;
 }
 
 export async function getTraits(db: SoulsDb, traitIds: readonly number[]): Promise<Map<number, Trait>> {
-  return db.store.getTraits(traitIds);
+  return await db.store.getTraits(traitIds);
 }
 
 export type ListTraitsOptions = { status?: TraitStatus | readonly TraitStatus[] | null; generation?: number | null };
@@ -111,11 +111,11 @@ export async function listTraits(db: SoulsDb, soulId: number, options: ListTrait
 }
 
 export async function listTraitsOfSouls(db: SoulsDb, soulIds: readonly number[], options: ListTraitsOptions = {}): Promise<Trait[]> {
-  return db.store.listTraits(soulIds, { statuses: statusFilter(options.status), generation: options.generation ?? undefined });
+  return await db.store.listTraits(soulIds, { statuses: statusFilter(options.status), generation: options.generation ?? undefined });
 }
 
 export async function countActiveTraits(db: SoulsDb, soulId: number): Promise<number> {
-  return db.store.countActiveTraits([soulId]).get(soulId) ?? 0;
+  return (await db.store.countActiveTraits([soulId])).get(soulId) ?? 0;
 }
 
 export function getTraitLimit(db: SoulsDb): number {
@@ -124,11 +124,11 @@ export function getTraitLimit(db: SoulsDb): number {
 
 /** Signals (SPEC §8) for any traits, at now, in a constant number of statements. */
 export async function getTraitSignals(db: SoulsDb, traitIds: readonly number[]): Promise<Map<number, TraitSignals>> {
-  const traits = [...db.store.getTraits(traitIds).values()];
+  const traits = [...(await db.store.getTraits(traitIds)).values()];
   const soulIds = [...new Set(traits.map((t) => t.soulId))];
-  const souls = db.store.getSouls(soulIds);
-  const attunements = db.store.attunements(soulIds);
-  const citations = db.store.citationsOfTraits(traits.map((t) => t.id));
+  const souls = await db.store.getSouls(soulIds);
+  const attunements = await db.store.attunements(soulIds);
+  const citations = await db.store.citationsOfTraits(traits.map((t) => t.id));
   const byTrait = Map.groupBy(citations, (c) => c.traitId);
   const now = db.clock.now();
   return new Map(
@@ -155,9 +155,9 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
   const active = new Map(input.traits.map((t) => [t.id, t]));
   const counts = new Map(input.citationCounts);
   const revisions = changes.revise ?? [];
-  revisions.forEach((revision, i) => {
+  for (const [i, revision] of revisions.entries()) {
     const trait = active.get(revision.traitId);
-    if (!trait) throw notActiveTrait(db, `revise[${i}].traitId`, revision.traitId);
+    if (!trait) throw await notActiveTrait(db, `revise[${i}].traitId`, revision.traitId);
     let patch;
     try {
       patch = validRevision(db, revision);
@@ -165,10 +165,10 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
       throw error instanceof ValidationError ? error.within(`revise[${i}]`) : error;
     }
     active.set(trait.id, { ...trait, ...patch, updatedAt: now });
-  });
-  (changes.revert ?? []).forEach((traitId, i) => {
-    if (!active.delete(traitId)) throw notActiveTrait(db, `revert[${i}]`, traitId);
-  });
+  }
+  for (const [i, traitId] of (changes.revert ?? []).entries()) {
+    if (!active.delete(traitId)) throw await notActiveTrait(db, `revert[${i}]`, traitId);
+  }
   revisions.forEach((revision, i) => {
     if (revision.principle === undefined || revision.principle === null) return;
     const principle = active.get(revision.traitId)?.principle;
@@ -185,7 +185,7 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
   });
   const activeAfter = active.size + additions.length;
   if (activeAfter > db.settings.traitLimit) throw new CapacityError(db.settings.traitLimit, active.size);
-  const shards = db.store.getShards(additions.flatMap((a) => a.citeShardIds));
+  const shards = await db.store.getShards(additions.flatMap((a) => a.citeShardIds));
   additions.forEach((trait, i) => {
     const holder = [...active.values()].find((t) => t.principle === trait.principle);
     if (holder) throw new ValidationError(`add[${i}].principle`, holder.id >= Number.MAX_SAFE_INTEGER - additions.length ? `repeats an earlier addition` : `active trait ${holder.id} already has this principle`);
@@ -198,19 +198,19 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
     counts.set(id, trait.citeShardIds.length);
   });
   const warnings: TraitHint[] = [];
-  const sharedThemes = themeSharing(db, soulId, input.traits.filter((t) => active.has(t.id)).map((t) => t.id));
-  revisions.forEach((revision, i) => {
-    if (revision.principle === undefined || revision.principle === null) return;
+  const sharedThemes = await themeSharing(db, soulId, input.traits.filter((t) => active.has(t.id)).map((t) => t.id));
+  for (const [i, revision] of revisions.entries()) {
+    if (revision.principle === undefined || revision.principle === null) continue;
     const others = [...active.values()].filter((t) => t.id !== revision.traitId && t.id < Number.MAX_SAFE_INTEGER - additions.length);
     const principle = active.get(revision.traitId)!.principle;
     const hints = principleHints(`revise[${i}]`, principle, others, db.settings);
-    warnings.push(...hints, ...sharedThemes(`revise[${i}]`, principle, db.store.citationsOfTraits([revision.traitId]).map((c) => c.shardId), others, hints));
-  });
-  additions.forEach((trait, i) => {
+    warnings.push(...hints, ...(await sharedThemes(`revise[${i}]`, principle, (await db.store.citationsOfTraits([revision.traitId])).map((c) => c.shardId), others, hints)));
+  }
+  for (const [i, trait] of additions.entries()) {
     const others = [...active.values()].filter((t) => t.id < Number.MAX_SAFE_INTEGER - additions.length);
     const hints = principleHints(`add[${i}]`, trait.principle, others, db.settings);
-    warnings.push(...hints, ...sharedThemes(`add[${i}]`, trait.principle, trait.citeShardIds, others, hints));
-  });
+    warnings.push(...hints, ...(await sharedThemes(`add[${i}]`, trait.principle, trait.citeShardIds, others, hints)));
+  }
   const changed = revisions.length + (changes.revert?.length ?? 0) + additions.length > 0;
   const soulAfter = changed ? { ...input.soul, orderedAt: now } : input.soul;
   return {
@@ -225,19 +225,19 @@ export async function previewTraitChanges(db: SoulsDb, soulId: number, changes: 
  * the theme opposing it) repeats that trait, however differently it is worded: NEAR_DUPLICATE naming the most similar
  * such trait and the theme, unless the principle's own hints already name that trait or it already has a NEAR_DUPLICATE.
  */
-function themeSharing(db: SoulsDb, soulId: number, traitIds: readonly number[]) {
-  const citations = db.store.citationsOfTraits(traitIds);
-  const themeOf = db.store.themesOfShards(soulId, [...new Set(citations.map((c) => c.shardId))]);
-  const themes = db.store.getThemes([...new Set(themeOf.values())]);
+async function themeSharing(db: SoulsDb, soulId: number, traitIds: readonly number[]) {
+  const citations = await db.store.citationsOfTraits(traitIds);
+  const themeOf = await db.store.themesOfShards(soulId, [...new Set(citations.map((c) => c.shardId))]);
+  const themes = await db.store.getThemes([...new Set(themeOf.values())]);
   const drawing = new Map<number, Set<number>>();
   for (const c of citations) {
     const themeId = themeOf.get(c.shardId);
     if (themeId === undefined || themes.get(themeId)!.opposes.includes(c.traitId)) continue;
     drawing.set(c.traitId, (drawing.get(c.traitId) ?? new Set()).add(themeId));
   }
-  return (label: string, principle: string, cited: readonly number[], others: readonly Trait[], hints: readonly TraitHint[]): TraitHint[] => {
+  return async (label: string, principle: string, cited: readonly number[], others: readonly Trait[], hints: readonly TraitHint[]): Promise<TraitHint[]> => {
     if (drawing.size === 0 || cited.length === 0 || hints.some((h) => h.kind === 'NEAR_DUPLICATE')) return [];
-    const own = new Set(db.store.themesOfShards(soulId, cited).values());
+    const own = new Set((await db.store.themesOfShards(soulId, cited)).values());
     const named = new Set(hints.flatMap((h) => h.traitIds));
     let nearest: { trait: Trait; themeId: number; similarity: number } | null = null;
     for (const t of others) {
@@ -257,8 +257,8 @@ function themeSharing(db: SoulsDb, soulId: number, traitIds: readonly number[]) 
   };
 }
 
-function notActiveTrait(db: SoulsDb, field: string, traitId: number): Error {
-  const trait = db.store.getTraits([traitId]).get(traitId);
+async function notActiveTrait(db: SoulsDb, field: string, traitId: number): Promise<Error> {
+  const trait = (await db.store.getTraits([traitId])).get(traitId);
   if (!trait) return new NotFoundError('Trait', traitId);
   return new ValidationError(field, `trait ${traitId} is not an active trait of this soul`);
 }

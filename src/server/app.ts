@@ -247,6 +247,7 @@ export function buildApp(options: AppOptions): App {
   const introspection = options.introspection !== false;
   const metrics = createMetrics();
   Object.assign(db.observer, metrics.observer);
+  metrics.watchPool(db.store);
   const logger = options.logger ?? createLogger({ level: 'silent', clock: db.clock });
   metrics.watchEmbeddings(() => db.semantic && { queued: db.semantic.queued, pending: db.semantic.pending });
   // One line when the embeddings endpoint's circuit opens and one when it closes again (never its URL's secrets or key).
@@ -666,7 +667,7 @@ export function buildApp(options: AppOptions): App {
         await settleSlicedWork();
         stopAnnouncing?.();
         await redis?.close();
-        return closeSoulsDb(db);
+        return await closeSoulsDb(db);
       })()),
   };
 }

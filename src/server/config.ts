@@ -17,6 +17,8 @@ export type ServerConfig = {
   dbTimeoutMs: number;
   /** PostgreSQL only: how long a new connection may take to answer, and how long a call runs before the server is checked. */
   dbConnectTimeoutMs: number;
+  /** PostgreSQL only: how many connections the replica's pool opens at most (units of work in flight at once). */
+  dbPoolSize: number;
   settings: Settings;
   /** Similarity semantic through the user's own model behind an OpenAI-compatible endpoint; null: the built-in encoder. */
   embedder: EmbedderConfig | null;
@@ -52,7 +54,7 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormats = ['auto', 'json', 'pretty'] as const;
 export type LogFormat = (typeof logFormats)[number];
 
-export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, dbConnectTimeoutMs: 5_000, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:', releaseMemoryAfterSeconds: 10 };
+export const defaults = { host: '127.0.0.1', port: 4000, db: './data/souls.db', dbTimeoutMs: 30_000, dbConnectTimeoutMs: 5_000, dbPoolSize: 10, logLevel: 'info' as LogLevel, logFormat: 'auto' as LogFormat, redisPrefix: 'souls:', releaseMemoryAfterSeconds: 10 };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const envName = (name: string) => `SOULS_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
@@ -112,7 +114,7 @@ const valuedOptions = (names: readonly string[]): Record<string, OptionSpec> => 
  * and `settings`; only `serve` takes `server`.
  */
 export const optionGroups = {
-  database: valuedOptions(['db', 'db-timeout', 'db-connect-timeout', 'config']),
+  database: valuedOptions(['db', 'db-timeout', 'db-connect-timeout', 'db-pool-size', 'config']),
   settings: valuedOptions([...settingNames.map(kebab), ...embedderFlags]),
   server: {
     ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', 'release-memory-after', ...limitNames.map(kebab)]),
@@ -160,7 +162,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...embedderKeys, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'dbPoolSize', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...embedderKeys, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -234,11 +236,17 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
   };
   const dbTimeoutMs = milliseconds('dbTimeout', 'db-timeout', 'SOULS_DB_TIMEOUT', defaults.dbTimeoutMs);
   const dbConnectTimeoutMs = milliseconds('dbConnectTimeout', 'db-connect-timeout', 'SOULS_DB_CONNECT_TIMEOUT', defaults.dbConnectTimeoutMs);
+  const poolPick = pick('dbPoolSize', 'db-pool-size', 'SOULS_DB_POOL_SIZE');
+  const dbPoolSize = poolPick ? number(poolPick.where, poolPick.raw) : defaults.dbPoolSize;
+  if (!Number.isInteger(dbPoolSize) || dbPoolSize < 1 || dbPoolSize > 1000) {
+    throw new ValidationError(poolPick!.where, `must be a whole number of connections from 1 to 1000, got ${JSON.stringify(poolPick!.raw)}`);
+  }
   const database = {
     db: dbPick ? String(dbPick.raw) : defaults.db,
     dbFrom: dbPick ? dbPick.where : 'the default of --db',
     dbTimeoutMs,
     dbConnectTimeoutMs,
+    dbPoolSize,
     settings: resolveSettings(overrides),
     embedder,
     limits,
@@ -340,6 +348,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--db PATH|URL', 'SOULS_DB', `(SQLite file, default ${defaults.db}; ':memory:' for none; postgres://… for PostgreSQL)`),
       line('--db-timeout MS', 'SOULS_DB_TIMEOUT', `(PostgreSQL: longest wait for one database call; default ${defaults.dbTimeoutMs})`),
       line('--db-connect-timeout MS', 'SOULS_DB_CONNECT_TIMEOUT', `(PostgreSQL: longest wait for a new connection; a call running longer has the server checked, and a server that does not answer fails calls at once until it does; default ${defaults.dbConnectTimeoutMs})`),
+      line('--db-pool-size N', 'SOULS_DB_POOL_SIZE', `(PostgreSQL: connections this process opens at most, its database calls in flight at once; default ${defaults.dbPoolSize})`),
       line('--config FILE', 'SOULS_CONFIG', '(JSON object of any of these settings)'),
     ],
     settings: () =>

@@ -27,22 +27,20 @@ export function serveHealth(req: IncomingMessage, res: ServerResponse, db: Souls
     answer(req, res, 200, { status: 'ok' });
     return true;
   }
+  void serveReady(req, res, db, failed, redisReady);
+  return true;
+}
+
+async function serveReady(req: IncomingMessage, res: ServerResponse, db: SoulsDb, failed: ReadinessFailure, redisReady?: RedisReadiness): Promise<void> {
   try {
-    db.store.ping();
+    await db.store.ping();
   } catch (error) {
     failed(error);
-    answer(req, res, 503, { status: 'unavailable', reason: 'the database does not answer a query' });
-    return true;
+    return answer(req, res, 503, { status: 'unavailable', reason: 'the database does not answer a query' });
   }
-  if (!redisReady) {
-    answer(req, res, 200, { status: 'ok' });
-    return true;
-  }
-  redisReady().then(
-    (up) => (up ? answer(req, res, 200, { status: 'ok' }) : answer(req, res, 503, { status: 'unavailable', reason: 'Redis does not answer (events cannot reach the other replicas)' })),
-    () => answer(req, res, 503, { status: 'unavailable', reason: 'Redis does not answer (events cannot reach the other replicas)' }),
-  );
-  return true;
+  const redisUp = redisReady === undefined || (await redisReady().catch(() => false));
+  if (redisUp) answer(req, res, 200, { status: 'ok' });
+  else answer(req, res, 503, { status: 'unavailable', reason: 'Redis does not answer (events cannot reach the other replicas)' });
 }
 
 function answer(req: IncomingMessage, res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {

@@ -5,6 +5,11 @@ import type { Plugin } from 'graphql-yoga';
 import { circuitStates, embedFailureReasons, type CircuitState } from '../engine/semantic.ts';
 import type { EngineObserver, GateOutcome } from '../engine/souls-db.ts';
 import type { MemoryReleased } from './memory-release.ts';
+import type { PoolStats } from '../store/postgres-pool.ts';
+import type { SoulsStore } from '../store/store.ts';
+
+/** A store over a connection pool (PostgreSQL). */
+type PooledStore = SoulsStore & { poolStats(): PoolStats; queried: ((ms: number) => void) | null };
 
 export const METRICS_PATH = '/metrics';
 
@@ -222,9 +227,35 @@ export function createMetrics() {
     embedDropped: ({ reason, shards }) => embedDropped.inc({ reason }, shards),
   };
 
+  /** PostgreSQL: the pool's connections (gauges read at each scrape) and the time of each statement. */
+  const watchPool = (store: SoulsStore): void => {
+    if (typeof (store as Partial<PooledStore>).poolStats !== 'function') return;
+    const pooled = store as PooledStore;
+    const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read(pooled.poolStats()));
+        },
+      });
+    gauge('souls_pg_pool_connections', 'PostgreSQL connections the pool holds open (busy and idle).', (stats) => stats.total);
+    gauge('souls_pg_pool_idle_connections', 'PostgreSQL connections open and waiting for work.', (stats) => stats.idle);
+    gauge('souls_pg_pool_waiting_units', 'Units of work waiting for a connection (every one busy and the pool at its size).', (stats) => stats.waiting);
+    const statements = new Histogram({
+      name: 'souls_pg_statement_duration_seconds',
+      help: 'Time from sending a statement to PostgreSQL to its answer (network round trip included).',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
+    pooled.queried = (ms) => statements.observe(ms / 1000);
+  };
+
   return {
     registry,
     webSockets,
+    watchPool,
     published,
     pubsub: { published, dropped, tooSlow },
     observer,

@@ -1,11 +1,12 @@
 /**
- * The PostgreSQL store's statements, asynchronous: it runs inside the bridge's worker thread
- * (postgres-worker.ts), one method call at a time, each method one transaction. The same
+ * The PostgreSQL store's statements, asynchronous, over a pool of connections (postgres-pool.ts): each
+ * method is one unit of work, a transaction on one pooled connection, and many run at once. The same
  * semantics as SqliteStore, method for method; writes that evaluate the crystallization gate
- * first lock the rows of the souls they touch, so two replicas writing to one soul at once are
- * serialized and each sees the other's committed shards.
+ * first lock the rows of the souls they touch, so two writers to one soul at once (in one replica
+ * or several) are serialized and each sees the other's committed shards.
  */
-import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { CapacityError, ConflictError, InvalidStateError, NotFoundError, SoulsError, StorageError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
@@ -13,11 +14,28 @@ import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRe
 import { PROVIDED_MODEL } from './store.ts';
 import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
+export type QueryResult = { rows: Row[]; rowCount?: number | null; affectedRows?: number };
+
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
 export type Connection = {
-  query(sql: string, params?: unknown[]): Promise<{ rows: Row[]; rowCount?: number | null; affectedRows?: number }>;
+  query(sql: string, params?: unknown[]): Promise<QueryResult>;
   close(): Promise<void>;
 };
+
+/** A connection taken from the pool for one unit of work; `release(true)` when it broke, so the pool drops it. */
+export type PooledConnection = { query(sql: string, params?: unknown[]): Promise<QueryResult>; release(broken?: boolean): void };
+
+/** pg.Pool, or PGlite's one in-process connection taken in turns. */
+export type ConnectionPool = { connect(): Promise<PooledConnection>; end(): Promise<void> };
+
+/** An error without a SQLSTATE (a socket's, a timeout's): the connection it came from is not used again. */
+export function brokenConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code !== 'string' || /^(08|57P)/.test(code) || /^E[A-Z]+$/.test(code);
+}
+
+/** The unit of work running in this async context: its connection, and whether it writes (reads then lock their rows). */
+type Unit = { conn: PooledConnection; writing: boolean };
 
 type Params = Record<string, unknown>;
 type TraitTime = { id: number; updatedAt: number };
@@ -138,25 +156,54 @@ export async function schemaVersion(conn: Connection): Promise<number> {
   return Number((await conn.query('SELECT COALESCE(MAX(version), 0) AS v FROM souls_schema_migrations')).rows[0].v);
 }
 
-export class PostgresWorkerStore {
-  readonly conn: Connection;
+export class PostgresStatements {
+  readonly pool: ConnectionPool;
   /** The database, for messages (no password). */
   readonly target: string;
   private executed = 0;
-  private inTransaction = false;
-  private writing = false;
+  private readonly units = new AsyncLocalStorage<Unit>();
+  /** Told how long each statement took (ms). */
+  queried: ((ms: number) => void) | null = null;
 
-  /** `executed`: the count carried over from the connection this one replaces. */
-  constructor(conn: Connection, target: string, executed = 0) {
-    this.conn = conn;
+  constructor(pool: ConnectionPool, target: string) {
+    this.pool = pool;
     this.target = target;
-    this.executed = executed;
+  }
+
+  /** One statement: on the unit's connection inside a unit of work, else on a connection of its own. */
+  private async query(text: string, values?: unknown[]): Promise<QueryResult> {
+    const unit = this.units.getStore();
+    if (unit) return this.timed(unit.conn, text, values);
+    const conn = await this.pool.connect();
+    let broken = false;
+    try {
+      return await this.timed(conn, text, values);
+    } catch (error) {
+      broken = brokenConnection(error);
+      throw error;
+    } finally {
+      conn.release(broken);
+    }
+  }
+
+  private async timed(conn: PooledConnection, text: string, values?: unknown[]): Promise<QueryResult> {
+    if (this.queried === null) return conn.query(text, values);
+    const start = performance.now();
+    try {
+      return await conn.query(text, values);
+    } finally {
+      this.queried(performance.now() - start);
+    }
+  }
+
+  private get writing(): boolean {
+    return this.units.getStore()?.writing ?? false;
   }
 
   private async all(sql: string, params: Params = {}): Promise<Row[]> {
     this.executed++;
     const { text, values } = positional(sql, params);
-    return (await this.conn.query(text, values)).rows;
+    return (await this.query(text, values)).rows;
   }
 
   private async get(sql: string, params: Params = {}): Promise<Row | undefined> {
@@ -166,46 +213,56 @@ export class PostgresWorkerStore {
   private async changes(sql: string, params: Params = {}): Promise<number> {
     this.executed++;
     const { text, values } = positional(sql, params);
-    const result = await this.conn.query(text, values);
+    const result = await this.query(text, values);
     return Number(result.rowCount ?? result.affectedRows ?? 0);
   }
 
   /**
    * One unit of work, all or nothing; run again (a bounded number of times) when PostgreSQL asks for it. `lockSouls`:
    * the souls whose rows the transaction locks first (in id order, so writers never wait on each other in a cycle),
-   * sent with BEGIN in one round trip; `work` gets the ids of those that exist.
+   * sent with BEGIN in one round trip; `work` gets the ids of those that exist. The unit has one pooled connection
+   * to itself, held until it commits or rolls back.
    */
   private async transaction<T>(work: (locked: Set<number>) => Promise<T>, mode: 'write' | 'read' = 'write', lockSouls: readonly number[] = []): Promise<T> {
-    if (this.inTransaction) return work(await this.lockSouls(lockSouls));
+    if (this.units.getStore()) return work(await this.lockSouls(lockSouls));
     const ids = [...new Set(lockSouls)].map((id) => {
       if (!Number.isSafeInteger(id)) throw new ValidationError('soulIds', `must be integers, got ${id}`);
       return id;
     });
     const begin = mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
-    for (let attempt = 1; ; attempt++) {
-      this.inTransaction = true;
-      this.writing = mode === 'write';
-      try {
-        let locked = new Set<number>();
-        if (ids.length > 0) {
-          this.executed++;
-          // Inlined integers, so BEGIN and the lock travel together (a parameterless text may hold several statements).
-          const { rows } = await this.conn.query(`${begin}; SELECT id FROM souls WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
-          locked = new Set(rows.map((r) => Number(r.id)));
-        } else {
-          await this.conn.query(begin);
+    const conn = await this.pool.connect();
+    let broken = false;
+    try {
+      return await this.units.run({ conn, writing: mode === 'write' }, async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            let locked = new Set<number>();
+            if (ids.length > 0) {
+              this.executed++;
+              // Inlined integers, so BEGIN and the lock travel together (a parameterless text may hold several statements).
+              const { rows } = await this.query(`${begin}; SELECT id FROM souls WHERE id IN (${ids.join(', ')}) ORDER BY id FOR UPDATE`);
+              locked = new Set(rows.map((r) => Number(r.id)));
+            } else {
+              await this.query(begin);
+            }
+            const result = await work(locked);
+            await this.query('COMMIT');
+            return result;
+          } catch (error) {
+            if (brokenConnection(error) && !(error instanceof SoulsError)) {
+              broken = true;
+              throw error;
+            }
+            await conn.query('ROLLBACK').catch(() => {
+              broken = true;
+            });
+            const code = (error as { code?: string }).code;
+            if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
+          }
         }
-        const result = await work(locked);
-        await this.conn.query('COMMIT');
-        return result;
-      } catch (error) {
-        await this.conn.query('ROLLBACK').catch(() => undefined);
-        const code = (error as { code?: string }).code;
-        if (code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw error;
-      } finally {
-        this.inTransaction = false;
-        this.writing = false;
-      }
+      });
+    } finally {
+      conn.release(broken);
     }
   }
 
@@ -1010,7 +1067,7 @@ export class PostgresWorkerStore {
 
   async shardEmbeddings(ids: readonly number[]): Promise<Map<number, Uint8Array>> {
     const rows = await this.all('SELECT id, embedding FROM soul_shards WHERE id = ANY(:ids::bigint[]) AND embedding IS NOT NULL', { ids: [...ids] });
-    // A copy of its own: a driver's buffer may be a view into a larger one, which would all be cloned to the other thread.
+    // A copy of its own: a driver's buffer may be a view into a larger one, which a cache holding this would keep alive.
     return new Map(rows.map((r) => [Number(r.id), new Uint8Array(r.embedding as Uint8Array)]));
   }
 
@@ -1168,11 +1225,11 @@ export class PostgresWorkerStore {
   }
 
   async ping(): Promise<void> {
-    await this.conn.query('SELECT COUNT(*) AS n FROM souls_schema_migrations');
+    await this.query('SELECT COUNT(*) AS n FROM souls_schema_migrations');
   }
 
   async optimize(): Promise<void> {
-    await this.conn.query('ANALYZE');
+    await this.query('ANALYZE');
   }
 
   backup(path: string): Promise<void> {
@@ -1184,10 +1241,10 @@ export class PostgresWorkerStore {
    * they are explained at a typical cutoff: a week before the newest shard (most evidence older than the window).
    */
   async explainQueryPlans(): Promise<Record<string, string[]>> {
-    const cutoff = Number((await this.conn.query('SELECT COALESCE(MAX(created_at), 0) - 7 * 86400000 AS cutoff FROM soul_shards')).rows[0].cutoff);
+    const cutoff = Number((await this.query('SELECT COALESCE(MAX(created_at), 0) - 7 * 86400000 AS cutoff FROM soul_shards')).rows[0].cutoff);
     const plan = async (sql: string, params: Params) => {
       const { text, values } = positional(sql, { ...params, cutoff });
-      return (await this.conn.query(`EXPLAIN (COSTS OFF) ${text}`, values)).rows.map((r) => String(r['QUERY PLAN']));
+      return (await this.query(`EXPLAIN (COSTS OFF) ${text}`, values)).rows.map((r) => String(r['QUERY PLAN']));
     };
     return {
       gate: await plan(gateSql, { soulIds: [1], newIds: [] }),
@@ -1200,7 +1257,7 @@ export class PostgresWorkerStore {
 
   /** Empties every table and restarts the ids, as a fresh database: for tests sharing one server. */
   async reset(): Promise<void> {
-    await this.conn.query(`TRUNCATE ${pgDataTables.join(', ')} RESTART IDENTITY`);
+    await this.query(`TRUNCATE ${pgDataTables.join(', ')} RESTART IDENTITY`);
     this.executed = 0;
   }
 
@@ -1211,7 +1268,7 @@ export class PostgresWorkerStore {
    */
   importTables(tables: Readonly<Record<string, readonly Row[]>>, idFloors: Readonly<Record<string, number>>): Promise<Record<string, number>> {
     return this.transaction(async () => {
-      for (const table of pgDataTables) await this.conn.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
+      for (const table of pgDataTables) await this.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
       const occupied = await this.get(`SELECT ${pgDataTables.map((t) => `EXISTS (SELECT 1 FROM ${t}) AS ${t}`).join(', ')}`);
       const filled = pgDataTables.filter((t) => occupied![t] === true);
       if (filled.length > 0) throw new InvalidStateError(`the target database is not empty (${filled.join(', ')} hold rows): copy into a new, empty database`);
@@ -1235,7 +1292,7 @@ export class PostgresWorkerStore {
   }
 
   async close(): Promise<{ checkpointDeferred: string | null }> {
-    await this.conn.close();
+    await this.pool.end();
     return { checkpointDeferred: null };
   }
 }

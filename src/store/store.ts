@@ -1,49 +1,53 @@
 import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 
+/** A value, or a promise of it: the SQLite store answers at once, the PostgreSQL store with promises. */
+export type Awaitable<T> = T | Promise<T>;
+
 /**
  * Every SQL statement of Souls lives behind this interface. Each method is one
  * whole unit of work and atomic: the SQLite store runs it synchronously inside
- * one transaction, so no transaction ever spans an await. Reads take lists of
+ * one transaction, the PostgreSQL store as one transaction on one pooled
+ * connection. Callers await every answer. Reads take lists of
  * ids so that callers (DataLoaders) batch them into a constant number of
- * statements. Methods throw the engine's domain errors (NotFoundError, …).
+ * statements. Methods throw (or reject with) the engine's domain errors (NotFoundError, …).
  */
 export interface SoulsStore {
   readonly kind: string;
 
   // Souls
-  insertSoul(input: NewSoul, now: number): Soul;
-  updateSoul(id: number, patch: SoulPatch, now: number): Soul;
-  setDormancy(id: number, change: { dormantAt: number | null; rename?: string }, now: number): Soul;
-  stampAttuned(id: number, now: number): Soul;
-  getSouls(ids: readonly number[]): Map<number, Soul>;
+  insertSoul(input: NewSoul, now: number): Awaitable<Soul>;
+  updateSoul(id: number, patch: SoulPatch, now: number): Awaitable<Soul>;
+  setDormancy(id: number, change: { dormantAt: number | null; rename?: string }, now: number): Awaitable<Soul>;
+  stampAttuned(id: number, now: number): Awaitable<Soul>;
+  getSouls(ids: readonly number[]): Awaitable<Map<number, Soul>>;
   /** By folded name key (SPEC §2): the awake soul, else the most recently retired one. */
-  getSoulByName(name: string): Soul | null;
-  listSouls(filter: { dormant: boolean }): Soul[];
+  getSoulByName(name: string): Awaitable<Soul | null>;
+  listSouls(filter: { dormant: boolean }): Awaitable<Soul[]>;
 
   // Traits and citations
-  insertTrait(soulId: number, input: NewTrait, now: number, traitLimit: number): Trait;
-  updateTrait(id: number, patch: { principle?: string; provenance?: string }, now: number): Trait;
-  setTraitStatus(id: number, status: 'active' | 'reverted', now: number, traitLimit: number): Trait;
-  getTraits(ids: readonly number[]): Map<number, Trait>;
-  listTraits(soulIds: readonly number[], filter?: TraitFilter): Trait[];
-  countActiveTraits(soulIds: readonly number[]): Map<number, number>;
+  insertTrait(soulId: number, input: NewTrait, now: number, traitLimit: number): Awaitable<Trait>;
+  updateTrait(id: number, patch: { principle?: string; provenance?: string }, now: number): Awaitable<Trait>;
+  setTraitStatus(id: number, status: 'active' | 'reverted', now: number, traitLimit: number): Awaitable<Trait>;
+  getTraits(ids: readonly number[]): Awaitable<Map<number, Trait>>;
+  listTraits(soulIds: readonly number[], filter?: TraitFilter): Awaitable<Trait[]>;
+  countActiveTraits(soulIds: readonly number[]): Awaitable<Map<number, number>>;
   /** Cites the shards (each attributed to the trait's soul) from an active trait; returns the ids it did not cite before, in the order given. */
-  citeShards(traitId: number, shardIds: readonly number[], now: number): number[];
+  citeShards(traitId: number, shardIds: readonly number[], now: number): Awaitable<number[]>;
   /**
    * Takes the trait's citations of the shards back (refused, nothing written, when one is not cited), un-fades any of them
    * that falls below `shardFadeCitations`, and evaluates the cheap gate for their souls.
    */
-  unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): { gate: GateStats[] };
+  unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): Awaitable<{ gate: GateStats[] }>;
   /** Citations of the given traits, oldest first. */
-  citationsOfTraits(traitIds: readonly number[]): Citation[];
+  citationsOfTraits(traitIds: readonly number[]): Awaitable<Citation[]>;
   /** Citations of the given shards, oldest first. */
-  citationsOfShards(shardIds: readonly number[]): Citation[];
-  attunements(soulIds: readonly number[]): Map<number, number[]>;
+  citationsOfShards(shardIds: readonly number[]): Awaitable<Citation[]>;
+  attunements(soulIds: readonly number[]): Awaitable<Map<number, number[]>>;
 
   // Imported documents
   /** Keeps the document of the soul in that format, replacing the one stored before; the soul must exist and be awake. */
-  putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): SoulDocument;
-  getSoulDocument(soulId: number, format: string): SoulDocument | null;
+  putSoulDocument(soulId: number, document: { format: string; file: string; text: string }, now: number): Awaitable<SoulDocument>;
+  getSoulDocument(soulId: number, format: string): Awaitable<SoulDocument | null>;
 
   // Themes (SPEC §12): each write is one unit, recorded as ThemeEvents by `actor`.
   /**
@@ -51,33 +55,33 @@ export interface SoulsStore {
    * each replaced; returns the assignments' themes in order. A shard not attributed to the soul, a theme of another
    * soul or a new name the soul already has is a ValidationError naming `assignments[i]…`; nothing is written then.
    */
-  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Theme[];
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Awaitable<Theme[]>;
   /** Returns the shards to the unjudged pool; returns the themes they left, by id. */
-  unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Theme[];
+  unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Awaitable<Theme[]>;
   /** A name another theme of the soul has (by folded key) is a ValidationError `name`. */
-  renameTheme(themeId: number, name: string, actor: string, now: number): Theme;
+  renameTheme(themeId: number, name: string, actor: string, now: number): Awaitable<Theme>;
   /** The trait must be of the theme's soul; opposing twice, or unopposing what is not opposed, changes nothing. */
-  setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Theme;
-  getThemes(ids: readonly number[]): Map<number, Theme>;
+  setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Awaitable<Theme>;
+  getThemes(ids: readonly number[]): Awaitable<Map<number, Theme>>;
   /** The souls' themes, by soul then id. */
-  listThemes(soulIds: readonly number[]): Theme[];
+  listThemes(soulIds: readonly number[]): Awaitable<Theme[]>;
   /** The theme id of each of the shards that has one in that soul. */
-  themesOfShards(soulId: number, shardIds: readonly number[]): Map<number, number>;
+  themesOfShards(soulId: number, shardIds: readonly number[]): Awaitable<Map<number, number>>;
   /** Per soul (every one asked a key), the theme id of each of its shards that has one: one statement for any number of souls. */
-  shardThemesOfSouls(soulIds: readonly number[]): Map<number, Map<number, number>>;
+  shardThemesOfSouls(soulIds: readonly number[]): Awaitable<Map<number, Map<number, number>>>;
   /** The shards assigned to themes opposing each of the traits, ascending (every trait a key). */
-  counterEvidence(traitIds: readonly number[]): Map<number, number[]>;
-  themeHistory(soulIds: readonly number[]): ThemeEvent[];
+  counterEvidence(traitIds: readonly number[]): Awaitable<Map<number, number[]>>;
+  themeHistory(soulIds: readonly number[]): Awaitable<ThemeEvent[]>;
 
   // Level-ups
-  applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): LevelEvent;
+  applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): Awaitable<LevelEvent>;
   /**
    * Reverts the latest unreverted level-up, or the event `levelEventId` when given, only if it is that latest one.
    * Also un-fades shards the merged traits' citations exhausted, and evaluates the cheap gate for their souls.
    */
-  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number, levelEventId?: number | null): { event: LevelEvent; gate: GateStats[] };
-  levelHistory(soulIds: readonly number[]): LevelEvent[];
-  getLevelEvents(ids: readonly number[]): Map<number, LevelEvent>;
+  revertLevelUp(soulId: number, now: number, shardFadeCitations: number, cutoff: number, levelEventId?: number | null): Awaitable<{ event: LevelEvent; gate: GateStats[] }>;
+  levelHistory(soulIds: readonly number[]): Awaitable<LevelEvent[]>;
+  getLevelEvents(ids: readonly number[]): Awaitable<Map<number, LevelEvent>>;
 
   // Shards
   /**
@@ -86,64 +90,64 @@ export interface SoulsStore {
    * or into a database bound to another model, is refused (ValidationError `embedding`), nothing written. `withIds` picks the souls whose GateStats carry their shard ids (every
    * soul when omitted); the others' lists may be left empty.
    */
-  insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): ShardWrite;
+  insertShards(shards: readonly NewShard[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): Awaitable<ShardWrite>;
   /** Unseals the shards (still pending) and evaluates the cheap gate for their souls; `withIds` as for insertShards. */
-  revealShards(ids: readonly number[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): ShardWrite;
+  revealShards(ids: readonly number[], now: number, cutoff: number, withIds?: (stats: GateStats) => boolean): Awaitable<ShardWrite>;
   /** Fades every pending shard cited by at least `threshold` distinct traits; returns how many, and the cheap gate before and after for their souls. */
-  fadeExhaustedShards(threshold: number, now: number, cutoff: number): { fadedCount: number; gate: GateStats[] };
-  getShards(ids: readonly number[]): Map<number, Shard>;
-  shardContents(ids: readonly number[]): Map<number, string>;
+  fadeExhaustedShards(threshold: number, now: number, cutoff: number): Awaitable<{ fadedCount: number; gate: GateStats[] }>;
+  getShards(ids: readonly number[]): Awaitable<Map<number, Shard>>;
+  shardContents(ids: readonly number[]): Awaitable<Map<number, string>>;
   /** The stored embeddings (encoded bytes) of those of the shards that have one. */
-  shardEmbeddings(ids: readonly number[]): Map<number, Uint8Array>;
+  shardEmbeddings(ids: readonly number[]): Awaitable<Map<number, Uint8Array>>;
   /** The embedding dimension the first stored vector fixed, or null while none is stored. */
-  embeddingDimension(): number | null;
+  embeddingDimension(): Awaitable<number | null>;
   /**
    * Stores computed embeddings (similarity `semantic`) of `model` in one transaction, each only where the shard has
    * none (a stored vector is never overwritten), with the hash of the text it came from; returns the ids that got
    * one. The first vector binds the database to its model and dimension; a vector of another model or dimension is
    * refused (ValidationError `embedding`), nothing written.
    */
-  storeEmbeddings(entries: readonly EmbeddingWrite[], model: string): number[];
+  storeEmbeddings(entries: readonly EmbeddingWrite[], model: string): Awaitable<number[]>;
   /** A stored vector for each of the content hashes that has one (any shard's). */
-  embeddingsByHash(hashes: readonly string[]): Map<string, Uint8Array>;
+  embeddingsByHash(hashes: readonly string[]): Awaitable<Map<string, Uint8Array>>;
   /** The model the database's vectors come from (PROVIDED_MODEL for callers' vectors), or null while none is recorded. */
-  embeddingModel(): string | null;
+  embeddingModel(): Awaitable<string | null>;
   /** Forgets every stored vector and its dimension and binds the database to `model`, in one transaction; returns how many vectors were forgotten. */
-  rebindEmbeddings(model: string): number;
+  rebindEmbeddings(model: string): Awaitable<number>;
   /** Up to `limit` shards (any status) without an embedding and with an id above `afterId`, ascending. */
-  shardsWithoutEmbedding(afterId: number, limit: number): Array<{ id: number; content: string }>;
-  countShardsWithoutEmbedding(): number;
+  shardsWithoutEmbedding(afterId: number, limit: number): Awaitable<Array<{ id: number; content: string }>>;
+  countShardsWithoutEmbedding(): Awaitable<number>;
 
   // Calibrations (`souls calibrate`): the clustering threshold chosen for a similarity mode and model, in souls_meta.
   /** The calibration stored under `key` (calibrationKey: the mode, and for vectors their model and dimension), or null. */
-  getCalibration(key: string): StoredCalibration | null;
+  getCalibration(key: string): Awaitable<StoredCalibration | null>;
   /** Keeps the calibration under `key`, replacing the one stored before. */
-  putCalibration(key: string, calibration: StoredCalibration): void;
-  listShards(filter: ShardFilter, page: { first: number; after: string | null }): Page<Shard>;
+  putCalibration(key: string, calibration: StoredCalibration): Awaitable<void>;
+  listShards(filter: ShardFilter, page: { first: number; after: string | null }): Awaitable<Page<Shard>>;
   /** Full-text search (FTS5, bm25) over pending, unsealed, unexpired shards; no word matches nothing. */
-  searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Array<{ shardId: number; score: number }>;
+  searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Awaitable<Array<{ shardId: number; score: number }>>;
   /** Considered shards (pending, unsealed, created after cutoff) of the souls, with their tags and souls. */
-  consideredShards(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Shard[];
+  consideredShards(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Awaitable<Shard[]>;
   /** The ids of those shards, ascending. */
-  consideredShardIds(soulIds: readonly number[], cutoff: number, scope?: ShardScope): number[];
+  consideredShardIds(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Awaitable<number[]>;
   /** The cheap gate's aggregates for the souls, or for every non-dormant soul with considered shards. */
-  gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats>;
-  countsBySource(soulIds: readonly number[], cutoff: number): Map<number, SourceCount[]>;
-  countsByTag(soulId: number | null, cutoff: number): TagCount[];
-  countsByTagPerSoul(soulIds: readonly number[], cutoff: number): Map<number, TagCount[]>;
+  gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Awaitable<Map<number, GateStats>>;
+  countsBySource(soulIds: readonly number[], cutoff: number): Awaitable<Map<number, SourceCount[]>>;
+  countsByTag(soulId: number | null, cutoff: number): Awaitable<TagCount[]>;
+  countsByTagPerSoul(soulIds: readonly number[], cutoff: number): Awaitable<Map<number, TagCount[]>>;
   /** Pending counts for the given souls, or every non-dormant soul. */
-  pendingCounts(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, number>;
+  pendingCounts(soulIds: readonly number[] | 'awake', cutoff: number): Awaitable<Map<number, number>>;
 
   // Maintenance and diagnostics
   /** How many SQL statements this store has executed: lets tests prove a query's cost does not grow with its size. */
-  statementsExecuted(): number;
+  statementsExecuted(): Awaitable<number>;
   /** Reads the schema table (not counted in statementsExecuted); throws when the database cannot answer, e.g. once closed. */
-  ping(): void;
-  optimize(): void;
-  backup(path: string): void;
-  explainQueryPlans(): Record<string, string[]>;
+  ping(): Awaitable<void>;
+  optimize(): Awaitable<void>;
+  backup(path: string): Awaitable<void>;
+  explainQueryPlans(): Awaitable<Record<string, string[]>>;
   /** Checkpoints and closes; a checkpoint that cannot run (full disk) is deferred to the next open, never lost. */
-  close(): { checkpointDeferred: string | null };
+  close(): Awaitable<{ checkpointDeferred: string | null }>;
 }
 
 /** The model name the vectors callers send with their shards (similarity `provided`) are recorded under. */

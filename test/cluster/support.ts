@@ -28,9 +28,9 @@ export type Replica = {
 const runner = cliRunner({ startMs: 60_000, exitMs: 20_000 });
 export const { exited, killAll } = runner;
 
-/** `souls serve` on a free port over the cluster's database, events through Redis (or `redisUrl`, e.g. a proxy). */
-export async function startReplica(name: string, redisUrl = cluster.redisUrl): Promise<Replica> {
-  const child = runner.cli(['serve', '--port', '0', '--db', cluster.db, '--redis', redisUrl, '--redis-prefix', cluster.prefix, '--log-format', 'json']);
+/** `souls serve` on a free port over the cluster's database (or `db`), events through Redis (or `redisUrl`, e.g. a relay). */
+export async function startReplica(name: string, redisUrl = cluster.redisUrl, db = cluster.db, flags: readonly string[] = []): Promise<Replica> {
+  const child = runner.cli(['serve', '--port', '0', '--db', db, '--redis', redisUrl, '--redis-prefix', cluster.prefix, '--log-format', 'json', ...flags]);
   await runner.printed(child, /Events through Redis .*\n/);
   const url = /Souls API on (\S+)/.exec(child.output().stdout)![1];
   const replica: Replica = {
@@ -94,8 +94,18 @@ export function subscribe(replica: Replica, label: string, query: string, variab
   return subscriber;
 }
 
+export type Relay = { url: string; cut(): void; restore(): Promise<void>; close(): Promise<void> };
+
 /** A TCP relay to Redis that the test can cut and restore, to take Redis away from one replica only. */
-export async function redisRelay(target: string): Promise<{ url: string; cut(): void; restore(): Promise<void>; close(): Promise<void> }> {
+export function redisRelay(target: string): Promise<Relay> {
+  return tcpRelay(target, 6379);
+}
+
+/**
+ * A TCP relay to the server of `target` (a URL) that the test can cut (listener closed, every connection dropped, as a
+ * network cut or a restarting server does) and restore on the same port; `url` is `target` through the relay.
+ */
+export async function tcpRelay(target: string, defaultPort: number): Promise<Relay> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   let listening: Server | null = null;
@@ -103,7 +113,7 @@ export async function redisRelay(target: string): Promise<{ url: string; cut(): 
   const listen = () =>
     new Promise<void>((resolve) => {
       const server = createServer((client) => {
-        const upstream = connect(Number(port || 6379), hostname);
+        const upstream = connect(Number(port || defaultPort), hostname);
         for (const socket of [client, upstream]) {
           sockets.add(socket);
           socket.on('error', () => socket.destroy());
@@ -127,8 +137,10 @@ export async function redisRelay(target: string): Promise<{ url: string; cut(): 
     listening = null;
     for (const socket of sockets) socket.destroy();
   };
+  const url = new URL(target);
+  url.host = `127.0.0.1:${boundPort}`;
   return {
-    url: `redis://127.0.0.1:${boundPort}`,
+    url: url.toString(),
     cut,
     restore: listen,
     close: async () => cut(),

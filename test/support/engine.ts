@@ -12,7 +12,8 @@ export function useStore(factory: () => SoulsStore): void {
 /** An empty database (in memory, unless useStore chose another store) whose clock starts at `start` and moves only when told to. */
 export function freshDb(start: number, settings: Record<string, unknown> = {}) {
   const clock = manualClock(start);
-  const db = openSoulsDb({ clock, settings, ...(storeFactory ? { store: storeFactory() } : {}) });
+  // Another store is emptied for the test: no calibration or embedding model to read first.
+  const db = openSoulsDb({ clock, settings, ...(storeFactory ? { store: storeFactory(), calibratedThreshold: null, checkEmbeddingModel: false } : {}) });
   return { clock, db };
 }
 

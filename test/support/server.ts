@@ -1,5 +1,5 @@
 import { buildApp, type App, type AppOptions } from '../../src/server/app.ts';
-import { manualClock, openSoulsDb, type Embedder, type Settings } from '../../src/engine/index.ts';
+import { manualClock, openSoulsDbAsync, type Embedder, type Settings } from '../../src/engine/index.ts';
 import { testDatabase } from './replica.ts';
 
 export type LiveServer = {
@@ -14,11 +14,11 @@ export type LiveServer = {
   stop(): Promise<void>;
 };
 
-/** A real server on a free loopback port over an in-memory database (see testDatabase), or the file `path`, with a hand-moved clock. */
+/** A real server on a free loopback port over an in-memory database (see testDatabase), or `path` (a file or a PostgreSQL URL), with a hand-moved clock. */
 export async function startServer(options: { settings?: Partial<Settings>; start?: number; path?: string; app?: Omit<AppOptions, 'db'>; embedder?: Embedder } = {}): Promise<LiveServer> {
   const clock = manualClock(options.start ?? Date.UTC(2026, 0, 1));
   const database = await testDatabase();
-  const db = openSoulsDb({ clock, settings: options.settings, path: options.path ?? database.path, embedder: options.embedder });
+  const db = await openSoulsDbAsync({ clock, settings: options.settings, path: options.path ?? database.path, embedder: options.embedder });
   const app = buildApp({ redis: database.redis, ...options.app, db });
   const { url } = await app.start(0, '127.0.0.1');
   const live: LiveServer = {

@@ -1,8 +1,9 @@
 // One store shared by the tests of a file (PGlite starts in seconds, not milliseconds), seen by each test through a
 // view of its own: what a test replaces on it (vi.spyOn) stays on its view, and closing the view leaves the store open.
+// `ready` (the store being emptied for the test) is awaited before each call the view passes on.
 import type { SoulsStore } from '../../src/store/store.ts';
 
-export function storeView<S extends SoulsStore>(store: S, onClose: () => void = () => {}): S {
+export function storeView<S extends SoulsStore>(store: S, onClose: () => void = () => {}, ready: Promise<unknown> | null = null): S {
   const own = new Map<PropertyKey, PropertyDescriptor>();
   return new Proxy(store, {
     get(target, key) {
@@ -15,7 +16,9 @@ export function storeView<S extends SoulsStore>(store: S, onClose: () => void = 
         };
       }
       const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      if (typeof value !== 'function') return value;
+      if (ready === null || key === 'statementsExecuted') return value.bind(target);
+      return (...args: unknown[]) => ready.then(() => value.apply(target, args));
     },
     defineProperty(_, key, descriptor) {
       own.set(key, descriptor);

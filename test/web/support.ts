@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { buildApp, type App } from '../../src/server/app.ts';
 import type { TokenEntry } from '../../src/server/auth.ts';
-import { manualClock, openSoulsDb } from '../../src/engine/index.ts';
+import { manualClock, openSoulsDbAsync } from '../../src/engine/index.ts';
 import { requireBrowser } from '../../scripts/browser.ts';
 import { testDatabase } from '../support/replica.ts';
 import { seedDemo, type DemoSummary } from '../../scripts/demo.ts';
@@ -40,7 +40,7 @@ export async function startSeededServer(options: { tokens?: TokenEntry[] } = {})
   const now = Date.now();
   const clock = manualClock(now);
   const database = await testDatabase();
-  const db = openSoulsDb({ clock, path: database.path });
+  const db = await openSoulsDbAsync({ clock, path: database.path });
   const demo = await seedDemo(db, clock, { now });
   const app = buildApp({ db, tokens: options.tokens ?? null, redis: database.redis });
   // Count the topics the subscriptions open, so a test can wait until the page listens before it writes.
