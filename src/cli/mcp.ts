@@ -10,7 +10,7 @@ const help = commandHelp({
   usage: ['mcp [--scopes LIST] [--refiner [NAME]] [options]'],
   description:
     'Serves the Souls MCP tools, resources and skill prompts over stdio (JSON-RPC on stdin and stdout; messages for\n' +
-    'people go to stderr). An MCP client starts it as a child process; see "Use it from an agent" in the README.\n' +
+    'people go to stderr). An MCP client starts it as a child process; see docs/agents.md.\n' +
     'The database is created if missing.',
   options: [
     ['--scopes LIST', 'comma-separated scopes of the session (read, observe, refine, admin; default all): tools outside them are not listed and are refused'],

@@ -282,7 +282,7 @@ export function* cosineMatrixSteps(vectors: readonly SparseVector[]): Steps<Floa
 /** How the similarity of two clusters follows from their members' pairs: the mean (average) or the worst pair (complete). */
 export type Linkage = 'average' | 'complete';
 
-/** The linkage lexical clustering uses (chosen on the paraphrase corpus, see README "How similarity works"). */
+/** The linkage lexical clustering uses (chosen on the paraphrase corpus, see docs/evidence.md and docs/performance.md). */
 export const LEXICAL_LINKAGE: Linkage = 'complete';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Deterministic hints that two texts may disagree or repeat each other (README "Evidence report"): suggestions
+ * Deterministic hints that two texts may disagree or repeat each other (docs/evidence.md): suggestions
  * for whoever decides, never merges and never refusals.
  *
  * "Same topic": the overlap coefficient of the two texts' content stems (lexical's tokenization: stop words

@@ -16,7 +16,7 @@ import type { Steps } from './slices.ts';
 
 /**
  * Share of a vector pair's similarity that comes from the vectors; chosen with the default threshold on
- * synthetic vectors over the paraphrase corpus (bench/provided.ts, README "How similarity works").
+ * synthetic vectors over the paraphrase corpus (bench/provided.ts, docs/performance.md, "Similarity modes").
  */
 export const VECTOR_WEIGHT = 0.8;
 

@@ -1,4 +1,4 @@
-/** The evidence report's "never mislead" rules that need no themes (README "Evidence report"). */
+/** The evidence report's "never mislead" rules that need no themes (docs/evidence.md). */
 import { DAY_MS } from './clock.ts';
 import type { Trait } from './model.ts';
 import type { Knobs, SimilarityMode } from './settings.ts';

@@ -1,6 +1,6 @@
 import { ValidationError } from './errors.ts';
 
-/** How shard and trait texts are compared (README "How similarity works"). */
+/** How shard and trait texts are compared (docs/evidence.md, "Similarity modes"). */
 export const similarityModes = ['trigram', 'lexical', 'provided', 'semantic'] as const;
 export type SimilarityMode = (typeof similarityModes)[number];
 
@@ -95,7 +95,7 @@ export const defaultBounds: Bounds = {
   maxClusteredShards: 2_000,
   // 4,096 covers the common embedding models (16 KiB stored per shard).
   maxEmbeddingDimension: 4096,
-  // Chosen by bench/server-memory.ts and bench/growth.ts: see the README's Performance section.
+  // Chosen by bench/server-memory.ts and bench/growth.ts: see docs/performance.md.
   maxCacheMegabytes: 96,
 };
 

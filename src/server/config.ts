@@ -384,7 +384,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
   };
   const titles: Record<OptionGroup, string> = {
     database: 'Database (flag, then environment variable):',
-    settings: 'Engine settings (flag, then environment variable; see "Knobs and bounds" in the README):',
+    settings: 'Engine settings (flag, then environment variable; see docs/configuration.md):',
     server: 'Server (flag, then environment variable):',
   };
   return groups.map((group) => `${titles[group]}\n${sections[group]().join('\n')}`).join('\n\n');

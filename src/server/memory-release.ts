@@ -7,8 +7,8 @@ import { runInNewContext } from 'node:vm';
  * V8 keeps the heap pages a collection frees in a pool for its next allocations, and unmaps them only in a
  * collection asked to reduce memory. Its memory reducer runs one when it finds the allocation rate low; in the
  * server it never did, and only its watchdog gave the pool back, about 100 s after the last full collection. After
- * 50,000 shards were written through the API the pool held 55 MiB of a 270 MiB server (README, "A real server's
- * memory").
+ * 50,000 shards were written through the API the pool held 55 MiB of a 270 MiB server (docs/performance.md,
+ * "Memory").
  */
 export type MemoryRelease = {
   /** A request or a connection came in: the quiet period starts again, and memory may be worth releasing after it. */
