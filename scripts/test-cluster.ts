@@ -16,7 +16,7 @@ const pgUrl = process.env.SOULS_TEST_PG_URL || 'postgres://postgres@127.0.0.1:54
 const redisUrl = process.env.SOULS_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 const sqlite = process.argv.includes('--sqlite');
 // The outage test cuts a relay between a replica and the PostgreSQL server: a SQLite file has no such connection.
-const vitestArgs = [...process.argv.slice(2).filter((arg) => arg !== '--sqlite'), ...(sqlite ? ['--exclude', 'test/cluster/postgres-outage.test.ts'] : [])];
+const vitestArgs = [...process.argv.slice(2).filter((arg) => arg !== '--sqlite'), ...(sqlite ? ['--exclude', 'test/cluster/postgres-outage.test.ts', '--exclude', 'test/cluster/npm-start.test.ts'] : [])];
 const INSTALL = 'apt-get install postgresql redis-server';
 
 function run(env: Record<string, string>): Promise<number> {

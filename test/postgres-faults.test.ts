@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, cliRunner } from './support/cli.ts';
+import { cleanEnv, cliRunner, npmStart } from './support/cli.ts';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const { cli, exited, killAll } = cliRunner({ exitMs: 60_000 });
@@ -84,33 +84,15 @@ describe('npm start on PostgreSQL', () => {
   });
 
   it('serves the API on a PostgreSQL database named by SOULS_DB (PGlite here), writes and reads answered', async () => {
-    const child = spawn('npm', ['start', '--silent', '--', '--port', '0'], {
-      cwd: PROJECT,
-      env: cleanEnv({ PATH: `${PROJECT}node_modules/.bin:${process.env.PATH}`, SOULS_DB: 'pglite:memory' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // A group of its own: npm and the server it starts are stopped together.
-      detached: true,
-    });
-    const closed = new Promise((resolve) => child.once('close', resolve));
+    const server = await npmStart(['--port', '0'], { SOULS_DB: 'pglite:memory' });
     try {
-      let stdout = '';
-      child.stderr.resume();
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-          stdout += chunk;
-          const found = /Souls API on (http:\S+\/graphql)/.exec(stdout);
-          if (found) resolve(found[1]);
-        });
-        child.once('close', (code) => reject(new Error(`npm start exited with ${code}: ${stdout}`)));
-      });
-      expect(stdout).toContain('"database":"pglite:memory"');
+      expect(server.stdout()).toContain('"database":"pglite:memory"');
       const post = async (query: string) =>
-        (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })).json();
+        (await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) })).json();
       expect(await post('mutation { createSoul(input: { name: "Ledger", essence: "Keeps." }) { __typename } }')).toEqual({ data: { createSoul: { __typename: 'SoulPayload' } } });
       expect(await post('{ souls { name } }')).toEqual({ data: { souls: [{ name: 'Ledger' }] } });
     } finally {
-      process.kill(-child.pid!, 'SIGTERM');
-      await closed;
+      await server.stop();
     }
   }, 120_000);
 });

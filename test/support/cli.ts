@@ -87,3 +87,40 @@ export function expectNoStack(text: string): void {
   expect(text).not.toMatch(/^\s+at .+/m);
   expect(text).not.toMatch(/\.ts:\d+/);
 }
+
+export type NpmStarted = { url: string; stdout: () => string; stop: () => Promise<void> };
+
+/**
+ * `npm start -- ARGS` exactly as the README says, with `env` added to a clean environment; resolves once it prints
+ * its API's address. `stop()` ends npm and the server it started together (they share a process group).
+ */
+export async function npmStart(args: readonly string[], env: Record<string, string> = {}): Promise<NpmStarted> {
+  const child = spawn('npm', ['start', '--silent', '--', ...args], {
+    cwd: PROJECT,
+    env: cleanEnv({ PATH: `${PROJECT}node_modules/.bin:${process.env.PATH}`, ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await closed;
+  };
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+        const found = /Souls API on (http:\S+\/graphql)/.exec(stdout);
+        if (found) resolve(found[1]);
+      });
+      child.once('close', (code) => reject(new Error(`npm start exited with ${code}: ${stdout}${stderr}`)));
+    });
+    return { url, stdout: () => stdout, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
