@@ -310,6 +310,17 @@ describe.each([
     expect(chrome.errors).toEqual([]);
   });
 
+  it('counts the trend in words that agree with the number: 1 shard, 2 shards', async () => {
+    const created = await server.gql(gql.create, { input: { name: 'Odo', essence: 'Odo keeps the bridge toll.' } });
+    const odo = created.createSoul.soul.id as string;
+    await server.gql(gql.drop, { input: { content: 'Counted the toll coins twice before the ferry left.', source: 'dialogue', soulIds: [odo] } });
+    await open(server, `#/soul/${odo}/refine`);
+    await expect(page.locator('.trend').innerText()).resolves.toMatch(/^Trend: 1 shard in the last 14 days against 0 before/);
+    await server.gql(gql.drop, { input: { content: 'Refused a forged pass at the bridge gate.', source: 'quest_turnin', soulIds: [odo] } });
+    await until(async () => /^Trend: 2 shards in the last 14 days/.test(await page.locator('.trend').innerText()), 'the trend counts the new shard, live');
+    expect(chrome.errors).toEqual([]);
+  });
+
   it('does not tell a never-attuned soul it needs new evidence since attunement', async () => {
     // A soul never attuned (and without evidence yet) is not told it needs evidence "since attunement".
     const created = await server.gql(gql.create, { input: { name: 'Iona', essence: 'Iona keeps the lighthouse log.' } });

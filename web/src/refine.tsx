@@ -174,7 +174,7 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
           </span>
         </div>
         <p class="trend">
-          Trend: {report.trend.recentCount} shards in the last 14 days against {report.trend.previousCount} before (velocity {report.trend.velocity >= 0 ? '+' : ''}
+          Trend: {plural(report.trend.recentCount, 'shard')} in the last 14 days against {report.trend.previousCount} before (velocity {report.trend.velocity >= 0 ? '+' : ''}
           {report.trend.velocity}){report.trend.newSources.length ? ` · new sources: ${report.trend.newSources.join(', ')}` : ''}
         </p>
         {report.suggestedActions.length ? (
