@@ -195,7 +195,7 @@ export function listsBy<T>(rows: readonly Row[], key: string, value: (r: Row) =>
 
 /** A row of the gate statement: the aggregates with every considered shard, and without the write's own. */
 export function toGateStats(r: Row): GateStats {
-  return {
+  const stats: GateStats = {
     soulId: Number(r.soul_id),
     dormant: r.deleted_at !== null,
     lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
@@ -203,8 +203,9 @@ export function toGateStats(r: Row): GateStats {
     beforeShardIds: parseIds(r.ids_before),
     after: toAggregate(r, ''),
     before: toAggregate(r, '_before'),
-    ...(r.themed === undefined ? {} : { themed: r.themed === true || Number(r.themed) === 1 }),
   };
+  if (r.themed !== undefined) stats.themed = r.themed === true || Number(r.themed) === 1;
+  return stats;
 }
 
 /** A row of the readiness statement (awake souls, no write): before and after are the same. */
