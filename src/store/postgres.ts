@@ -271,6 +271,8 @@ export class PostgresStatements {
             if (!unit.committed) await this.query('COMMIT');
             return result;
           } catch (error) {
+            // Committed already (its last statement carried the COMMIT): nothing to roll back, and never run twice.
+            if (unit.committed) throw error;
             if (brokenConnection(error) && !(error instanceof SoulsError)) {
               broken = true;
               throw error;
