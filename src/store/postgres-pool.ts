@@ -91,7 +91,11 @@ async function pgliteDriver(where: string): Promise<Driver> {
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create({ parsers: { 20: parseInt8 }, ...(where === 'memory' ? {} : { dataDir: where }) });
   // Without parameters a text may hold several statements (migrations): exec runs them all, as pg's simple protocol does.
-  const query = async (sql: string, params?: unknown[]): Promise<QueryResult> => (params === undefined ? (await db.exec(sql)).at(-1)! : db.query(sql, params));
+  const query = async (sql: string, params?: unknown[]): Promise<QueryResult> => {
+    if (params !== undefined) return db.query(sql, params);
+    const results = await db.exec(sql);
+    return { ...results.at(-1)!, results };
+  };
   let turn: Promise<void> = Promise.resolve();
   let waiting = 0;
   let busy = false;
@@ -159,9 +163,9 @@ async function pgDriver(url: string, options: { connectTimeoutMs: number; poolSi
         client.on('error', broke);
         return {
           query: async (sql, params) => {
-            // A parameterless text with several statements answers one result each: the last one is the caller's.
+            // A parameterless text with several statements answers one result each: the last one is the caller's, with all of them.
             const result = (await client.query(sql, params)) as QueryResult | QueryResult[];
-            return Array.isArray(result) ? result.at(-1)! : result;
+            return Array.isArray(result) ? { ...result.at(-1)!, results: result } : result;
           },
           release: (broken) => {
             client.removeListener('error', broke);

@@ -14,7 +14,8 @@ import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRe
 import { PROVIDED_MODEL } from './store.ts';
 import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
-export type QueryResult = { rows: Row[]; rowCount?: number | null; affectedRows?: number };
+/** `results`: each statement's, when a parameterless text held several (the fields above are the last one's). */
+export type QueryResult = { rows: Row[]; rowCount?: number | null; affectedRows?: number; results?: QueryResult[] };
 
 /** What both drivers (pg's Client, PGlite) offer: one connection, positional parameters. */
 export type Connection = {
@@ -34,8 +35,11 @@ export function brokenConnection(error: unknown): boolean {
   return typeof code !== 'string' || /^(08|57P)/.test(code) || /^E[A-Z]+$/.test(code);
 }
 
-/** The unit of work running in this async context: its connection, and whether it writes (reads then lock their rows). */
-type Unit = { conn: PooledConnection; writing: boolean };
+/**
+ * The unit of work running in this async context: its connection, and whether it writes (reads then lock their rows).
+ * `nested`: run inside another unit's transaction, which it must not end; `committed`: its last statement carried the COMMIT.
+ */
+type Unit = { conn: PooledConnection; writing: boolean; nested?: boolean; committed?: boolean };
 
 type Params = Record<string, unknown>;
 type TraitTime = { id: number; updatedAt: number };
@@ -63,6 +67,19 @@ export function positional(sql: string, params: Params): { text: string; values:
   return { text, values: order.map((name) => params[name]) };
 }
 
+/** `:name` placeholders replaced by literals, for a text sent with others in one round trip: whole numbers and lists of them only. */
+export function withIntegers(sql: string, params: Params): string {
+  const integer = (name: string, value: unknown): string => {
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+    throw new Error(`:${name} is not a whole number or a list of them`);
+  };
+  return sql.replace(/(?<![:\w]):([A-Za-z_]\w*)/g, (_, name: string) => {
+    if (!(name in params)) throw new Error(`no value for :${name}`);
+    const value = params[name];
+    return Array.isArray(value) ? `'{${value.map((v) => integer(name, v)).join(',')}}'` : integer(name, value);
+  });
+}
+
 const POSTGRES: Dialect = { idList: (expr) => `string_agg((${expr})::text, ',')`, greatest: 'GREATEST', join: 'JOIN' };
 const evidenceTime = (alias: string) => sharedEvidenceTime(POSTGRES, alias);
 
@@ -71,6 +88,8 @@ const gateSql = gateQuery(POSTGRES, {
   old: 's.id IS NOT NULL AND fresh.id IS NULL',
   soulFilter: 'so.id = ANY(:soulIds::bigint[])',
   extraJoin: 'LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id',
+  // Read with the gate, so a write past it pays no statement to learn that the soul has no themes.
+  extraColumns: 'EXISTS (SELECT 1 FROM shard_themes st WHERE st.soul_id = so.id) AS themed',
 });
 
 const readinessSql = readinessQuery(POSTGRES);
@@ -224,7 +243,8 @@ export class PostgresStatements {
    * to itself, held until it commits or rolls back.
    */
   private async transaction<T>(work: (locked: Set<number>) => Promise<T>, mode: 'write' | 'read' = 'write', lockSouls: readonly number[] = []): Promise<T> {
-    if (this.units.getStore()) return work(await this.lockSouls(lockSouls));
+    const outer = this.units.getStore();
+    if (outer) return this.units.run({ ...outer, nested: true }, async () => work(await this.lockSouls(lockSouls)));
     const ids = [...new Set(lockSouls)].map((id) => {
       if (!Number.isSafeInteger(id)) throw new ValidationError('soulIds', `must be integers, got ${id}`);
       return id;
@@ -232,10 +252,12 @@ export class PostgresStatements {
     const begin = mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
     const conn = await this.pool.connect();
     let broken = false;
+    const unit: Unit = { conn, writing: mode === 'write' };
     try {
-      return await this.units.run({ conn, writing: mode === 'write' }, async () => {
+      return await this.units.run(unit, async () => {
         for (let attempt = 1; ; attempt++) {
           try {
+            unit.committed = false;
             let locked = new Set<number>();
             if (ids.length > 0) {
               this.executed++;
@@ -246,9 +268,11 @@ export class PostgresStatements {
               await this.query(begin);
             }
             const result = await work(locked);
-            await this.query('COMMIT');
+            if (!unit.committed) await this.query('COMMIT');
             return result;
           } catch (error) {
+            // Committed already (its last statement carried the COMMIT): nothing to roll back, and never run twice.
+            if (unit.committed) throw error;
             if (brokenConnection(error) && !(error instanceof SoulsError)) {
               broken = true;
               throw error;
@@ -264,6 +288,19 @@ export class PostgresStatements {
     } finally {
       conn.release(broken);
     }
+  }
+
+  /**
+   * A write's last statement, sent with its COMMIT in one round trip (its parameters whole numbers, inlined); inside
+   * another unit's transaction, the statement alone. Nothing of the unit may run after it.
+   */
+  private async allThenCommit(sql: string, params: Params): Promise<Row[]> {
+    const unit = this.units.getStore();
+    if (!unit || unit.nested) return this.all(sql, params);
+    this.executed++;
+    const result = await this.query(`${withIntegers(sql, params)}; COMMIT`);
+    unit.committed = true;
+    return result.results![0].rows;
   }
 
   private read<T>(work: () => Promise<T>): Promise<T> {
@@ -923,8 +960,9 @@ export class PostgresStatements {
   // Shards
 
   /** The cheap gate for each soul, over every considered shard and over those but `newIds`. */
-  private async gate(soulIds: readonly number[], cutoff: number, newIds: readonly number[]): Promise<GateStats[]> {
-    const rows = await this.all(gateSql, { soulIds: [...soulIds], cutoff, newIds: [...newIds] });
+  private async gate(soulIds: readonly number[], cutoff: number, newIds: readonly number[], then: 'commit' | 'continue' = 'continue'): Promise<GateStats[]> {
+    const params = { soulIds: [...soulIds], cutoff, newIds: [...newIds] };
+    const rows = then === 'commit' ? await this.allThenCommit(gateSql, params) : await this.all(gateSql, params);
     return rows.map(toGateStats);
   }
 
@@ -977,7 +1015,7 @@ export class PostgresStatements {
         for (const [i, shard] of shards.entries()) {
           if (shard.embedding !== null) await this.changes('UPDATE soul_shards SET embedding = :embedding WHERE id = :id', { id: shardIds[i], embedding: bytes(shard.embedding) });
         }
-        return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds) };
+        return { shardIds, gate: await this.gate(soulIds, cutoff, shardIds, 'commit') };
       },
       'write',
       soulIds,
@@ -1084,7 +1122,7 @@ export class PostgresStatements {
       )
         .map((r) => Number(r.id))
         .sort((a, b) => a - b);
-      const gate = await this.gate(await this.soulsOfShards(revealed), cutoff, revealed);
+      const gate = await this.gate(await this.soulsOfShards(revealed), cutoff, revealed, 'commit');
       return { shardIds: revealed, gate };
     });
   }
@@ -1123,11 +1161,18 @@ export class PostgresStatements {
     return new Map(rows.map((r) => [Number(r.id), String(r.content)]));
   }
 
-  getShards(ids: readonly number[]): Promise<Map<number, Shard>> {
-    return this.read(async () => {
-      const shards = await this.hydrateShards(await this.all(`SELECT ${SHARD_COLUMNS('soul_shards')} FROM soul_shards WHERE id = ANY(:ids::bigint[])`, { ids: [...ids] }));
-      return new Map(shards.map((s) => [s.id, s]));
-    });
+  /** One statement, its tags and souls as arrays: a write's answer reads its shard back in one round trip. */
+  async getShards(ids: readonly number[]): Promise<Map<number, Shard>> {
+    const rows = await this.all(
+      `SELECT ${SHARD_COLUMNS('s')},
+         ARRAY(SELECT t.tag FROM shard_tags t WHERE t.shard_id = s.id ORDER BY t.tag COLLATE "C") AS tags,
+         ARRAY(SELECT a.soul_id FROM shard_souls a WHERE a.shard_id = s.id ORDER BY a.soul_id) AS soul_ids
+       FROM soul_shards s WHERE s.id = ANY(:ids::bigint[])`,
+      { ids: [...ids] },
+    );
+    const tags = new Map(rows.map((r) => [Number(r.id), (r.tags as unknown[]).map(String)]));
+    const souls = new Map(rows.map((r) => [Number(r.id), (r.soul_ids as unknown[]).map(Number)]));
+    return new Map(rows.map((r) => [Number(r.id), toShard(r, tags, souls)]));
   }
 
   listShards(filter: ShardFilter, page: { first: number; after: string | null }): Promise<Page<Shard>> {

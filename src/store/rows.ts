@@ -195,7 +195,7 @@ export function listsBy<T>(rows: readonly Row[], key: string, value: (r: Row) =>
 
 /** A row of the gate statement: the aggregates with every considered shard, and without the write's own. */
 export function toGateStats(r: Row): GateStats {
-  return {
+  const stats: GateStats = {
     soulId: Number(r.soul_id),
     dormant: r.deleted_at !== null,
     lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
@@ -204,6 +204,8 @@ export function toGateStats(r: Row): GateStats {
     after: toAggregate(r, ''),
     before: toAggregate(r, '_before'),
   };
+  if (r.themed !== undefined) stats.themed = r.themed === true || Number(r.themed) === 1;
+  return stats;
 }
 
 /** A row of the readiness statement (awake souls, no write): before and after are the same. */
@@ -290,11 +292,12 @@ export const evidenceTime = (dialect: Dialect, alias: string) => `${dialect.grea
 
 /**
  * The cheap gate for each soul (`soulFilter` picks them) in one indexed query, once over every considered shard
- * and once over those `old` keeps (the shards before the write); `extraJoin` is joined after the shards.
+ * and once over those `old` keeps (the shards before the write); `extraJoin` is joined after the shards, and
+ * `extraColumns` are selected per soul.
  */
-export function gateQuery(dialect: Dialect, { old, soulFilter, extraJoin = '' }: { old: string; soulFilter: string; extraJoin?: string }): string {
+export function gateQuery(dialect: Dialect, { old, soulFilter, extraJoin = '', extraColumns = '' }: { old: string; soulFilter: string; extraJoin?: string; extraColumns?: string }): string {
   const latest = evidenceTime(dialect, 's');
-  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, ${dialect.idList('s.id')} AS ids,
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, ${dialect.idList('s.id')} AS ids,${extraColumns === '' ? '' : ` ${extraColumns},`}
       COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
       MAX(${latest}) AS latest,
       ${dialect.idList(`CASE WHEN ${old} THEN s.id END`)} AS ids_before,
