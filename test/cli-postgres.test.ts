@@ -29,6 +29,12 @@ describe('souls migrate and souls copy', () => {
     expect(copy.code).toBe(0);
     expect(copy.stdout).toMatch(/: 5 souls, \d+ soul_traits, 2 soul_levels, \d+ soul_shards/);
     expect(copy.stdout).toContain('Verified: all 5 souls render byte-identical on both sides');
+    // Analyzed: the planner knows the copied rows (a table never analyzed counts -1 tuples).
+    const { PGlite } = await import('@electric-sql/pglite');
+    const pg = new PGlite(join(folder, 'pg'));
+    const { rows } = await pg.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'soul_shards'");
+    await pg.close();
+    expect(rows[0].reltuples).toBeGreaterThan(0);
 
     // Read back through the command line on each side: the same bytes.
     for (const soul of ['Brannoc', 'Wenna']) {

@@ -26,7 +26,7 @@ export const copyCommand: Command = {
     description:
       'Copies every row (ids, timestamps, citations, level history and reverts, embeddings) in one transaction into a\n' +
       'PostgreSQL database that has no souls yet (its tables are created if needed), moves its id sequences past the\n' +
-      'copied ids, then renders every soul on both sides and compares the bytes. Reads the file only.',
+      'copied ids, analyzes the tables, then renders every soul on both sides and compares the bytes. Reads the file only.',
     examples: ['souls copy --from ./data/souls.db --to postgres://souls@db.internal/souls'],
   }),
   async run(argv, io) {
@@ -43,6 +43,9 @@ export const copyCommand: Command = {
       target = await openSoulsDbAsync({ store });
       const { tables, idFloors } = (source.store as ReturnType<typeof openSqliteStore>).exportTables(pgDataTables);
       const copied = await store.importTables(tables, idFloors, COPY_TIMEOUT_MS);
+      // Statistics for the copied rows now: until autovacuum's next visit the planner would take the tables for empty
+      // and scan every pending shard on each write's gate query.
+      await store.optimize();
       const ids = [...(await listSouls(source)), ...(await listDormantSouls(source))].map((s) => s.id).sort((a, b) => a - b);
       const [left, right] = [await fingerprints(source, ids), await fingerprints(target, ids)];
       const differing = ids.filter((id) => left.get(id) !== right.get(id));
