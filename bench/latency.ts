@@ -11,7 +11,6 @@
  * created and dropped). SOULS_BENCH_CLI: the CLI the replicas run (default this checkout's), so that another
  * checkout's server (the code before a change) is measured with the same load.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -21,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { closeSoulsDb, openSoulsDbAsync } from '../src/engine/index.ts';
 import { DROP, httpRun, seed } from './api.ts';
 import type { BenchRow } from './engine.ts';
+import { startServe, type Replica } from './replicas.ts';
 import { makeObservationCorpus } from './corpus.ts';
 import { databaseUrl, pgStatement } from '../scripts/services.ts';
 
@@ -77,26 +77,7 @@ async function delayRelay(target: URL, delayMs: number): Promise<{ url: string; 
   };
 }
 
-type Replica = { url: string; child: ChildProcess };
-
-async function startReplica(db: string): Promise<Replica> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`souls serve did not start in 60 s: ${output}`)), 60_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const match = /Souls API on (\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`souls serve exited (${code}): ${output}`)));
-  });
-  return { url, child };
-}
+const startReplica = (db: string): Promise<Replica> => startServe(['--db', db], { cli: CLI });
 
 async function stop(replicas: readonly Replica[]): Promise<void> {
   await Promise.all(

@@ -72,17 +72,21 @@ async function dashboardOn(store: Store): Promise<BenchRow[]> {
   }
 }
 
-type Replica = { url: string; child: ChildProcess };
+export type Replica = { url: string; child: ChildProcess };
 
-async function startReplica(db: string, prefix: string): Promise<Replica> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, '--redis', REDIS_URL, '--redis-prefix', prefix, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `souls serve ARGS` on a free port as a child process (`cli`: another checkout's, for a before/after); resolves with
+ * its API's address once it printed it, and `readyWhen` when given (e.g. Redis subscribed).
+ */
+export async function startServe(args: readonly string[], options: { cli?: string; readyWhen?: RegExp } = {}): Promise<Replica> {
+  const child = spawn(process.execPath, [options.cli ?? CLI, 'serve', '--port', '0', '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`souls serve did not start in 60 s: ${output}`)), 60_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
-      const match = /Events through Redis .*\n/.test(output) && /Souls API on (\S+)/.exec(output);
+      const match = (options.readyWhen === undefined || options.readyWhen.test(output)) && /Souls API on (\S+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]);
@@ -92,6 +96,9 @@ async function startReplica(db: string, prefix: string): Promise<Replica> {
   });
   return { url, child };
 }
+
+const startReplica = (db: string, prefix: string): Promise<Replica> =>
+  startServe(['--db', db, '--redis', REDIS_URL, '--redis-prefix', prefix], { readyWhen: /Events through Redis .*\n/ });
 
 async function fanOutOn(store: Store): Promise<BenchRow[]> {
   const db = await store.open();
