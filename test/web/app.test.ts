@@ -3,8 +3,8 @@
 // Screenshots of each screen go to test-results/screens/ (docs/screens/ holds committed copies for the README and docs/web.md).
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeBrowserSession, openBrowserSession, screenshot, until, type Chromium, type SeededServer } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { browserFile, type Chromium, screenshot, type SeededServer, until } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 
@@ -12,12 +12,7 @@ let server: SeededServer;
 let chrome: Chromium;
 let page: Page;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+browserFile(null, (session) => ({ server, chrome, page } = session));
 
 const soulQuery = `query ($id: ID!) { soul(id: $id) { level activeTraitCount rendered essence
   traits { id principle citations { id } }

@@ -2,9 +2,9 @@
 // the light and the dark theme, over the screens where the buttons appear: destructive confirmations included, since
 // they appear under the pointer.
 import type { CDPSession, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buttonContrasts, stateSession, type ButtonContrast, type ButtonState } from './button-contrast.ts';
-import { closeBrowserSession, openBrowserSession, type Chromium, type SeededServer } from './support.ts';
+import { browserFile, type Chromium, type SeededServer } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 /** Enabled buttons keep text at 4.5:1 (WCAG AA for text this size); a disabled one stays legible at 3:1, dimmed. */
@@ -15,14 +15,10 @@ let chrome: Chromium;
 let page: Page;
 let cdp: CDPSession;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-  await page.setViewportSize({ width: 1280, height: 800 });
+browserFile({ width: 1280, height: 800 }, async (session) => {
+  ({ server, chrome, page } = session);
   cdp = await stateSession(page);
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+});
 
 /** One line per problem, so a failure lists them readably. */
 const line = (r: ButtonContrast, where: string) => `${where}: ${r.button} ${r.state}: “${r.text}” ${r.fg} on ${r.bg} = ${r.ratio}:1 (needs ${NEED[r.state]})`;

@@ -2,8 +2,8 @@
 // the soul found by name, lists beside each new principle the existing one it nearly repeats, and shows the trait
 // limit's problem with the plan (in the app's words) while the apply button stays disabled and says why.
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeBrowserSession, openBrowserSession, screenshot, until, type Chromium, type SeededServer } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { browserFile, type Chromium, screenshot, type SeededServer, until } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 
@@ -11,13 +11,7 @@ let server: SeededServer;
 let chrome: Chromium;
 let page: Page;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-  await page.setViewportSize({ width: 1280, height: 800 });
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+browserFile({ width: 1280, height: 800 }, (session) => ({ server, chrome, page } = session));
 
 const near = 'Judge a tool by how it fails, not by how it shines at the fair.';
 const SOUL_MD = `# Hedda

@@ -3,8 +3,8 @@
 // Requests to /graphql are refused by the browser (as when the server has stopped) while the page stays loaded;
 // the last test stops the server for real.
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeBrowserSession, openBrowserSession, until, type Chromium, type SeededServer } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { browserFile, type Chromium, type SeededServer, until } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 const UNREACHABLE = 'Cannot reach the Souls server. Check that it is running, then try again.';
@@ -13,13 +13,7 @@ let server: SeededServer;
 let chrome: Chromium;
 let page: Page;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-  await page.setViewportSize({ width: 1280, height: 800 });
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+browserFile({ width: 1280, height: 800 }, (session) => ({ server, chrome, page } = session));
 
 const id = (name: string) => String(server.demo.souls[name]);
 

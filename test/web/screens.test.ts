@@ -6,9 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contrastProblems } from './contrast.ts';
-import { closeBrowserSession, openBrowserSession, SCREENS, screenshot, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
+import { browserFile, type Chromium, SCREENS, screenshot, type SeededServer, startSeededServer, until } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 const LAPTOP = { width: 1280, height: 800 };
@@ -19,13 +19,7 @@ let server: SeededServer;
 let chrome: Chromium;
 let page: Page;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-  await page.setViewportSize(LAPTOP);
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+browserFile(LAPTOP, (session) => ({ server, chrome, page } = session));
 
 const id = (name: string) => String(server.demo.souls[name]);
 

@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { buildApp, type App } from '../../src/server/app.ts';
@@ -135,4 +136,22 @@ export async function openBrowserSession(options: { tokens?: TokenEntry[] } = {}
 export async function closeBrowserSession(session: { server?: SeededServer; chrome?: Chromium }): Promise<void> {
   await session.chrome?.close();
   await session.server?.stop();
+}
+
+/**
+ * The usual start and end of a browser test file: before its tests a seeded server and Chromium (at `viewport`, or
+ * Chromium's own size when null), handed to `use`; after them, both closed.
+ */
+export function browserFile(
+  viewport: { width: number; height: number } | null,
+  use: (session: { server: SeededServer; chrome: Chromium; page: Page }) => unknown,
+): void {
+  let session: { server?: SeededServer; chrome?: Chromium } = {};
+  beforeAll(async () => {
+    const opened = await openBrowserSession();
+    session = opened;
+    if (viewport) await opened.chrome.page.setViewportSize(viewport);
+    await use({ ...opened, page: opened.chrome.page });
+  }, 30_000);
+  afterAll(() => closeBrowserSession(session));
 }

@@ -4,10 +4,10 @@
 // colour schemes, with its errors beside the controls; and the dry-run warnings where a trait is proposed and in
 // the workshop's preview.
 import type { CDPSession, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buttonContrasts, stateSession, type ButtonState } from './button-contrast.ts';
 import { contrastProblems } from './contrast.ts';
-import { closeBrowserSession, launchChromium, openBrowserSession, screenshot, until, type Chromium, type SeededServer } from './support.ts';
+import { browserFile, type Chromium, launchChromium, screenshot, type SeededServer, until } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 const NEED: Record<ButtonState, number> = { rest: 4.5, hover: 4.5, focus: 4.5, active: 4.5, disabled: 3 };
@@ -16,13 +16,7 @@ let server: SeededServer;
 let chrome: Chromium;
 let page: Page;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-  await page.setViewportSize({ width: 1280, height: 900 });
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+browserFile({ width: 1280, height: 900 }, (session) => ({ server, chrome, page } = session));
 
 const mira = () => String(server.demo.souls.Mira);
 

@@ -4,9 +4,9 @@
 // app can become ready in one sitting), promoted principles offered as a draft to rewrite, the rendered block's order
 // explained, and the roster following an attunement.
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stampAttuned } from '../../src/engine/index.ts';
-import { closeBrowserSession, openBrowserSession, until, type Chromium, type SeededServer } from './support.ts';
+import { browserFile, type Chromium, type SeededServer, until } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 
@@ -14,13 +14,7 @@ let server: SeededServer;
 let chrome: Chromium;
 let page: Page;
 
-beforeAll(async () => {
-  ({ server, chrome } = await openBrowserSession());
-  page = chrome.page;
-  await page.setViewportSize({ width: 1280, height: 800 });
-}, 30_000);
-
-afterAll(() => closeBrowserSession({ server, chrome }));
+browserFile({ width: 1280, height: 800 }, (session) => ({ server, chrome, page } = session));
 
 const id = (name: string) => String(server.demo.souls[name]);
 
