@@ -1,21 +1,11 @@
 // Issue 26 through a real MCP client: trait_change and levelup dry runs carry NEAR_DUPLICATE and POSSIBLE_CONTRADICTION
 // warnings, and soul_evidence's markdown lists possible counter-evidence (with a POSSIBLE_COUNTER_EVIDENCE action).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addTrait, createSoul, dropShard, listTraits, type SoulsDb } from '../src/engine/index.ts';
-import { call, connect, demoDb, type Connected } from './support/mcp.ts';
+import { demoSessionPerTest } from './support/mcp.ts';
 
 let db: SoulsDb;
-let session: Connected;
-
-beforeEach(async () => {
-  db = (await demoDb()).db;
-  session = await connect(db);
-});
-afterEach(async () => {
-  await session.close();
-});
-
-const tool = (name: string, args: Record<string, unknown> = {}) => call(session.client, name, args);
+const { tool } = demoSessionPerTest((demo) => (db = demo.db));
 const TESTS = 'Always run the tests before merging';
 
 async function grace() {

@@ -1,25 +1,14 @@
 // Every MCP tool through a real SDK client over the in-memory transport: happy paths, each refusal, paging.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getSoul, getTrait, listShards, listTraits, type SoulsDb } from '../src/engine/index.ts';
-import { call, callerWith, connect, demoDb, type Connected } from './support/mcp.ts';
+import { call, callerWith, connect, demoSessionPerTest, type Connected, type DemoSession } from './support/mcp.ts';
 
 let db: SoulsDb;
-let clock: ReturnType<typeof import('../src/engine/index.ts').manualClock>;
+let clock: DemoSession['clock'];
 let ids: Record<string, number>;
 let session: Connected;
 
-beforeEach(async () => {
-  const demo = await demoDb();
-  db = demo.db;
-  clock = demo.clock;
-  ids = demo.summary.souls;
-  session = await connect(db);
-});
-afterEach(async () => {
-  await session.close();
-});
-
-const tool = (name: string, args: Record<string, unknown> = {}) => call(session.client, name, args);
+const { tool } = demoSessionPerTest((demo) => ({ db, clock, session, summary: { souls: ids } } = demo));
 
 describe('the tool list', () => {
   it('lists ten tools, each with a title, a description for a model, input and output schemas without unions, and annotations', async () => {

@@ -1,21 +1,11 @@
 // SPEC §12 trait and level-up rules through a real MCP client: trait_change "uncite", a cite list that says which shards
 // were new, levelup_revert with levelEventId (retry-safe), and a levelup plan that changes nothing.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addTrait, createSoul, dropShard, getCitations, getLevelHistory, getSoul, listTraits, type SoulsDb } from '../src/engine/index.ts';
-import { call, connect, demoDb, type Connected } from './support/mcp.ts';
+import { demoSessionPerTest } from './support/mcp.ts';
 
 let db: SoulsDb;
-let session: Connected;
-
-beforeEach(async () => {
-  db = (await demoDb()).db;
-  session = await connect(db);
-});
-afterEach(async () => {
-  await session.close();
-});
-
-const tool = (name: string, args: Record<string, unknown> = {}) => call(session.client, name, args);
+const { tool } = demoSessionPerTest((demo) => (db = demo.db));
 
 async function soulWithTrait() {
   const soul = await createSoul(db, { name: 'Tamsin', essence: 'Tamsin keeps the ledger honest.' });

@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/client';
+import { afterEach, beforeEach } from 'vitest';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createSoulsPubSub, type SoulsPubSub } from '../../src/server/pubsub.ts';
 import { localCaller, scopes as allScopes, type Caller, type Scope } from '../../src/server/auth.ts';
@@ -53,4 +54,24 @@ export async function call(client: Client, name: string, args: Record<string, un
   const result: ToolResult = await client.callTool({ name, arguments: args });
   const blocks = (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '');
   return { result, isError: result.isError === true, blocks, text: blocks.join('\n'), data: (result.structuredContent ?? {}) as any };
+}
+
+export type DemoSession = Awaited<ReturnType<typeof demoDb>> & { session: Connected };
+
+/**
+ * Per test: the demo world and an MCP client connected to it, handed to `use` before the test and closed after it;
+ * `tool(name, args)` calls one of its tools.
+ */
+export function demoSessionPerTest(use: (demo: DemoSession) => void): { tool: (name: string, args?: Record<string, unknown>) => ReturnType<typeof call> } {
+  let session: Connected | null = null;
+  beforeEach(async () => {
+    const demo = await demoDb();
+    session = await connect(demo.db);
+    use({ ...demo, session });
+  });
+  afterEach(async () => {
+    await session?.close();
+    session = null;
+  });
+  return { tool: (name, args = {}) => call(session!.client, name, args) };
 }
