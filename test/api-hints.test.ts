@@ -3,19 +3,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../src/engine/clock.ts';
 import { similarity } from '../src/engine/similarity.ts';
-import { startServer, type LiveServer } from './support/server.ts';
+import { serverPerTest, type LiveServer } from './support/server.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const TESTS = 'Always run the tests before merging';
 
+const startServerPerTest = serverPerTest(afterEach);
 let server: LiveServer;
 
 beforeEach(async () => {
-  server = await startServer({ start: T0 });
-});
-
-afterEach(async () => {
-  await server.stop();
+  server = await startServerPerTest({ start: T0 });
 });
 
 function gql(query: string, variables?: Record<string, unknown>): Promise<any> {

@@ -1,19 +1,16 @@
 // SPEC §12 trait and level-up rules over GraphQL on HTTP: duplicate principles, citations of another soul's shards,
 // unciteShard, merged traits' citations, revertLevelUp(levelEventId) and the level-up that changes nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type LiveServer } from './support/server.ts';
+import { serverPerTest, type LiveServer } from './support/server.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;
 
+const startServerPerTest = serverPerTest(afterEach);
 let server: LiveServer;
 
 beforeEach(async () => {
-  server = await startServer({ start: T0 });
-});
-
-afterEach(async () => {
-  await server.stop();
+  server = await startServerPerTest({ start: T0 });
 });
 
 function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
