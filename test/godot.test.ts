@@ -281,7 +281,7 @@ if ('missing' in godot) {
       ]);
       expect(await game.next('rendered')).toEqual({ soul_id: '7', rendered: '# Wren\n' });
       expect(peer.requests[0].headers.authorization).toBe('Bearer tok-7');
-      expect(JSON.parse(peer.requests[0].body)).toMatchObject({ operationName: 'NpcRendered', variables: { id: '7' } });
+      expect(JSON.parse(peer.requests[0].body)).toMatchObject({ operationName: 'NpcRendered', variables: { soulId: '7' } });
 
       socket.send({ type: 'ping' });
       expect(await socket.next('pong')).toEqual({ type: 'pong' });

@@ -42,8 +42,8 @@ const LEVEL_QUERY = """subscription NpcLevel($soulId: ID) {
     event { id level essenceBefore essenceAfter }
   }
 }"""
-const RENDERED_QUERY = """query NpcRendered($id: ID!) {
-  soul(id: $id) { id name level rendered }
+const RENDERED_QUERY = """query NpcRendered($soulId: ID!) {
+  soul(id: $soulId) { id name level rendered }
 }"""
 
 # http://host:4000/graphql (the WebSocket uses the same path: ws://host:4000/graphql).
@@ -175,11 +175,10 @@ func _on_data(generation: int) -> void:
 
 
 func _on_message(text: String) -> void:
-	var parsed = JSON.parse(text)
-	if parsed.error != OK or typeof(parsed.result) != TYPE_DICTIONARY:
+	var message = _json_object(text)
+	if message == null:
 		_drop(4400, "the server sent a message that is not a JSON object")
 		return
-	var message: Dictionary = parsed.result
 	match message.get("type", ""):
 		"connection_ack":
 			state = State.READY
@@ -320,6 +319,15 @@ func _send(message: Dictionary) -> void:
 		_ws.get_peer(1).put_packet(to_json(message).to_utf8())
 
 
+# The Dictionary a JSON object text holds, or null. Godot 3's JSON.parse prints an error for what is not JSON at all
+# (a proxy's HTML page), so such a text is turned away first.
+func _json_object(text: String):
+	if not text.strip_edges().begins_with("{"):
+		return null
+	var parsed = JSON.parse(text)
+	return parsed.result if parsed.error == OK and typeof(parsed.result) == TYPE_DICTIONARY else null
+
+
 func _messages_of(errors) -> String:
 	if typeof(errors) != TYPE_ARRAY:
 		return str(errors)
@@ -338,7 +346,7 @@ func fetch_rendered() -> void:
 	var headers = ["Content-Type: application/json", "Accept: application/graphql-response+json, application/json"]
 	if token != "":
 		headers.append("Authorization: Bearer " + token)
-	var body = to_json({"query": RENDERED_QUERY, "operationName": "NpcRendered", "variables": {"id": soul_id}})
+	var body = to_json({"query": RENDERED_QUERY, "operationName": "NpcRendered", "variables": {"soulId": soul_id}})
 	var error = _http.request(url, PoolStringArray(headers), true, HTTPClient.METHOD_POST, body)
 	if error != OK:
 		emit_signal("request_failed", "rendered", "cannot send the request to %s (error %d)" % [url, error])
@@ -358,8 +366,10 @@ func _read_rendered(result: int, status: int, text: String) -> void:
 	if result != HTTPRequest.RESULT_SUCCESS:
 		emit_signal("request_failed", "rendered", "no answer from %s (HTTPRequest result %d)" % [url, result])
 		return
-	var parsed = JSON.parse(text)
-	var answer = parsed.result if parsed.error == OK and typeof(parsed.result) == TYPE_DICTIONARY else {}
+	var answer = _json_object(text)
+	if answer == null:
+		emit_signal("request_failed", "rendered", "HTTP %d, not a GraphQL answer from %s" % [status, url])
+		return
 	if answer.has("errors"):
 		emit_signal("request_failed", "rendered", "HTTP %d: %s" % [status, _messages_of(answer["errors"])])
 		return
