@@ -5,10 +5,9 @@
 //
 // Order: SOULS_CHROMIUM, then CHROME_PATH (a variable naming a missing file is an error, never a fall-through);
 // then chromium, chromium-browser, google-chrome, google-chrome-stable on PATH; then the usual install locations.
-import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, openSync, closeSync, statSync } from 'node:fs';
-import { join, posix, win32 } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { aptInstall, expandLocation, findOnPath, systemProbe, type ToolProbe } from './tools.ts';
 
 export const BROWSER_VARIABLES = ['SOULS_CHROMIUM', 'CHROME_PATH'] as const;
 export const BROWSER_COMMANDS = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'] as const;
@@ -29,13 +28,7 @@ const FIXED_LOCATIONS: Record<string, string[]> = {
   ],
 };
 
-/** What the locator may look at: the environment, the platform and one question about a path. */
-export type BrowserProbe = {
-  env: Record<string, string | undefined>;
-  platform: NodeJS.Platform;
-  /** true when `path` is an existing file that can be run */
-  isExecutable(path: string): boolean;
-};
+export type BrowserProbe = ToolProbe;
 
 export type BrowserLocation = { path: string; from: string };
 
@@ -67,33 +60,11 @@ export function locateBrowser(probe: BrowserProbe): BrowserLocation | null {
   return null;
 }
 
-/** The full path of `command` in the first PATH directory that has it. */
-export function findOnPath(command: string, probe: BrowserProbe): string | null {
-  const paths = probe.platform === 'win32' ? win32 : posix;
-  const extensions = probe.platform === 'win32' ? (probe.env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
-  for (const directory of (probe.env.PATH ?? '').split(paths.delimiter)) {
-    if (!directory) continue;
-    for (const extension of extensions) {
-      const candidate = paths.join(directory, command + extension);
-      if (probe.isExecutable(candidate)) return candidate;
-    }
-  }
-  return null;
-}
-
-function expandLocation(location: string, probe: BrowserProbe): string | null {
-  let unknown = false;
-  const expanded = location
-    .replace(/^~(?=\/)/, () => probe.env.HOME ?? ((unknown = true), ''))
-    .replace(/%([^%]+)%/g, (_, name: string) => probe.env[name] ?? ((unknown = true), ''));
-  return unknown ? null : expanded;
-}
-
-export type InstallDecision = { install: true; command: string[] } | { install: false; message: string };
+export type InstallDecision = { install: true; aptGet: string; package: string } | { install: false; message: string };
 
 /** With no browser found: install Debian's chromium where apt-get can run as root, else explain the three ways. */
 export function decideBrowserInstall(machine: { isRoot: boolean; aptGet: string | null }): InstallDecision {
-  if (machine.isRoot && machine.aptGet) return { install: true, command: [machine.aptGet, 'install', '-y', '-qq', 'chromium'] };
+  if (machine.isRoot && machine.aptGet) return { install: true, aptGet: machine.aptGet, package: 'chromium' };
   return { install: false, message: NO_BROWSER_MESSAGE };
 }
 
@@ -104,22 +75,6 @@ export const NO_BROWSER_MESSAGE = [
   '  3. install Google Chrome (found in its usual place, or as google-chrome on PATH).',
   'As root with apt-get (containers, CI), `npm test` installs Debian\'s chromium by itself.',
 ].join('\n');
-
-function systemProbe(env: Record<string, string | undefined> = process.env): BrowserProbe {
-  return {
-    env,
-    platform: process.platform,
-    isExecutable(path) {
-      try {
-        if (!statSync(path).isFile()) return false;
-        accessSync(path, constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-  };
-}
 
 /** The browser for this machine; throws with the ways to get one when there is none. Used by test/web. */
 export function requireBrowser(env: Record<string, string | undefined> = process.env): string {
@@ -132,7 +87,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const APT_LOG = join(ROOT, 'test-results', 'apt-chromium.log');
 
 /** `npm test`'s first step: a browser found, or installed, or a clear stop before anything runs. */
-function ensureBrowser(): number {
+async function ensureBrowser(): Promise<number> {
   const probe = systemProbe();
   let found: BrowserLocation | null;
   try {
@@ -147,24 +102,15 @@ function ensureBrowser(): number {
     console.error(decision.message);
     return 1;
   }
-  mkdirSync(join(ROOT, 'test-results'), { recursive: true });
   console.log(`No Chromium found: installing Debian's chromium with apt-get (output in ${APT_LOG})`);
-  const log = openSync(APT_LOG, 'w');
-  const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  try {
-    for (const command of [[decision.command[0], 'update', '-qq'], decision.command]) {
-      const result = spawnSync(command[0], command.slice(1), { stdio: ['ignore', log, log], env: aptEnv });
-      if (result.status !== 0) {
-        console.error(`\`${command.join(' ')}\` failed (see ${APT_LOG}).\n\n${NO_BROWSER_MESSAGE}`);
-        return 1;
-      }
-    }
-  } finally {
-    closeSync(log);
+  const installed = await aptInstall(decision.aptGet, decision.package, APT_LOG, (line) => console.log(line));
+  if (!installed.ok) {
+    console.error(`${installed.message}.\n\n${NO_BROWSER_MESSAGE}`);
+    return 1;
   }
   if (locateBrowser(probe)) return 0;
   console.error(`apt-get installed chromium but no browser was found afterwards (see ${APT_LOG}).\n\n${NO_BROWSER_MESSAGE}`);
   return 1;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = ensureBrowser();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = await ensureBrowser();

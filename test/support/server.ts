@@ -14,13 +14,16 @@ export type LiveServer = {
   stop(): Promise<void>;
 };
 
-/** A real server on a free loopback port over an in-memory database (see testDatabase), or `path` (a file or a PostgreSQL URL), with a hand-moved clock. */
-export async function startServer(options: { settings?: Partial<Settings>; start?: number; path?: string; app?: Omit<AppOptions, 'db'>; embedder?: Embedder } = {}): Promise<LiveServer> {
+/**
+ * A real server on a free loopback port (or `port`, e.g. to restart one where its clients reconnect) over an in-memory
+ * database (see testDatabase), or `path` (a file or a PostgreSQL URL), with a hand-moved clock.
+ */
+export async function startServer(options: { settings?: Partial<Settings>; start?: number; path?: string; port?: number; app?: Omit<AppOptions, 'db'>; embedder?: Embedder } = {}): Promise<LiveServer> {
   const clock = manualClock(options.start ?? Date.UTC(2026, 0, 1));
   const database = await testDatabase();
   const db = await openSoulsDbAsync({ clock, settings: options.settings, path: options.path ?? database.path, embedder: options.embedder });
   const app = buildApp({ redis: database.redis, ...options.app, db });
-  const { url } = await app.start(0, '127.0.0.1');
+  const { url } = await app.start(options.port ?? 0, '127.0.0.1');
   const live: LiveServer = {
     app,
     url,
