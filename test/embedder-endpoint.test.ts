@@ -16,11 +16,11 @@ import {
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { contentHash, sentenceEncoder } from '../src/engine/semantic.ts';
-import { createEndpointEmbedder, embeddingsUrl, retryAfterMs, shownUrl, type EmbedderTimers, type EndpointOptions } from '../src/embedder/endpoint.ts';
+import { createEndpointEmbedder, embeddingsUrl, realTimers, retryAfterMs, shownUrl, type EmbedderTimers, type EndpointOptions } from '../src/embedder/endpoint.ts';
 import { startEmbeddingServer, type EmbeddingServer } from './support/embedding-server.ts';
 
 // The first request loads the model in the encoder's worker: seconds on a busy machine.
-vi.setConfig({ testTimeout: 60_000 });
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const T0 = Date.UTC(2026, 3, 1);
 let server: EmbeddingServer;
@@ -40,8 +40,33 @@ afterEach(() => {
   server.resume();
 });
 
-/** Small steps, so a test with real timers finishes at once; no jitter spread (random 0.5). */
-const quick: Partial<EndpointOptions> = { backoffMs: 1, maxBackoffMs: 4, timeoutMs: 2_000, random: () => 0.5 };
+/** Small steps, so a test with real timers finishes at once; no jitter spread (random 0.5). A call's timeout is held (heldTimers). */
+const quick: Partial<EndpointOptions> = { backoffMs: 1, maxBackoffMs: 4, timeoutMs: 60_000, random: () => 0.5 };
+
+/**
+ * Timers whose short waits (the backoffs of a few ms) are real, and whose waits of a second or more (a call's
+ * timeout, a circuit's cooldown) end only when the test calls `expire`: on a slow machine no call times out, so a
+ * test sees the failures it injected and no others.
+ */
+function heldTimers(): EmbedderTimers & { expire(): void } {
+  const held = new Set<() => void>();
+  return {
+    now: () => Date.now(),
+    sleep(ms, signal) {
+      if (ms < 1_000) return realTimers.sleep(ms, signal);
+      return new Promise((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        const fire = () => (held.delete(fire), resolve());
+        held.add(fire);
+        signal?.addEventListener('abort', () => (held.delete(fire), reject(signal.reason)), { once: true });
+      });
+    },
+    expire: () => [...held].forEach((fire) => fire()),
+  };
+}
+
+/** Waits for a state, however long a loaded machine takes to reach it (within the test's own timeout). */
+const until = (check: () => void) => vi.waitFor(check, { timeout: 50_000, interval: 5 });
 
 /** What the embedder told its observer: calls by outcome, circuit changes, vectors landed. */
 function watcher() {
@@ -57,7 +82,7 @@ function watcher() {
 }
 
 function endpointDb(options: Partial<EndpointOptions> = {}, observer: EmbedderObserver = {}): SoulsDb {
-  const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', ...quick, ...options });
+  const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', timers: heldTimers(), ...quick, ...options });
   const db = openSoulsDb({ clock: manualClock(T0), settings: { similarity: 'semantic' }, embedder, observer });
   open.push(db);
   return db;
@@ -134,7 +159,8 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
 
   it('every fault is a counted failure, never a write that waits or fails, never a bad vector; the vectors land once it recovers', async () => {
     const seen = watcher();
-    const db = endpointDb({ maxAttempts: 20, timeoutMs: 1_000, circuitFailures: 100 }, seen.observer);
+    const timers = heldTimers();
+    const db = endpointDb({ maxAttempts: 20, circuitFailures: 100, timers }, seen.observer);
     const { soulId } = await dropAll(db, texts.slice(0, 1));
     await awaitEmbeddings(db);
     server.pause();
@@ -154,6 +180,9 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     expect(write.shardIds).toHaveLength(3);
     expect((await getShardEmbeddings(db, write.shardIds)).size).toBe(0);
     server.resume();
+    // The endpoint holds the fourth attempt unanswered: its timeout ends it.
+    await until(() => expect(server.hanging).toBe(1));
+    timers.expire();
     await awaitEmbeddings(db);
     const vectors = await getShardEmbeddings(db, write.shardIds);
     expect([...vectors.values()].map((v) => v.length)).toEqual([512, 512, 512]);
@@ -181,7 +210,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
 
   it('a full queue leaves the overflow lexical, counted, and takes the rest; closing while the endpoint is down ends the wait, storing nothing', async () => {
     const dropped: string[] = [];
-    const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', ...quick });
+    const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', timers: heldTimers(), ...quick });
     const db = openSoulsDb({ clock: manualClock(T0), settings: { similarity: 'semantic' }, embedder, maxEmbedQueue: 2, observer: { embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) } });
     open.push(db);
     const { shardIds } = await dropAll(db, texts.slice(0, 5));
@@ -194,7 +223,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     const down = endpointDb({ circuitFailures: 1, circuitCooldownMs: 60_000 }, seen.observer);
     await dropAll(down, texts.slice(5, 7));
     // The batch now waits out a minute's cooldown; closing the database must not wait for it.
-    await vi.waitFor(() => expect(seen.circuit).toEqual(['closed->open']));
+    await until(() => expect(seen.circuit).toEqual(['closed->open']));
     expect(down.semantic!.pending).toBe(2);
     closeSoulsDb(down);
     open.splice(open.indexOf(down), 1);
@@ -221,8 +250,8 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     const { shardId } = await dropShard(db, texts[1], 'chat', [soulId]);
     const landed = awaitEmbeddings(db);
     for (let failures = 1; failures <= 7; failures++) {
-      await vi.waitFor(() => expect(seen.outcomes.length).toBe(1 + failures));
-      await vi.waitFor(() => expect(timers.sleeping().filter((ms) => ms !== 60_000)).toHaveLength(1));
+      await until(() => expect(seen.outcomes.length).toBe(1 + failures));
+      await until(() => expect(timers.sleeping().filter((ms) => ms !== 60_000)).toHaveLength(1));
       timers.advance(timers.sleeping().find((ms) => ms !== 60_000)!);
     }
     await landed;
@@ -245,7 +274,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     /** Waits until one sleep (besides calls' timeouts) is pending, and lets it fall due; returns its length. */
     const step = async () => {
       let ms = 0;
-      await vi.waitFor(() => {
+      await until(() => {
         const pending = timers.sleeping().filter((t) => t !== 60_000);
         expect(pending).toHaveLength(1);
         ms = pending[0];
@@ -261,7 +290,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     expect(await step()).toBe(992);
     expect(server.requests - start).toBe(2);
     // The probe fails: open again, for another cooldown.
-    await vi.waitFor(() => expect(seen.circuit).toEqual(['closed->open', 'open->half_open', 'half_open->open']));
+    await until(() => expect(seen.circuit).toEqual(['closed->open', 'open->half_open', 'half_open->open']));
     expect(server.requests - start).toBe(3);
     server.failAll(null);
     expect(await step()).toBe(8);
