@@ -170,6 +170,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
       { kind: 'status', status: 503, retryAfter: '0' },
       { kind: 'hang' },
       { kind: 'malformed' },
+      { kind: 'undecodable' },
       { kind: 'wrong_dimension' },
       { kind: 'non_finite' },
       { kind: 'wrong_count' },
@@ -186,7 +187,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     await awaitEmbeddings(db);
     const vectors = await getShardEmbeddings(db, write.shardIds);
     expect([...vectors.values()].map((v) => v.length)).toEqual([512, 512, 512]);
-    expect(seen.outcomes.slice(1)).toEqual(['server_error', 'rate_limited', 'server_error', 'timeout', 'malformed', 'wrong_dimension', 'non_finite', 'wrong_count', 'network', 'ok']);
+    expect(seen.outcomes.slice(1)).toEqual(['server_error', 'rate_limited', 'server_error', 'timeout', 'malformed', 'malformed', 'wrong_dimension', 'non_finite', 'wrong_count', 'network', 'ok']);
     for (const text of texts.slice(1, 4)) expect(server.embedded.get(text)).toBe(1);
     expect(db.store.embeddingDimension()).toBe(512);
   });
@@ -206,6 +207,81 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     await awaitEmbeddings(db);
     expect((await getShardEmbeddings(db, [shardId])).size).toBe(1);
     expect(seen.outcomes).toEqual(['rejected', 'ok']);
+  });
+
+  it('cuts an answer off at its cap (a body too large, declared or not, an endless stream, a gzip bomb): each a counted failure of its batch, which is retried', async () => {
+    const seen = watcher();
+    const circuit: string[] = [];
+    const db = endpointDb({}, { ...seen.observer, embedCircuit: ({ reason }) => circuit.push(String(reason)) });
+    const { soulId } = await dropAll(db, texts.slice(0, 1));
+    await awaitEmbeddings(db);
+    // Valid answers padded with 8 MiB of spaces (the old client took them whole), numbers for ever, and a gzip
+    // stream of spaces without end: a few bytes on the wire per KiB it inflates to.
+    server.faults.push(
+      { kind: 'oversized', padding: 8 << 20, declared: true },
+      { kind: 'oversized', padding: 8 << 20, declared: false },
+      { kind: 'endless' },
+      { kind: 'gzip_bomb', padding: Infinity },
+      // Then a gzip answer within the cap, read whole.
+      { kind: 'gzip_bomb', padding: 16 << 10 },
+    );
+    const { shardId } = await dropShard(db, texts[1], 'chat', [soulId]);
+    await awaitEmbeddings(db);
+    expect(seen.outcomes).toEqual(['ok', 'too_large', 'too_large', 'too_large', 'too_large', 'ok']);
+    expect((await getShardEmbeddings(db, [shardId])).size).toBe(1);
+    expect(circuit).toEqual([]);
+    // Each was cut off by the client: the connection closed before the answer ended, a bounded number of bytes
+    // written (what the sockets' kernel buffers hold at most, far below the endless), and nothing stored from it.
+    await until(() => expect(server.streamed).toHaveLength(5));
+    expect(server.streamed.map((answer) => answer.cutOff)).toEqual([true, true, true, true, false]);
+    for (const answer of server.streamed) expect(answer.written).toBeLessThan(64 << 20);
+  });
+
+  it('a cap set (maxAnswerBytes) applies to every answer; a batch cut off every time is given up and counted, and opens the circuit saying why', async () => {
+    const dropped: string[] = [];
+    const seen = watcher();
+    const db = endpointDb({ maxAnswerBytes: 4_096, maxAttempts: 2 }, { ...seen.observer, embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) });
+    const { shardIds } = await dropAll(db, texts.slice(0, 1));
+    // One vector of 512 numbers is some 11 KB of JSON.
+    const failure = (await awaitEmbeddings(db).then(() => null, (e: unknown) => e)) as EmbedError;
+    expect(failure).toBeInstanceOf(EmbedError);
+    expect(failure.reason).toBe('too_large');
+    expect(failure.message).toMatch(/^gave up after 2 attempts: http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings answered more than 4096 bytes for 1 text: cut off there/);
+    expect(seen.outcomes).toEqual(['too_large', 'too_large']);
+    expect(dropped).toEqual(['failed:1']);
+    expect((await getShardEmbeddings(db, shardIds)).size).toBe(0);
+
+    const reasons: string[] = [];
+    const failing = endpointDb({ maxAnswerBytes: 4_096, circuitFailures: 2 }, { embedCircuit: ({ from, state, reason }) => reasons.push(`${from}->${state}:${reason}`) });
+    await dropAll(failing, texts.slice(2, 3));
+    await until(() => expect(reasons).toEqual(['closed->open:too_large']));
+  });
+
+  it('follows no redirect: a 307 to another origin sends it nothing, a 308 to the same URL is refused too; the batch is given up at once', async () => {
+    const other = await startEmbeddingServer();
+    try {
+      const dropped: string[] = [];
+      const seen = watcher();
+      const db = endpointDb({}, { ...seen.observer, embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) });
+      server.faults.push({ kind: 'redirect', status: 307, location: `${other.url}/embeddings?key=s3cret` });
+      const { soulId, shardIds } = await dropAll(db, texts.slice(0, 2));
+      const failure = (await awaitEmbeddings(db).then(() => null, (e: unknown) => e)) as EmbedError;
+      expect(failure).toBeInstanceOf(EmbedError);
+      expect(failure.reason).toBe('redirected');
+      expect(failure.message).toContain(`answered 307, redirecting to ${other.url}/embeddings: Souls follows no redirect`);
+      expect(failure.message).not.toContain('s3cret');
+      expect(other.received).toEqual({ requests: 0, bytes: 0 });
+
+      server.faults.push({ kind: 'redirect', status: 308, location: '/v1/embeddings' });
+      const { shardId } = await dropShard(db, texts[5], 'chat', [soulId]);
+      await expect(awaitEmbeddings(db)).rejects.toMatchObject({ reason: 'redirected' });
+      expect(seen.outcomes).toEqual(['redirected', 'redirected']);
+      expect(dropped).toEqual(['failed:2', 'failed:1']);
+      expect((await getShardEmbeddings(db, [...shardIds, shardId])).size).toBe(0);
+      expect(server.embedded.size).toBe(0);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('a full queue leaves the overflow lexical, counted, and takes the rest; closing while the endpoint is down ends the wait, storing nothing', async () => {

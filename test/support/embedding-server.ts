@@ -22,6 +22,8 @@ export type Fault =
   /** Closes the connection without an answer. */
   | { kind: 'drop' }
   | { kind: 'malformed' }
+  /** Says gzip, is not. */
+  | { kind: 'undecodable' }
   | { kind: 'wrong_dimension' }
   | { kind: 'non_finite' }
   | { kind: 'wrong_count' }
@@ -29,7 +31,7 @@ export type Fault =
   | { kind: 'oversized'; padding: number; declared: boolean }
   /** The start of an answer, then numbers for ever: no end, no Content-Length. */
   | { kind: 'endless' }
-  /** A valid answer padded with `padding` spaces, gzip-compressed as it is written (a few KiB on the wire). */
+  /** A valid answer padded with `padding` spaces (Infinity: for ever), gzip-compressed as it is written: a few bytes on the wire per KiB. */
   | { kind: 'gzip_bomb'; padding: number }
   /** Sends the client elsewhere (`location`, absolute or relative), keeping the method and body (307, 308). */
   | { kind: 'redirect'; status: number; location: string };
@@ -51,6 +53,8 @@ export type EmbeddingServer = {
   resume(): void;
   /** POSTs received (every attempt, failed or not). */
   readonly requests: number;
+  /** Every request received, whatever its method and path, and the bytes of their bodies. */
+  readonly received: { requests: number; bytes: number };
   /** Per text, how many times it was embedded in an answer that carried vectors. */
   readonly embedded: Map<string, number>;
   /** The Authorization headers received. */
@@ -70,6 +74,7 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
   let paused: Promise<void> | null = null;
   let resume = () => {};
   let requests = 0;
+  const received = { requests: 0, bytes: 0 };
   let hanging = 0;
   const streamed: Streamed[] = [];
   const embedded = new Map<string, number>();
@@ -83,7 +88,9 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
+    received.requests++;
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    received.bytes += Buffer.concat(chunks).length;
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') return json(res, 404, { error: { message: 'not found' } });
     requests++;
     authorizations.push(req.headers.authorization);
@@ -155,6 +162,8 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
         return;
       case 'malformed':
         return json(res, 200, '{"data": [{"embedding": [0.1, 0.2');
+      case 'undecodable':
+        return json(res, 200, '{"data": []}', { 'content-encoding': 'gzip' });
       case 'wrong_dimension':
         return json(res, 200, { data: Array.from({ length: count }, (_, index) => ({ embedding: [1, 2, 3], index })) });
       case 'non_finite':
@@ -203,6 +212,7 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
     },
     embedded,
     authorizations,
+    received,
     get hanging() {
       return hanging;
     },
