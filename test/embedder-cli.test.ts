@@ -10,7 +10,8 @@ import { configFromFlags, loadConfig, optionsHelp } from '../src/server/config.t
 import { cliRunner, expectNoStack } from './support/cli.ts';
 import { startEmbeddingServer, type EmbeddingServer } from './support/embedding-server.ts';
 
-vi.setConfig({ testTimeout: 90_000 });
+// Bounds, not speed checks: a test runs up to eight CLI processes, each slow to start on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 const KEY = 'sk-cli-SECRET-77d1e0';
 const { cli, exited, killAll } = cliRunner({ startMs: 30_000, exitMs: 60_000 });
