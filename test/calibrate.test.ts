@@ -15,7 +15,9 @@ import {
   lexicalSimilarity,
   openSoulsDb,
   openSoulsDbAsync,
+  maxLabelledLineLength,
   parseLabelledJsonl,
+  readLabelledJsonl,
   resolveSettings,
   storeCalibration,
   storedThreshold,
@@ -238,5 +240,54 @@ describe('parseLabelledJsonl', () => {
     const line = '{"text": "a", "label": "x"}\n';
     expect(parseLabelledJsonl(line.repeat(2), { ...bounds, maxClusteredShards: 2 })).toHaveLength(2);
     expect(() => parseLabelledJsonl(line.repeat(3), { ...bounds, maxClusteredShards: 2 })).toThrow(expect.objectContaining({ field: 'line 3', message: expect.stringMatching(/at most 2 \(maxClusteredShards\)/) }));
+  });
+});
+
+describe('readLabelledJsonl (a labelled file as a stream)', () => {
+  const bounds = { maxShardContentBytes: 8192, maxEmbeddingDimension: 4096, maxClusteredShards: 2000 };
+
+  /** Yields `chunk()` for ever (or until it returns null), counting the chunks the reader pulled. */
+  function source(chunk: (i: number) => Uint8Array | string | null) {
+    const pulled = { chunks: 0 };
+    async function* chunks() {
+      for (let i = 0; ; i++) {
+        const next = chunk(i);
+        if (next === null) return;
+        pulled.chunks++;
+        yield next;
+      }
+    }
+    return { pulled, chunks: chunks() };
+  }
+
+  it('reads what parseLabelledJsonl reads, however the bytes are cut, a character of several bytes split included', async () => {
+    const content = `${labelledJsonl().trim()}\n\n{"text": "déjà vu, 二度目 🙂", "label": null}\r\n{"text": "last", "label": "x"}`;
+    const bytes = new TextEncoder().encode(content);
+    for (const size of [1, 2, 3, 7, 64, bytes.length]) {
+      const { chunks } = source((i) => (i * size < bytes.length ? bytes.subarray(i * size, (i + 1) * size) : null));
+      expect(await readLabelledJsonl(chunks, bounds)).toEqual(parseLabelledJsonl(content, bounds));
+    }
+    expect((await readLabelledJsonl(source((i) => (i === 0 ? content : null)).chunks, bounds))[12]).toEqual({ text: 'déjà vu, 二度目 🙂', label: null, embedding: null });
+  });
+
+  it('stops reading at the labelled text past maxClusteredShards: the rest of an endless file is never pulled', async () => {
+    const { pulled, chunks } = source((i) => `{"text": "observation ${i}", "label": "label ${i % 3}"}\n`);
+    const refused = await rejection(readLabelledJsonl(chunks, { ...bounds, maxClusteredShards: 5 }), ValidationError);
+    expect(refused).toMatchObject({ field: 'line 6', message: 'one labelled text too many: calibration clusters at most 5 (maxClusteredShards); the file is read no further' });
+    expect(pulled.chunks).toBe(6);
+  });
+
+  it('stops at a bad line, and at a line longer than any text and vector need: a file without line breaks is never held whole', async () => {
+    const bad = source((i) => (i === 3 ? '{"text": "b", "label": \n' : `{"text": "a ${i}", "label": "x"}\n`));
+    expect(await rejection(readLabelledJsonl(bad.chunks, bounds), ValidationError)).toMatchObject({ field: 'line 4', message: expect.stringMatching(/^is not JSON/) });
+    expect(bad.pulled.chunks).toBe(4);
+
+    const longest = maxLabelledLineLength(bounds);
+    expect(longest).toBe(8192 * 4 * 6 + 4096 * 32 + 1024);
+    const block = 'x'.repeat(64 * 1024);
+    const endless = source(() => block);
+    const refused = await rejection(readLabelledJsonl(endless.chunks, bounds), ValidationError);
+    expect(refused).toMatchObject({ field: 'line 1', message: `is longer than ${longest} characters, more than the longest text and vector need` });
+    expect(endless.pulled.chunks).toBe(Math.floor(longest / block.length) + 1);
   });
 });

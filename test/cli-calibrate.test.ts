@@ -1,18 +1,35 @@
 // `souls calibrate` end to end: the real binary sweeps a labelled file or the database's themes, stores its choice,
 // and a server started on the database afterwards clusters at it (unless --clustering-threshold says otherwise).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { assignThemes, closeSoulsDb, createSoul, defaultClusteringThresholds, dropShards, openSoulsDb } from '../src/engine/index.ts';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadParaphraseCorpus } from '../bench/paraphrase.ts';
+import { assignThemes, closeSoulsDb, createSoul, defaultClusteringThresholds, dropShards, normalizeContent, openSoulsDb } from '../src/engine/index.ts';
+import { decodeEmbedding } from '../src/engine/provided.ts';
+import { sentenceEncoder } from '../src/engine/semantic.ts';
 import { KNOWN_BEST_THRESHOLD, labelledJsonl, labelledVectors } from './support/calibration.ts';
 import { cliRunner, expectNoStack } from './support/cli.ts';
+import { startEmbeddingServer, type EmbeddingServer } from './support/embedding-server.ts';
 
-const { cli, exited, printed, killAll } = cliRunner({ startMs: 30_000, exitMs: 30_000 });
+// The endpoint's first answer loads the sentence encoder: seconds on a busy machine.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 90_000 });
+
+// Bounds, not speed checks: on a loaded machine a server or command may take tens of seconds to start.
+const { cli, exited, printed, killAll } = cliRunner({ startMs: 60_000, exitMs: 60_000 });
 afterEach(() => killAll());
 
 const dir = mkdtempSync(join(tmpdir(), 'souls-calibrate-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let embeddings: EmbeddingServer;
+beforeAll(async () => {
+  embeddings = await startEmbeddingServer();
+});
+afterAll(async () => {
+  await embeddings.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const labelsFile = join(dir, 'labelled.jsonl');
 writeFileSync(labelsFile, labelledJsonl());
@@ -123,5 +140,98 @@ describe('souls calibrate', () => {
     expect(help.stdout).toMatch(/^Usage: souls calibrate \[--from-themes \| --labels FILE\.jsonl\] \[--dry-run\] \[--json\]/);
     expect(help.stdout).toContain('docs/calibrate.md');
     expect((await exited(cli(['--help']))).stdout).toMatch(/^ {2}calibrate {2,}choose the clustering threshold/m);
+  });
+});
+
+describe('souls calibrate --labels with similarity semantic', () => {
+  const items = loadParaphraseCorpus()
+    .records.filter((r) => ['no-tests', 'over-tests'].includes(r.theme ?? ''))
+    .slice(0, 12)
+    .map((r) => ({ text: r.text, label: r.theme! }));
+
+  it("embeds the labels with the database's embeddings endpoint, not the built-in encoder; a line's own embedding wins; the choice is stored under the endpoint's model", async () => {
+    const file = join(dir, 'semantic.jsonl');
+    const path = join(dir, 'semantic.db');
+    const endpoint = ['--embedder-url', embeddings.url, '--embedder-model', 'use-lite', '--embedder-batch', '4'];
+    const texts = items.map((item) => normalizeContent(item.text));
+    writeFileSync(file, labelledJsonl(items));
+    // A dry run with no database yet: every text goes to the endpoint, once, in batches of four.
+    const requests = embeddings.requests;
+    const dry = await exited(cli(['calibrate', '--db', path, ...endpoint, '--labels', file, '--dry-run', '--json']));
+    expect([...embeddings.embedded.keys()].sort()).toEqual([...texts].sort());
+    expect([...embeddings.embedded.values()].every((n) => n === 1)).toBe(true);
+    expect(embeddings.requests - requests).toBe(3);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ mode: 'semantic', key: 'semantic:use-lite:512d', texts: 12, withVectors: 12, stored: false });
+
+    // The first line brings its own vector (the model's, as its owner computed it): it is not sent again.
+    const own = Array.from(decodeEmbedding((await sentenceEncoder.embed([texts[0]]))[0]));
+    writeFileSync(file, labelledJsonl([{ ...items[0], embedding: own }, ...items.slice(1)]));
+    const run = await exited(cli(['calibrate', '--db', path, ...endpoint, '--labels', file, '--json']));
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(embeddings.embedded.get(texts[0])).toBe(1);
+    for (const text of texts.slice(1)) expect(embeddings.embedded.get(text)).toBe(2);
+    const stored = JSON.parse(run.stdout);
+    expect(stored).toMatchObject({ mode: 'semantic', key: 'semantic:use-lite:512d', from: 'labels', texts: 12, withVectors: 12, stored: true });
+    expect(stored.sweep).toEqual(JSON.parse(dry.stdout).sweep);
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      expect((db.prepare("SELECT key FROM souls_meta WHERE key LIKE 'calibration:%'").all() as { key: string }[]).map((row) => row.key)).toEqual(['calibration:semantic:use-lite:512d']);
+    } finally {
+      db.close();
+    }
+
+    // A line's vector of another length than the model's is refused, naming the line.
+    writeFileSync(file, labelledJsonl([{ ...items[0], embedding: [1, 0, 0] }, ...items.slice(1)]));
+    const refused = await exited(cli(['calibrate', '--db', path, ...endpoint, '--labels', file, '--dry-run']));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^souls: line 1\.embedding: must have 512 numbers, the dimension of the model "use-lite", got 3/);
+    expectNoStack(refused.stderr);
+  });
+});
+
+describe('souls calibrate --labels reads the file as a stream', () => {
+  /**
+   * Writes `line(i)` for i = 0, 1, … into a FIFO as fast as its reader takes them, until the reader closes its end
+   * (EPIPE) or `limit` bytes are written (more than any reader stopping in time takes); resolves with the bytes written.
+   */
+  async function feed(fifo: string, line: (i: number) => string, limit = 64 << 20): Promise<number> {
+    const out = createWriteStream(fifo);
+    const closed = new Promise<void>((resolve) => out.once('error', () => resolve()));
+    let ended = false;
+    void closed.then(() => (ended = true));
+    let written = 0;
+    for (let i = 0; !ended && written < limit; ) {
+      let chunk = '';
+      while (chunk.length < 16_384) chunk += line(i++);
+      written += chunk.length;
+      if (!out.write(chunk)) await Promise.race([new Promise<void>((resolve) => out.once('drain', () => resolve())), closed]);
+    }
+    out.destroy();
+    return written;
+  }
+
+  it('stops at the labelled text past 2,000 of a FIFO that never ends, having taken a bounded part of it', async () => {
+    const fifo = join(dir, 'endless.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const run = cli(['calibrate', '--db', join(dir, 'none.db'), '--similarity', 'lexical', '--labels', fifo, '--dry-run']);
+    const written = await feed(fifo, (i) => `{"text": "observation number ${i}", "label": "label ${i % 7}"}\n`);
+    const result = await exited(run);
+    // 2,001 lines are some 110 KB; the rest is the pipe's and the streams' buffers.
+    expect(written).toBeLessThan(1 << 20);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^souls: line 2001: one labelled text too many: calibration clusters at most 2000 \(maxClusteredShards\); the file is read no further/);
+  });
+
+  it('stops at a line longer than any text and vector need, however long it goes on', async () => {
+    const fifo = join(dir, 'one-line.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const run = cli(['calibrate', '--db', join(dir, 'none.db'), '--similarity', 'lexical', '--labels', fifo, '--dry-run']);
+    const written = await feed(fifo, () => 'x'.repeat(1_000));
+    const result = await exited(run);
+    expect(written).toBeLessThan(2 << 20);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^souls: line 1: is longer than 328704 characters, more than the longest text and vector need/);
   });
 });

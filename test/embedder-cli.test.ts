@@ -10,7 +10,8 @@ import { configFromFlags, loadConfig, optionsHelp } from '../src/server/config.t
 import { cliRunner, expectNoStack } from './support/cli.ts';
 import { startEmbeddingServer, type EmbeddingServer } from './support/embedding-server.ts';
 
-vi.setConfig({ testTimeout: 90_000 });
+// Bounds, not speed checks: a test runs up to eight CLI processes, each slow to start on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 const KEY = 'sk-cli-SECRET-77d1e0';
 const { cli, exited, killAll } = cliRunner({ startMs: 30_000, exitMs: 60_000 });
@@ -106,11 +107,12 @@ describe('the embedder settings', () => {
     const file = join(dir, 'config.json');
     writeFileSync(file, JSON.stringify({ embedderUrl: 'http://file.example/v1', embedderModel: 'file-model', embedderBatch: 8 }));
     const fromFile = loadConfig(['--config', file], {});
-    expect(fromFile.embedder).toMatchObject({ url: 'http://file.example/v1/embeddings', model: 'file-model', batchSize: 8, concurrency: 2, timeoutMs: 30_000 });
+    expect(fromFile.embedder).toMatchObject({ url: 'http://file.example/v1/embeddings', model: 'file-model', batchSize: 8, concurrency: 2, timeoutMs: 30_000, maxAnswerBytes: null });
     expect(fromFile.settings.similarity).toBe('semantic');
     expect(fromFile.embedder!.key()).toBeNull();
-    const fromEnv = loadConfig(['--config', file], { SOULS_EMBEDDER_MODEL: 'env-model', SOULS_EMBEDDER_KEY: KEY, SOULS_EMBEDDER_CONCURRENCY: '4' });
-    expect(fromEnv.embedder).toMatchObject({ model: 'env-model', concurrency: 4 });
+    const fromEnv = loadConfig(['--config', file], { SOULS_EMBEDDER_MODEL: 'env-model', SOULS_EMBEDDER_KEY: KEY, SOULS_EMBEDDER_CONCURRENCY: '4', SOULS_EMBEDDER_MAX_ANSWER_BYTES: '2097152' });
+    expect(fromEnv.embedder).toMatchObject({ model: 'env-model', concurrency: 4, maxAnswerBytes: 2_097_152 });
+    expect(loadConfig(['--config', file, '--embedder-max-answer-bytes', '65536'], {}).embedder!.maxAnswerBytes).toBe(65_536);
     expect(fromEnv.embedder!.key()).toBe(KEY);
     expect(JSON.stringify(fromEnv)).not.toContain(KEY);
     const fromFlags = loadConfig(['--config', file, '--embedder-url', 'https://api.openai.com/v1/embeddings', '--embedder-model', 'text-embedding-3-small', '--embedder-key-file', keyFile], { SOULS_EMBEDDER_KEY: 'other' });
@@ -134,12 +136,13 @@ describe('the embedder settings', () => {
     expect(refusal(['--embedder-url', 'http://h/v1', '--embedder-model', 'm', '--similarity', 'lexical'])).toMatch(/^--embedder-url: .*but --similarity is lexical/);
     expect(refusal(['--embedder-url', 'ftp://h/v1', '--embedder-model', 'm'])).toMatch(/^--embedder-url: must be an http/);
     expect(refusal(['--embedder-url', 'http://h/v1', '--embedder-model', 'm', '--embedder-batch', '0'])).toMatch(/^--embedder-batch: must be a whole number from 1 to 2048/);
+    expect(refusal(['--embedder-url', 'http://h/v1', '--embedder-model', 'm', '--embedder-max-answer-bytes', '100'])).toMatch(/^--embedder-max-answer-bytes: must be a whole number of bytes from 1024 to 268435456, got "100"/);
     expect(refusal(['--embedder-url', 'http://h/v1', '--embedder-model', 'm', '--embedder-key-file', join(dir, 'missing')])).toMatch(/^--embedder-key-file: cannot read .*missing: ENOENT/);
   });
 
   it('are listed in the help of every command that opens a database', () => {
     const help = optionsHelp(['settings']);
-    for (const flag of ['--embedder-url URL', '--embedder-model NAME', '--embedder-key-file FILE', '--embedder-batch N', '--embedder-concurrency N', '--embedder-timeout MS']) expect(help).toContain(flag);
+    for (const flag of ['--embedder-url URL', '--embedder-model NAME', '--embedder-key-file FILE', '--embedder-batch N', '--embedder-concurrency N', '--embedder-timeout MS', '--embedder-max-answer-bytes N']) expect(help).toContain(flag);
     expect(help).toContain('SOULS_EMBEDDER_KEY');
   });
 });

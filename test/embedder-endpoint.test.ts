@@ -16,11 +16,11 @@ import {
   type SoulsDb,
 } from '../src/engine/index.ts';
 import { contentHash, sentenceEncoder } from '../src/engine/semantic.ts';
-import { createEndpointEmbedder, embeddingsUrl, retryAfterMs, shownUrl, type EmbedderTimers, type EndpointOptions } from '../src/embedder/endpoint.ts';
+import { createEndpointEmbedder, embeddingsUrl, realTimers, retryAfterMs, shownUrl, type EmbedderTimers, type EndpointOptions } from '../src/embedder/endpoint.ts';
 import { startEmbeddingServer, type EmbeddingServer } from './support/embedding-server.ts';
 
 // The first request loads the model in the encoder's worker: seconds on a busy machine.
-vi.setConfig({ testTimeout: 60_000 });
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const T0 = Date.UTC(2026, 3, 1);
 let server: EmbeddingServer;
@@ -40,8 +40,33 @@ afterEach(() => {
   server.resume();
 });
 
-/** Small steps, so a test with real timers finishes at once; no jitter spread (random 0.5). */
-const quick: Partial<EndpointOptions> = { backoffMs: 1, maxBackoffMs: 4, timeoutMs: 2_000, random: () => 0.5 };
+/** Small steps, so a test with real timers finishes at once; no jitter spread (random 0.5). A call's timeout is held (heldTimers). */
+const quick: Partial<EndpointOptions> = { backoffMs: 1, maxBackoffMs: 4, timeoutMs: 60_000, random: () => 0.5 };
+
+/**
+ * Timers whose short waits (the backoffs of a few ms) are real, and whose waits of a second or more (a call's
+ * timeout, a circuit's cooldown) end only when the test calls `expire`: on a slow machine no call times out, so a
+ * test sees the failures it injected and no others.
+ */
+function heldTimers(): EmbedderTimers & { expire(): void } {
+  const held = new Set<() => void>();
+  return {
+    now: () => Date.now(),
+    sleep(ms, signal) {
+      if (ms < 1_000) return realTimers.sleep(ms, signal);
+      return new Promise((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        const fire = () => (held.delete(fire), resolve());
+        held.add(fire);
+        signal?.addEventListener('abort', () => (held.delete(fire), reject(signal.reason)), { once: true });
+      });
+    },
+    expire: () => [...held].forEach((fire) => fire()),
+  };
+}
+
+/** Waits for a state, however long a loaded machine takes to reach it (within the test's own timeout). */
+const until = (check: () => void) => vi.waitFor(check, { timeout: 50_000, interval: 5 });
 
 /** What the embedder told its observer: calls by outcome, circuit changes, vectors landed. */
 function watcher() {
@@ -57,7 +82,7 @@ function watcher() {
 }
 
 function endpointDb(options: Partial<EndpointOptions> = {}, observer: EmbedderObserver = {}): SoulsDb {
-  const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', ...quick, ...options });
+  const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', timers: heldTimers(), ...quick, ...options });
   const db = openSoulsDb({ clock: manualClock(T0), settings: { similarity: 'semantic' }, embedder, observer });
   open.push(db);
   return db;
@@ -134,7 +159,8 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
 
   it('every fault is a counted failure, never a write that waits or fails, never a bad vector; the vectors land once it recovers', async () => {
     const seen = watcher();
-    const db = endpointDb({ maxAttempts: 20, timeoutMs: 1_000, circuitFailures: 100 }, seen.observer);
+    const timers = heldTimers();
+    const db = endpointDb({ maxAttempts: 20, circuitFailures: 100, timers }, seen.observer);
     const { soulId } = await dropAll(db, texts.slice(0, 1));
     await awaitEmbeddings(db);
     server.pause();
@@ -144,6 +170,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
       { kind: 'status', status: 503, retryAfter: '0' },
       { kind: 'hang' },
       { kind: 'malformed' },
+      { kind: 'undecodable' },
       { kind: 'wrong_dimension' },
       { kind: 'non_finite' },
       { kind: 'wrong_count' },
@@ -154,10 +181,13 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     expect(write.shardIds).toHaveLength(3);
     expect((await getShardEmbeddings(db, write.shardIds)).size).toBe(0);
     server.resume();
+    // The endpoint holds the fourth attempt unanswered: its timeout ends it.
+    await until(() => expect(server.hanging).toBe(1));
+    timers.expire();
     await awaitEmbeddings(db);
     const vectors = await getShardEmbeddings(db, write.shardIds);
     expect([...vectors.values()].map((v) => v.length)).toEqual([512, 512, 512]);
-    expect(seen.outcomes.slice(1)).toEqual(['server_error', 'rate_limited', 'server_error', 'timeout', 'malformed', 'wrong_dimension', 'non_finite', 'wrong_count', 'network', 'ok']);
+    expect(seen.outcomes.slice(1)).toEqual(['server_error', 'rate_limited', 'server_error', 'timeout', 'malformed', 'malformed', 'wrong_dimension', 'non_finite', 'wrong_count', 'network', 'ok']);
     for (const text of texts.slice(1, 4)) expect(server.embedded.get(text)).toBe(1);
     expect(db.store.embeddingDimension()).toBe(512);
   });
@@ -179,9 +209,84 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     expect(seen.outcomes).toEqual(['rejected', 'ok']);
   });
 
+  it('cuts an answer off at its cap (a body too large, declared or not, an endless stream, a gzip bomb): each a counted failure of its batch, which is retried', async () => {
+    const seen = watcher();
+    const circuit: string[] = [];
+    const db = endpointDb({}, { ...seen.observer, embedCircuit: ({ reason }) => circuit.push(String(reason)) });
+    const { soulId } = await dropAll(db, texts.slice(0, 1));
+    await awaitEmbeddings(db);
+    // Valid answers padded with 8 MiB of spaces (the old client took them whole), numbers for ever, and a gzip
+    // stream of spaces without end: a few bytes on the wire per KiB it inflates to.
+    server.faults.push(
+      { kind: 'oversized', padding: 8 << 20, declared: true },
+      { kind: 'oversized', padding: 8 << 20, declared: false },
+      { kind: 'endless' },
+      { kind: 'gzip_bomb', padding: Infinity },
+      // Then a gzip answer within the cap, read whole.
+      { kind: 'gzip_bomb', padding: 16 << 10 },
+    );
+    const { shardId } = await dropShard(db, texts[1], 'chat', [soulId]);
+    await awaitEmbeddings(db);
+    expect(seen.outcomes).toEqual(['ok', 'too_large', 'too_large', 'too_large', 'too_large', 'ok']);
+    expect((await getShardEmbeddings(db, [shardId])).size).toBe(1);
+    expect(circuit).toEqual([]);
+    // Each was cut off by the client: the connection closed before the answer ended, a bounded number of bytes
+    // written (what the sockets' kernel buffers hold at most, far below the endless), and nothing stored from it.
+    await until(() => expect(server.streamed).toHaveLength(5));
+    expect(server.streamed.map((answer) => answer.cutOff)).toEqual([true, true, true, true, false]);
+    for (const answer of server.streamed) expect(answer.written).toBeLessThan(64 << 20);
+  });
+
+  it('a cap set (maxAnswerBytes) applies to every answer; a batch cut off every time is given up and counted, and opens the circuit saying why', async () => {
+    const dropped: string[] = [];
+    const seen = watcher();
+    const db = endpointDb({ maxAnswerBytes: 4_096, maxAttempts: 2 }, { ...seen.observer, embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) });
+    const { shardIds } = await dropAll(db, texts.slice(0, 1));
+    // One vector of 512 numbers is some 11 KB of JSON.
+    const failure = (await awaitEmbeddings(db).then(() => null, (e: unknown) => e)) as EmbedError;
+    expect(failure).toBeInstanceOf(EmbedError);
+    expect(failure.reason).toBe('too_large');
+    expect(failure.message).toMatch(/^gave up after 2 attempts: http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings answered more than 4096 bytes for 1 text: cut off there/);
+    expect(seen.outcomes).toEqual(['too_large', 'too_large']);
+    expect(dropped).toEqual(['failed:1']);
+    expect((await getShardEmbeddings(db, shardIds)).size).toBe(0);
+
+    const reasons: string[] = [];
+    const failing = endpointDb({ maxAnswerBytes: 4_096, circuitFailures: 2 }, { embedCircuit: ({ from, state, reason }) => reasons.push(`${from}->${state}:${reason}`) });
+    await dropAll(failing, texts.slice(2, 3));
+    await until(() => expect(reasons).toEqual(['closed->open:too_large']));
+  });
+
+  it('follows no redirect: a 307 to another origin sends it nothing, a 308 to the same URL is refused too; the batch is given up at once', async () => {
+    const other = await startEmbeddingServer();
+    try {
+      const dropped: string[] = [];
+      const seen = watcher();
+      const db = endpointDb({}, { ...seen.observer, embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) });
+      server.faults.push({ kind: 'redirect', status: 307, location: `${other.url}/embeddings?key=s3cret` });
+      const { soulId, shardIds } = await dropAll(db, texts.slice(0, 2));
+      const failure = (await awaitEmbeddings(db).then(() => null, (e: unknown) => e)) as EmbedError;
+      expect(failure).toBeInstanceOf(EmbedError);
+      expect(failure.reason).toBe('redirected');
+      expect(failure.message).toContain(`answered 307, redirecting to ${other.url}/embeddings: Souls follows no redirect`);
+      expect(failure.message).not.toContain('s3cret');
+      expect(other.received).toEqual({ requests: 0, bytes: 0 });
+
+      server.faults.push({ kind: 'redirect', status: 308, location: '/v1/embeddings' });
+      const { shardId } = await dropShard(db, texts[5], 'chat', [soulId]);
+      await expect(awaitEmbeddings(db)).rejects.toMatchObject({ reason: 'redirected' });
+      expect(seen.outcomes).toEqual(['redirected', 'redirected']);
+      expect(dropped).toEqual(['failed:2', 'failed:1']);
+      expect((await getShardEmbeddings(db, [...shardIds, shardId])).size).toBe(0);
+      expect(server.embedded.size).toBe(0);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('a full queue leaves the overflow lexical, counted, and takes the rest; closing while the endpoint is down ends the wait, storing nothing', async () => {
     const dropped: string[] = [];
-    const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', ...quick });
+    const embedder = createEndpointEmbedder({ url: server.url, model: 'use-lite', timers: heldTimers(), ...quick });
     const db = openSoulsDb({ clock: manualClock(T0), settings: { similarity: 'semantic' }, embedder, maxEmbedQueue: 2, observer: { embedDropped: ({ reason, shards }) => dropped.push(`${reason}:${shards}`) } });
     open.push(db);
     const { shardIds } = await dropAll(db, texts.slice(0, 5));
@@ -194,7 +299,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     const down = endpointDb({ circuitFailures: 1, circuitCooldownMs: 60_000 }, seen.observer);
     await dropAll(down, texts.slice(5, 7));
     // The batch now waits out a minute's cooldown; closing the database must not wait for it.
-    await vi.waitFor(() => expect(seen.circuit).toEqual(['closed->open']));
+    await until(() => expect(seen.circuit).toEqual(['closed->open']));
     expect(down.semantic!.pending).toBe(2);
     closeSoulsDb(down);
     open.splice(open.indexOf(down), 1);
@@ -221,8 +326,8 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     const { shardId } = await dropShard(db, texts[1], 'chat', [soulId]);
     const landed = awaitEmbeddings(db);
     for (let failures = 1; failures <= 7; failures++) {
-      await vi.waitFor(() => expect(seen.outcomes.length).toBe(1 + failures));
-      await vi.waitFor(() => expect(timers.sleeping().filter((ms) => ms !== 60_000)).toHaveLength(1));
+      await until(() => expect(seen.outcomes.length).toBe(1 + failures));
+      await until(() => expect(timers.sleeping().filter((ms) => ms !== 60_000)).toHaveLength(1));
       timers.advance(timers.sleeping().find((ms) => ms !== 60_000)!);
     }
     await landed;
@@ -245,7 +350,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     /** Waits until one sleep (besides calls' timeouts) is pending, and lets it fall due; returns its length. */
     const step = async () => {
       let ms = 0;
-      await vi.waitFor(() => {
+      await until(() => {
         const pending = timers.sleeping().filter((t) => t !== 60_000);
         expect(pending).toHaveLength(1);
         ms = pending[0];
@@ -261,7 +366,7 @@ describe('an OpenAI-compatible endpoint as the vector source', () => {
     expect(await step()).toBe(992);
     expect(server.requests - start).toBe(2);
     // The probe fails: open again, for another cooldown.
-    await vi.waitFor(() => expect(seen.circuit).toEqual(['closed->open', 'open->half_open', 'half_open->open']));
+    await until(() => expect(seen.circuit).toEqual(['closed->open', 'open->half_open', 'half_open->open']));
     expect(server.requests - start).toBe(3);
     server.failAll(null);
     expect(await step()).toBe(8);

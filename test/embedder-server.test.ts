@@ -83,6 +83,25 @@ describe('similarity semantic through an embeddings endpoint, as a user of the A
     await client.dispose();
   });
 
+  it('an answer past its cap (a gzip bomb) is cut off, logged and counted under too_large; the retry lands the vector', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ clock: manualClock(T0), destination: { write: (line: string) => lines.push(line) } });
+    const embedder = createEndpointEmbedder({ url: embeddings.url, model: 'use-lite', key: KEY, backoffMs: 1, maxBackoffMs: 2 });
+    const live = await server({ settings: { similarity: 'semantic' }, start: T0, embedder, app: { logger } });
+    embeddings.faults.push({ kind: 'gzip_bomb', padding: Infinity });
+    const soulId = (await live.data('mutation { createSoul(input: { name: "Sable", essence: "A coding agent." }) { ... on SoulPayload { soul { id } } } }')).createSoul.soul.id;
+    await live.data('mutation($input: DropShardInput!) { dropShard(input: $input) { __typename } }', { input: { content: TABLE, source: 'chat', soulIds: [soulId] } });
+    await awaitEmbeddings(live.app.db);
+    expect((await getShardEmbeddings(live.app.db, [1])).size).toBe(1);
+    const cut = lines.filter((l) => l.includes('embedder answer cut off'));
+    expect(cut).toHaveLength(1);
+    expect(JSON.parse(cut[0])).toMatchObject({ level: 'warn', model: 'use-lite', reason: 'too_large', texts: 1 });
+    const text = await (await fetch(live.url.replace(/\/graphql$/, '/metrics'))).text();
+    expect(sample(text, 'souls_embed_failures_total', { reason: 'too_large' })).toBe(1);
+    expect(sample(text, 'souls_embed_failures_total', { reason: 'redirected' })).toBe(0);
+    expect(sample(text, 'souls_embed_duration_seconds_count', { outcome: 'ok' })).toBe(1);
+  });
+
   it('a wrong key is a counted refusal whose error names the remedy, not the key', async () => {
     const embedder = createEndpointEmbedder({ url: embeddings.url, model: 'use-lite', key: 'sk-wrong-SECRET-0000' });
     const live = await server({ settings: { similarity: 'semantic' }, start: T0, embedder });

@@ -1,11 +1,11 @@
 // souls calibrate: choose the clustering threshold that fits this database's similarity mode (and model) from labelled data.
-import { readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { Command } from './command.ts';
 import { parseArguments, UsageError } from './arguments.ts';
 import { json, table } from './format.ts';
 import { commandHelp } from './help.ts';
 import { colours } from './terminal.ts';
-import { databaseExists, openDb, openExistingDb } from './database.ts';
+import { databaseExists, embedderOf, openDb, openExistingDb } from './database.ts';
 import { describeDb } from '../store/postgres-pool.ts';
 import {
   calibrateThreshold,
@@ -14,7 +14,7 @@ import {
   MIN_CALIBRATION_LABELS,
   MIN_CALIBRATION_TEXTS,
   openSoulsDb,
-  parseLabelledJsonl,
+  readLabelledJsonl,
   SoulsError,
   stopSentenceEncoder,
   storeCalibration,
@@ -28,12 +28,14 @@ const help = commandHelp({
     "Chooses the clustering threshold for the database's similarity mode (and, with vectors, their model) from labelled\n" +
     'data you already have: the themes refiners assigned (--from-themes, the default), or a JSONL file of\n' +
     '{"text": "…", "label": "…"} lines ("label": null for a text that belongs with no other; "embedding": [numbers] for\n' +
-    'similarity provided; semantic embeds the texts itself). It clusters the labelled texts as the engine does at each\n' +
-    `threshold from ${CALIBRATION_THRESHOLDS[0]} to ${CALIBRATION_THRESHOLDS.at(-1)} and keeps the best adjusted Rand index among the thresholds whose largest\n` +
-    "cluster is no larger than the largest label (the rule the bench chose every mode's default by). It needs at least\n" +
-    `${MIN_CALIBRATION_TEXTS} labelled texts in at least ${MIN_CALIBRATION_LABELS} labels of two or more. Unless --dry-run, the choice is stored in the database for the\n` +
-    'mode (provided and semantic: and the vector dimension); a server or command opened without --clustering-threshold\n' +
-    'then uses it, and `settings { clusteringThresholdSource }` says CALIBRATED. Give the --similarity the server runs with.\n' +
+    "similarity provided; semantic embeds the texts with the database's model, the --embedder-url endpoint or the\n" +
+    'built-in encoder, unless a line brings its "embedding"), read line by line up to maxClusteredShards (2,000) texts.\n' +
+    `It clusters the labelled texts as the engine does at each threshold from ${CALIBRATION_THRESHOLDS[0]} to ${CALIBRATION_THRESHOLDS.at(-1)} and keeps the best\n` +
+    'adjusted Rand index among the thresholds whose largest cluster is no larger than the largest label (the rule the\n' +
+    `bench chose every mode's default by). It needs at least ${MIN_CALIBRATION_TEXTS} labelled texts in at least ${MIN_CALIBRATION_LABELS} labels of two or more.\n` +
+    'Unless --dry-run, the choice is stored in the database for the mode (provided and semantic: and the model and vector\n' +
+    'dimension); a server or command opened without --clustering-threshold then uses it, and\n' +
+    '`settings { clusteringThresholdSource }` says CALIBRATED. Give the --similarity (and --embedder-*) the server runs with.\n' +
     'See docs/calibrate.md.',
   options: [
     ['--from-themes', 'label each shard assigned to a theme with its theme (the default)'],
@@ -63,21 +65,12 @@ export const calibrateCommand: Command = {
     const labelsFile = values.labels as string | undefined;
     if (labelsFile !== undefined && values['from-themes'] === true) throw new UsageError('give --from-themes or --labels, not both');
     const dryRun = values['dry-run'] === true;
-    let labels = undefined;
-    if (labelsFile !== undefined) {
-      let content: string;
-      try {
-        content = readFileSync(labelsFile, 'utf8');
-      } catch (error) {
-        throw new SoulsError(`cannot read ${labelsFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-      }
-      labels = parseLabelledJsonl(content, config!.settings);
-    }
+    const labels = labelsFile === undefined ? undefined : await readLabels(labelsFile, config!.settings);
     let db: SoulsDb;
     if (!databaseExists(config!)) {
       if (labels === undefined) throw new SoulsError(`no database at ${config!.db} (${config!.dbFrom}): calibrating from themes needs the database whose refiners assigned them`);
       // Labels alone need no database to sweep; storing the choice creates one.
-      db = dryRun ? openSoulsDb({ settings: config!.settings }) : await openDb(config!);
+      db = dryRun ? openSoulsDb({ settings: config!.settings, embedder: embedderOf(config!) }) : await openDb(config!);
     } else {
       db = dryRun ? await openExistingDb(config!, 'calibrate --dry-run') : await openDb(config!);
     }
@@ -95,6 +88,16 @@ export const calibrateCommand: Command = {
     }
   },
 };
+
+/** The labelled file, read as a stream: it stops at the first bad line or the text past the limit, never holding the file whole. */
+async function readLabels(file: string, settings: Parameters<typeof readLabelledJsonl>[1]): Promise<Awaited<ReturnType<typeof readLabelledJsonl>>> {
+  try {
+    return await readLabelledJsonl(createReadStream(file), settings);
+  } catch (error) {
+    if (error instanceof SoulsError) throw error;
+    throw new SoulsError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
 
 function report(c: Calibration, database: string, stored: boolean, colour: ReturnType<typeof colours>): string {
   const source = c.from === 'themes' ? 'the themes refiners assigned' : 'the labelled file';

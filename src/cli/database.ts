@@ -11,7 +11,7 @@ type DbConfig = Pick<ServerConfig, 'db' | 'settings'> & { embedder?: EmbedderCon
 /** The configured embeddings endpoint as the database's embedder; undefined: the built-in encoder (or no semantic). */
 export function embedderOf(config: { embedder?: EmbedderConfig | null }): Embedder | undefined {
   const e = config.embedder;
-  return e ? createEndpointEmbedder({ url: e.url, model: e.model, key: e.key(), batchSize: e.batchSize, concurrency: e.concurrency, timeoutMs: e.timeoutMs }) : undefined;
+  return e ? createEndpointEmbedder({ url: e.url, model: e.model, key: e.key(), batchSize: e.batchSize, concurrency: e.concurrency, timeoutMs: e.timeoutMs, maxAnswerBytes: e.maxAnswerBytes }) : undefined;
 }
 
 /** For the commands that write: creates the folder and the file if needed. */

@@ -3,15 +3,23 @@
  * Hugging Face TEI, LM Studio), as the Embedder of similarity `semantic`:
  *   POST {url} { model, input: [texts] }  →  { data: [{ embedding, index }] }
  * with the key, if any, as `Authorization: Bearer`. Each call has a timeout; a failure worth retrying (a timeout,
- * the network, 408, 429, 5xx, an answer that is not a valid set of vectors) is retried after an exponential backoff
- * with jitter, or after the server's Retry-After. A circuit stops calling an endpoint that keeps failing: after
- * `circuitFailures` failures in a row it is left alone for `circuitCooldownMs`, then one call probes it, and its
- * answer closes the circuit or opens it again. Calls wait while the circuit is open, however long, so shards queued
- * during an outage get their vectors once it ends; a call refused for good (another 4xx), or failing
- * `maxAttempts` times while the endpoint answers others, is given up: its shards stay lexical until `souls reindex`.
+ * the network, 408, 429, 5xx, an answer that is not a valid set of vectors or is larger than its cap) is retried
+ * after an exponential backoff with jitter, or after the server's Retry-After. A circuit stops calling an endpoint
+ * that keeps failing: after `circuitFailures` failures in a row it is left alone for `circuitCooldownMs`, then one
+ * call probes it, and its answer closes the circuit or opens it again. Calls wait while the circuit is open, however
+ * long, so shards queued during an outage get their vectors once it ends; a call refused for good (another 4xx, or a
+ * redirect: none is followed, so the texts go to no other place than the URL given), or failing `maxAttempts` times
+ * while the endpoint answers others, is given up: its shards stay lexical until `souls reindex`.
+ * An answer is read as a stream, decompressed as it arrives, and cut off (the connection closed) once it passes its
+ * cap, in bytes read or decompressed: a gzip bomb or an endless answer costs no more memory than the cap.
  * Time and randomness are injected, so tests run the same every time. The key is never logged, counted or put in
  * an error; the URL is shown without its credentials and query.
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { EmbedError, type CircuitState, type EmbedFailureReason, type Embedder, type EmbedderObserver } from '../engine/semantic.ts';
 import { encodeEmbedding } from '../engine/provided.ts';
 import { ValidationError } from '../engine/errors.ts';
@@ -43,6 +51,8 @@ export type EndpointOptions = {
   maxRetryAfterMs?: number;
   circuitFailures?: number;
   circuitCooldownMs?: number;
+  /** The most bytes one answer may take, read and decompressed alike; null or absent: answerCap's, per call. */
+  maxAnswerBytes?: number | null;
   timers?: EmbedderTimers;
   /** In [0, 1): the jitter's draw. */
   random?: () => number;
@@ -63,6 +73,23 @@ export const endpointDefaults = {
 
 /** The longest vector taken from an endpoint (maxEmbeddingDimension's ceiling). */
 const MAX_DIMENSION = 16_384;
+
+/**
+ * What an answer may take, generously: a number printed compactly takes about 20 bytes, pretty-printed about 35;
+ * each item's index and keys some dozens; the answer's model, usage and spacing a few hundred.
+ */
+const ANSWER_BYTES = { perNumber: 48, perText: 1_024, base: 64 * 1_024 } as const;
+
+/** The largest cap, derived or set: the answer is parsed as one string, and V8's strings end at 512 MiB. */
+export const MAX_ANSWER_BYTES = 256 * 1_024 * 1_024;
+
+/**
+ * The most bytes an answer for `texts` texts may take, read from the socket and decompressed alike: each text's
+ * vector of `dimension` numbers (the longest taken while the model's dimension is not known yet) at 48 bytes a number.
+ */
+export function answerCap(texts: number, dimension: number | null): number {
+  return Math.min(MAX_ANSWER_BYTES, ANSWER_BYTES.base + texts * (ANSWER_BYTES.perText + (dimension ?? MAX_DIMENSION) * ANSWER_BYTES.perNumber));
+}
 
 export const realTimers: EmbedderTimers = {
   now: () => Date.now(),
@@ -122,6 +149,96 @@ export function retryAfterMs(header: string | null, now: number): number | null 
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** The decompressors of the encodings asked for (Accept-Encoding); another is a malformed answer. */
+const decoders = new Map<string, () => Transform>([
+  ['gzip', createGunzip],
+  ['x-gzip', createGunzip],
+  ['deflate', createInflate],
+  ['br', createBrotliDecompress],
+]);
+
+/** One POST; resolves with the answer's head, its body unread. node:http follows no redirect. */
+function post(url: URL, headers: Record<string, string>, payload: string, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(payload)) }, signal }, resolve);
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+/** Where a redirect pointed, for the error: its origin and path only (a query may carry a secret). */
+function redirectTarget(location: string | undefined, base: URL): string {
+  if (location === undefined) return 'nowhere (no Location)';
+  try {
+    return shownUrl(new URL(location, base));
+  } catch {
+    return 'an unreadable Location';
+  }
+}
+
+/** Any answer but a 2xx is a CallFailure, its body left unread (the connection is closed). */
+function refuseStatus(response: IncomingMessage, endpoint: { shown: string; url: URL; model: string; now: number; maxRetryAfterMs: number }): void {
+  const { shown, url, model } = endpoint;
+  const status = response.statusCode ?? 0;
+  if (status >= 200 && status < 300) return;
+  response.destroy();
+  if (status >= 300 && status < 400) {
+    fail('redirected', `${shown} answered ${status}, redirecting to ${redirectTarget(response.headers.location, url)}: Souls follows no redirect (the texts go nowhere but --embedder-url); give the URL the endpoint is at`, false);
+  }
+  const wait = retryAfterMs(response.headers['retry-after'] ?? null, endpoint.now);
+  const capped = wait === null ? null : Math.min(wait, endpoint.maxRetryAfterMs);
+  if (status === 429) fail('rate_limited', `${shown} answered 429 (rate limited)`, true, capped);
+  if (status >= 500) fail('server_error', `${shown} answered ${status}`, true, capped);
+  if (status === 408) fail('timeout', `${shown} answered 408 (request timeout)`, true, capped);
+  fail('rejected', `${shown} refused the request with ${status}${status === 401 || status === 403 ? ' (check the key: SOULS_EMBEDDER_KEY or --embedder-key-file)' : status === 404 ? ` (check the URL and that the model "${model}" is there)` : ''}`, false);
+}
+
+/**
+ * The answer's body, decompressed, once at most `cap` bytes were read and at most `cap` decompressed: past either,
+ * reading stops and the connection is closed (a too_large CallFailure). The decompressor is pulled, never pushed,
+ * so nothing is inflated or buffered much beyond the cap.
+ */
+async function readCapped(response: IncomingMessage, cap: number, count: number, shown: string): Promise<Buffer> {
+  const tooLarge = (): never =>
+    fail('too_large', `${shown} answered more than ${cap} bytes for ${count} text${count === 1 ? '' : 's'}: cut off there (the cap follows the batch size and the vectors' dimension; --embedder-max-answer-bytes sets it)`);
+  if (Number(response.headers['content-length']) > cap) {
+    response.destroy();
+    tooLarge();
+  }
+  const coding = (response.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const decoder = coding === 'identity' || coding === '' ? null : decoders.get(coding)?.();
+  if (decoder === undefined) {
+    response.destroy();
+    fail('malformed', `${shown} answered in a Content-Encoding Souls cannot read (${coding})`);
+  }
+  let read = 0;
+  let decoded = 0;
+  const chunks: Buffer[] = [];
+  const counted = async function* (source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      if ((read += chunk.length) > cap) tooLarge();
+      yield chunk;
+    }
+  };
+  const kept = async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      if ((decoded += chunk.length) > cap) tooLarge();
+      chunks.push(chunk);
+    }
+  };
+  let undecodable = false;
+  decoder?.once('error', () => (undecodable = true));
+  try {
+    await (decoder ? pipeline(response, counted, decoder, kept) : pipeline(response, counted, kept));
+  } catch (error) {
+    if (error instanceof CallFailure) throw error;
+    if (undecodable) fail('malformed', `${shown} answered a ${coding} body that does not decompress`);
+    throw error;
+  }
+  return Buffer.concat(chunks, decoded);
 }
 
 /**
@@ -209,7 +326,7 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
   const timers = options.timers ?? realTimers;
   const random = options.random ?? Math.random;
   const circuit = new Circuit(settings.circuitFailures, settings.circuitCooldownMs, timers);
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'accept-encoding': 'gzip, deflate, br' };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   /** The dimension of the first valid answer: every later one must have it (as the database's, once fixed). */
   let learned: number | null = null;
@@ -222,17 +339,20 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
 
   /** One POST, its answer checked: the texts' vectors in order, or a CallFailure. */
   async function call(texts: readonly string[], signal: AbortSignal, dimension: number | null): Promise<Uint8Array[]> {
+    const known = dimension ?? learned;
+    const cap = settings.maxAnswerBytes ?? answerCap(texts.length, known);
     const timeout = new AbortController();
     const stop = () => timeout.abort();
     signal.addEventListener('abort', stop, { once: true });
     const timer = new AbortController();
     void timers.sleep(settings.timeoutMs, timer.signal).then(stop, () => {});
-    let response: Response;
-    let body: string;
+    let body: Buffer;
     try {
-      response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ model, input: texts }), signal: timeout.signal });
-      body = await response.text();
-    } catch {
+      const response = await post(url, headers, JSON.stringify({ model, input: texts }), timeout.signal);
+      refuseStatus(response, { shown, url, model, now: timers.now(), maxRetryAfterMs: settings.maxRetryAfterMs });
+      body = await readCapped(response, cap, texts.length, shown);
+    } catch (error) {
+      if (error instanceof CallFailure) throw error;
       if (signal.aborted) throw signal.reason;
       if (timeout.signal.aborted) fail('timeout', `${shown} did not answer within ${settings.timeoutMs} ms`);
       return fail('network', `${shown} could not be reached (connection refused, reset or closed)`);
@@ -240,16 +360,7 @@ export function createEndpointEmbedder(options: EndpointOptions): EndpointEmbedd
       timer.abort();
       signal.removeEventListener('abort', stop);
     }
-    if (!response.ok) {
-      const status = response.status;
-      const wait = retryAfterMs(response.headers.get('retry-after'), timers.now());
-      const capped = wait === null ? null : Math.min(wait, settings.maxRetryAfterMs);
-      if (status === 429) fail('rate_limited', `${shown} answered 429 (rate limited)`, true, capped);
-      if (status >= 500) fail('server_error', `${shown} answered ${status}`, true, capped);
-      if (status === 408) fail('timeout', `${shown} answered 408 (request timeout)`, true, capped);
-      fail('rejected', `${shown} refused the request with ${status}${status === 401 || status === 403 ? ' (check the key: SOULS_EMBEDDER_KEY or --embedder-key-file)' : status === 404 ? ` (check the URL and that the model "${model}" is there)` : ''}`, false);
-    }
-    return vectorsOf(body, texts.length, dimension ?? learned);
+    return vectorsOf(body.toString('utf8'), texts.length, known);
   }
 
   /** The answer's vectors in input order, normalized; anything else is a counted failure and stores nothing. */

@@ -9,7 +9,7 @@ import { usesVectors } from './cluster-memo.ts';
 import { InvalidStateError, ValidationError } from './errors.ts';
 import { exceedsUtf8Bytes, normalizeContent } from './normalize.ts';
 import { decodeEmbedding, encodeEmbedding } from './provided.ts';
-import { BUILTIN_MODEL, sentenceEncoder } from './semantic.ts';
+import { BUILTIN_MODEL, contentHash } from './semantic.ts';
 import { clusteringThresholdSource, defaultClusteringThresholds, withCalibratedThreshold, type ClusteringThresholdSource, type Settings, type SimilarityMode } from './settings.ts';
 import { clusterBy } from './similarity-modes.ts';
 import type { SoulsDb } from './souls-db.ts';
@@ -143,33 +143,86 @@ export function withStoredThreshold(settings: Settings, threshold: number | null
   return threshold === null || clusteringThresholdSource(settings) !== 'default' ? settings : withCalibratedThreshold(settings, threshold);
 }
 
+type LabelBounds = Pick<Settings, 'maxShardContentBytes' | 'maxEmbeddingDimension' | 'maxClusteredShards'>;
+
+/**
+ * The longest line a labelled file may hold, in characters: the longest text (four times maxShardContentBytes
+ * before normalization) with every character escaped as \uXXXX, the longest vector at 32 characters a number, and
+ * its keys. A longer line stops the reading, so a file without line breaks is never held whole.
+ */
+export function maxLabelledLineLength(settings: Pick<LabelBounds, 'maxShardContentBytes' | 'maxEmbeddingDimension'>): number {
+  return settings.maxShardContentBytes * 4 * 6 + settings.maxEmbeddingDimension * 32 + 1_024;
+}
+
+/** One line of a labelled file as a labelled text, or null for a blank line; a bad line is a ValidationError naming it. */
+function parseLabelledLine(raw: string, field: string, settings: LabelBounds): LabelledText | null {
+  const line = raw.trim();
+  if (line === '') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    throw new ValidationError(field, `is not JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(field, 'must be a JSON object with "text" and "label"');
+  const { text, label, embedding, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new ValidationError(field, `has an unknown key "${unknown[0]}" (known: text, label, embedding)`);
+  if (typeof text !== 'string') throw new ValidationError(`${field}.text`, 'must be a string');
+  if (label !== null && (typeof label !== 'string' || label.trim() === '')) throw new ValidationError(`${field}.label`, 'must be a non-empty string, or null for a text that belongs with no other');
+  if (embedding !== undefined && embedding !== null) encodeEmbedding(`${field}.embedding`, embedding, settings.maxEmbeddingDimension);
+  return { text, label: label === null ? null : label.trim(), embedding: (embedding ?? null) as number[] | null };
+}
+
+/** Gathers a file's labelled texts line by line; the one past maxClusteredShards is refused, so reading stops there. */
+function labelledLines(settings: LabelBounds) {
+  const texts: LabelledText[] = [];
+  let lines = 0;
+  return {
+    texts,
+    add(raw: string): void {
+      const field = `line ${++lines}`;
+      if (raw.length > maxLabelledLineLength(settings)) throw new ValidationError(field, `is longer than ${maxLabelledLineLength(settings)} characters, more than the longest text and vector need`);
+      const item = parseLabelledLine(raw, field, settings);
+      if (item === null) return;
+      texts.push(item);
+      if (texts.length > settings.maxClusteredShards) throw new ValidationError(field, `one labelled text too many: calibration clusters at most ${settings.maxClusteredShards} (maxClusteredShards); the file is read no further`);
+    },
+    get next(): string {
+      return `line ${lines + 1}`;
+    },
+  };
+}
+
 /**
  * Reads a labelled JSONL file: one object a line, `{"text": "…", "label": "…" | null, "embedding": [numbers]?}`;
  * blank lines are skipped. A bad line is a ValidationError naming it (`line 7`), nothing else read.
  */
-export function parseLabelledJsonl(content: string, settings: Pick<Settings, 'maxShardContentBytes' | 'maxEmbeddingDimension' | 'maxClusteredShards'>): LabelledText[] {
-  const out: LabelledText[] = [];
-  content.split('\n').forEach((raw, i) => {
-    const line = raw.trim();
-    const field = `line ${i + 1}`;
-    if (line === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new ValidationError(field, `is not JSON (${(error as Error).message})`);
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(field, 'must be a JSON object with "text" and "label"');
-    const { text, label, embedding, ...rest } = value as Record<string, unknown>;
-    const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw new ValidationError(field, `has an unknown key "${unknown[0]}" (known: text, label, embedding)`);
-    if (typeof text !== 'string') throw new ValidationError(`${field}.text`, 'must be a string');
-    if (label !== null && (typeof label !== 'string' || label.trim() === '')) throw new ValidationError(`${field}.label`, 'must be a non-empty string, or null for a text that belongs with no other');
-    if (embedding !== undefined && embedding !== null) encodeEmbedding(`${field}.embedding`, embedding, settings.maxEmbeddingDimension);
-    out.push({ text, label: label === null ? null : label.trim(), embedding: (embedding ?? null) as number[] | null });
-    if (out.length > settings.maxClusteredShards) throw new ValidationError(field, `one labelled text too many: calibration clusters at most ${settings.maxClusteredShards} (maxClusteredShards)`);
-  });
-  return out;
+export function parseLabelledJsonl(content: string, settings: LabelBounds): LabelledText[] {
+  const labels = labelledLines(settings);
+  for (const raw of content.split('\n')) labels.add(raw);
+  return labels.texts;
+}
+
+/**
+ * parseLabelledJsonl over a stream (a file's chunks, as bytes of UTF-8 or strings), read as it arrives: reading
+ * stops at the first bad line, at the labelled text past maxClusteredShards and at a line longer than
+ * maxLabelledLineLength, so no more than one line and the texts kept are ever held, however large the file.
+ */
+export async function readLabelledJsonl(source: AsyncIterable<Uint8Array | string>, settings: LabelBounds): Promise<LabelledText[]> {
+  const labels = labelledLines(settings);
+  const longest = maxLabelledLineLength(settings);
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of source) {
+    const text = pending + (typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    let start = 0;
+    for (let end = text.indexOf('\n'); end >= 0; start = end + 1, end = text.indexOf('\n', start)) labels.add(text.slice(start, end));
+    pending = text.slice(start);
+    if (pending.length > longest) throw new ValidationError(labels.next, `is longer than ${longest} characters, more than the longest text and vector need`);
+  }
+  labels.add(pending + decoder.decode());
+  return labels.texts;
 }
 
 /** The texts of one clustering (a soul's shards, or the whole file), each with its truth and vector. */
@@ -297,7 +350,6 @@ async function labelGroups(db: SoulsDb, labels: readonly LabelledText[]): Promis
   const vectors = labels.map((item, i): Float32Array | null => {
     if (item.embedding === undefined || item.embedding === null) return null;
     const field = `line ${i + 1}.embedding`;
-    if (mode === 'semantic') throw new ValidationError(field, 'similarity semantic embeds the texts itself: send none (a vector of your own model needs similarity provided)');
     if (!usesVectors(mode)) throw new ValidationError(field, `similarity ${mode} compares texts only: calibrate with similarity provided, or leave "embedding" out`);
     const vector = decodeEmbedding(encodeEmbedding(field, item.embedding, db.settings.maxEmbeddingDimension));
     if (dimension !== null && vector.length !== dimension) {
@@ -306,9 +358,28 @@ async function labelGroups(db: SoulsDb, labels: readonly LabelledText[]): Promis
     dimension = vector.length;
     return vector;
   });
-  if (mode === 'semantic') {
-    const embedded = await sentenceEncoder.embed(texts);
-    embedded.forEach((bytes, i) => (vectors[i] = decodeEmbedding(bytes)));
-  }
+  if (mode === 'semantic') await embedUnvectored(db, texts, vectors);
   return [{ texts, truth: labels.map((item, i) => (item.label === null ? `single ${i}` : `label ${item.label}`)), vectors }];
+}
+
+/**
+ * Semantic: the vectors of the labelled texts that brought none, from the source the database embeds its shards
+ * with (its endpoint, or the built-in encoder), in the embedder's batches; a text with a stored vector reuses it.
+ * A line's own vector must have the model's dimension.
+ */
+async function embedUnvectored(db: SoulsDb, texts: readonly string[], vectors: (Float32Array | null)[]): Promise<void> {
+  const semantic = db.semantic!;
+  const missing = [...new Set(texts.filter((_, i) => vectors[i] === null))];
+  const byHash = new Map<string, Uint8Array>();
+  for (let start = 0; start < missing.length; start += semantic.embedder.batchSize) {
+    for (const [hash, bytes] of await semantic.vectorsOf(db, missing.slice(start, start + semantic.embedder.batchSize))) byHash.set(hash, bytes);
+  }
+  const own = vectors.findIndex((v) => v !== null);
+  texts.forEach((text, i) => {
+    if (vectors[i] !== null) return;
+    vectors[i] = decodeEmbedding(byHash.get(contentHash(text))!);
+    if (own >= 0 && vectors[i].length !== vectors[own]!.length) {
+      throw new ValidationError(`line ${own + 1}.embedding`, `must have ${vectors[i].length} numbers, the dimension of the model "${semantic.embedder.model}", got ${vectors[own]!.length}`);
+    }
+  });
 }

@@ -126,7 +126,7 @@ export function stopSentenceEncoder(): Promise<void> {
 export const BUILTIN_MODEL = 'use-lite-512';
 
 /** Why a call for vectors failed: each is counted (souls_embed_failures_total), none stores a vector. */
-export const embedFailureReasons = ['timeout', 'network', 'rate_limited', 'server_error', 'rejected', 'malformed', 'wrong_count', 'wrong_dimension', 'non_finite', 'encoder'] as const;
+export const embedFailureReasons = ['timeout', 'network', 'rate_limited', 'server_error', 'rejected', 'redirected', 'too_large', 'malformed', 'wrong_count', 'wrong_dimension', 'non_finite', 'encoder'] as const;
 export type EmbedFailureReason = (typeof embedFailureReasons)[number];
 
 /** closed: calls go through; open: a failing endpoint is left alone until its cooldown ends; half_open: one probe call is out. */

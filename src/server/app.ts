@@ -256,6 +256,12 @@ export function buildApp(options: AppOptions): App {
     if (change.state === 'open' && change.from === 'closed') logger.warn({ model: db.semantic?.embedder.model, failures: change.failures, reason: change.reason }, 'embedder circuit open: the endpoint is left alone, shards compare lexically until it answers');
     else if (change.state === 'closed') logger.info({ model: db.semantic?.embedder.model }, 'embedder circuit closed: the endpoint answers again');
   };
+  // An answer cut off at its cap, or a redirect not followed, is a hostile or misconfigured endpoint: one line each.
+  db.observer.embedCall = (call) => {
+    metrics.observer.embedCall(call);
+    if (call.outcome === 'too_large') logger.warn({ model: db.semantic?.embedder.model, reason: call.outcome, texts: call.texts }, 'embedder answer cut off: larger than its cap (--embedder-max-answer-bytes); the batch counts a failure');
+    else if (call.outcome === 'redirected') logger.warn({ model: db.semantic?.embedder.model, reason: call.outcome, texts: call.texts }, 'embedder redirect not followed: the texts go nowhere but --embedder-url; the batch is given up');
+  };
   const redis: RedisEvents | null = options.redis ? createRedisEvents({ ...options.redis, logger, counters: { ...metrics.redis, dropped: metrics.pubsub.dropped } }) : null;
   const pubsub = createSoulsPubSub(redis?.eventTarget, { counters: metrics.pubsub });
   const release = options.memoryRelease

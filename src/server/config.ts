@@ -4,7 +4,7 @@ import { loadTokens, tokensFileWarnings, type TokenEntry } from './auth.ts';
 import { defaultSettings, resolveSettings, settingNames, similarityModes, ValidationError, type Settings } from '../engine/index.ts';
 import { defaultLimits, limitNames, type Limits } from './limits.ts';
 import { normalizeHost, normalizeOrigin } from './origin.ts';
-import { embeddingsUrl, endpointDefaults } from '../embedder/endpoint.ts';
+import { embeddingsUrl, endpointDefaults, MAX_ANSWER_BYTES } from '../embedder/endpoint.ts';
 
 export type ServerConfig = {
   host: string;
@@ -43,11 +43,20 @@ export type ServerConfig = {
 };
 
 /** The endpoint's settings; the key is behind a function so that printing or serializing the config never shows it. */
-export type EmbedderConfig = { url: string; model: string; key: () => string | null; batchSize: number; concurrency: number; timeoutMs: number };
+export type EmbedderConfig = {
+  url: string;
+  model: string;
+  key: () => string | null;
+  batchSize: number;
+  concurrency: number;
+  timeoutMs: number;
+  /** The most bytes one answer may take; null: derived per call from its texts and the vectors' dimension. */
+  maxAnswerBytes: number | null;
+};
 
 /** The embedder's flags beside the engine settings: every command that opens a database may need its model. */
-const embedderFlags = ['embedder-url', 'embedder-model', 'embedder-key-file', 'embedder-batch', 'embedder-concurrency', 'embedder-timeout'];
-const embedderKeys = ['embedderUrl', 'embedderModel', 'embedderKeyFile', 'embedderBatch', 'embedderConcurrency', 'embedderTimeout'];
+const embedderFlags = ['embedder-url', 'embedder-model', 'embedder-key-file', 'embedder-batch', 'embedder-concurrency', 'embedder-timeout', 'embedder-max-answer-bytes'];
+const embedderKeys = ['embedderUrl', 'embedderModel', 'embedderKeyFile', 'embedderBatch', 'embedderConcurrency', 'embedderTimeout', 'embedderMaxAnswerBytes'];
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -319,7 +328,7 @@ function embedderConfig(pick: Pick, env: NodeJS.ProcessEnv): EmbedderConfig | nu
     key = env.SOULS_EMBEDDER_KEY.trim();
     if (/\s/.test(key)) throw new ValidationError('SOULS_EMBEDDER_KEY', 'must be the key alone, without spaces or line breaks');
   }
-  const whole = (name: string, flag: string, min: number, max: number, fallback: number, unit = ''): number => {
+  const whole = <T extends number | null>(name: string, flag: string, min: number, max: number, fallback: T, unit = ''): number | T => {
     const found = pick(name, flag, envName(name));
     if (!found) return fallback;
     const value = number(found.where, found.raw);
@@ -334,6 +343,7 @@ function embedderConfig(pick: Pick, env: NodeJS.ProcessEnv): EmbedderConfig | nu
     batchSize: whole('embedderBatch', 'embedder-batch', 1, 2048, endpointDefaults.batchSize),
     concurrency: whole('embedderConcurrency', 'embedder-concurrency', 1, 16, endpointDefaults.concurrency),
     timeoutMs: whole('embedderTimeout', 'embedder-timeout', 1, 600_000, endpointDefaults.timeoutMs, ' of milliseconds'),
+    maxAnswerBytes: whole('embedderMaxAnswerBytes', 'embedder-max-answer-bytes', 1_024, MAX_ANSWER_BYTES, null, ' of bytes'),
   };
 }
 
@@ -365,6 +375,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
         line('--embedder-batch N', 'SOULS_EMBEDDER_BATCH', `(texts per call; default ${endpointDefaults.batchSize})`),
         line('--embedder-concurrency N', 'SOULS_EMBEDDER_CONCURRENCY', `(calls at once; default ${endpointDefaults.concurrency})`),
         line('--embedder-timeout MS', 'SOULS_EMBEDDER_TIMEOUT', `(longest wait for one call; default ${endpointDefaults.timeoutMs})`),
+        line('--embedder-max-answer-bytes N', 'SOULS_EMBEDDER_MAX_ANSWER_BYTES', "(most bytes one answer may take, read or decompressed; default: 64 KiB + per text 1 KiB + 48 a number of its vector, up to 256 MiB)"),
       ]),
     server: () => [
       line('--host HOST', 'SOULS_HOST', `(default ${defaults.host})`),

@@ -4,10 +4,14 @@
  * Universal Sentence Encoder lite (the built-in encoder's worker), one text at a time. Two models are served:
  * `use-lite`, and `use-lite-reversed` (the same numbers in reverse order: another model, as far as Souls can tell).
  * Faults are injected on the same server: queued ones answer the next requests one each, and `failAll` answers
- * every request with one until cleared. It counts requests and, per text, how often it was embedded.
+ * every request with one until cleared. It counts requests and, per text, how often it was embedded. An answer too
+ * large to buffer (an oversized body, an endless stream, a gzip bomb) is written as the client reads it (waiting for
+ * the socket to drain), and `streamed` records how many bytes each wrote before the client closed the connection.
  */
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { createGzip } from 'node:zlib';
 import { decodeEmbedding } from '../../src/engine/provided.ts';
 import { sentenceEncoder } from '../../src/engine/semantic.ts';
 
@@ -18,9 +22,22 @@ export type Fault =
   /** Closes the connection without an answer. */
   | { kind: 'drop' }
   | { kind: 'malformed' }
+  /** Says gzip, is not. */
+  | { kind: 'undecodable' }
   | { kind: 'wrong_dimension' }
   | { kind: 'non_finite' }
-  | { kind: 'wrong_count' };
+  | { kind: 'wrong_count' }
+  /** A valid answer followed by `padding` bytes of spaces (valid JSON still), with or without a Content-Length. */
+  | { kind: 'oversized'; padding: number; declared: boolean }
+  /** The start of an answer, then numbers for ever: no end, no Content-Length. */
+  | { kind: 'endless' }
+  /** A valid answer padded with `padding` spaces (Infinity: for ever), gzip-compressed as it is written: a few bytes on the wire per KiB. */
+  | { kind: 'gzip_bomb'; padding: number }
+  /** Sends the client elsewhere (`location`, absolute or relative), keeping the method and body (307, 308). */
+  | { kind: 'redirect'; status: number; location: string };
+
+/** One streamed answer: the bytes written to the socket (compressed, for the bomb) and whether the client closed it first. */
+export type Streamed = { kind: string; written: number; cutOff: boolean };
 
 export const SERVED_MODELS = ['use-lite', 'use-lite-reversed'] as const;
 
@@ -36,10 +53,16 @@ export type EmbeddingServer = {
   resume(): void;
   /** POSTs received (every attempt, failed or not). */
   readonly requests: number;
+  /** Every request received, whatever its method and path, and the bytes of their bodies. */
+  readonly received: { requests: number; bytes: number };
   /** Per text, how many times it was embedded in an answer that carried vectors. */
   readonly embedded: Map<string, number>;
   /** The Authorization headers received. */
   readonly authorizations: (string | undefined)[];
+  /** Requests held unanswered by a 'hang' fault right now. */
+  readonly hanging: number;
+  /** The answers of the streamed faults, once each ended. */
+  readonly streamed: Streamed[];
   stop(): Promise<void>;
 };
 
@@ -51,6 +74,9 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
   let paused: Promise<void> | null = null;
   let resume = () => {};
   let requests = 0;
+  const received = { requests: 0, bytes: 0 };
+  let hanging = 0;
+  const streamed: Streamed[] = [];
   const embedded = new Map<string, number>();
   const authorizations: (string | undefined)[] = [];
   const faults: Fault[] = [];
@@ -62,7 +88,9 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
+    received.requests++;
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    received.bytes += Buffer.concat(chunks).length;
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') return json(res, 404, { error: { message: 'not found' } });
     requests++;
     authorizations.push(req.headers.authorization);
@@ -78,13 +106,46 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
     if (!Array.isArray(input) || input.some((t) => typeof t !== 'string')) return json(res, 400, { error: { message: 'input must be a string or a list of strings' } });
     if (!SERVED_MODELS.includes(body.model as (typeof SERVED_MODELS)[number])) return json(res, 404, { error: { message: `model ${String(body.model)} not found` } });
     const fault = faults.shift() ?? persistent;
-    if (fault) return injure(fault, req, res, input.length);
+    if (fault && !['oversized', 'gzip_bomb'].includes(fault.kind)) return injure(fault, req, res, input.length);
     const vectors = (await sentenceEncoder.embed(input)).map((bytes) => Array.from(decodeEmbedding(bytes)));
     const served = body.model === 'use-lite-reversed' ? vectors.map((v) => v.reverse()) : vectors;
-    for (const text of input as string[]) embedded.set(text, (embedded.get(text) ?? 0) + 1);
     // Listed in reverse: a client must place each vector by its index, not by its position.
     const data = served.map((embedding, index) => ({ object: 'embedding', embedding, index })).reverse();
-    json(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } });
+    const answer = JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } });
+    if (fault?.kind === 'oversized' || fault?.kind === 'gzip_bomb') return stream(fault, res, answer);
+    for (const text of input as string[]) embedded.set(text, (embedded.get(text) ?? 0) + 1);
+    json(res, 200, answer);
+  }
+
+  /** Writes an answer too large to hold, `chunk` after chunk as the socket drains, until it ends or the client closes. */
+  async function stream(fault: Fault, res: ServerResponse, answer = ''): Promise<void> {
+    const spaces = Buffer.alloc(64 * 1024, 0x20);
+    const numbers = Buffer.from('0.125, '.repeat(8 * 1024));
+    const record: Streamed = { kind: fault.kind, written: 0, cutOff: false };
+    res.on('close', () => {
+      record.cutOff = !res.writableFinished;
+      streamed.push(record);
+    });
+    const padding = fault.kind === 'oversized' || fault.kind === 'gzip_bomb' ? fault.padding : Infinity;
+    const head = fault.kind === 'endless' ? '{"data": [{"index": 0, "embedding": [' : answer.slice(0, -1);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (fault.kind === 'oversized' && fault.declared) headers['content-length'] = String(Buffer.byteLength(answer) + padding);
+    if (fault.kind === 'gzip_bomb') headers['content-encoding'] = 'gzip';
+    res.writeHead(200, headers);
+    // The bomb's bytes on the wire are the gzip stream's; the others' are the body's.
+    const gzip = fault.kind === 'gzip_bomb' ? createGzip({ level: 9 }) : null;
+    gzip?.on('data', (chunk: Buffer) => (record.written += chunk.length));
+    gzip?.pipe(res);
+    res.on('close', () => gzip?.destroy());
+    const sink = gzip ?? res;
+    const write = async (chunk: Buffer | string) => {
+      if (res.destroyed) return;
+      if (gzip === null) record.written += Buffer.byteLength(chunk);
+      if (!sink.write(chunk)) await Promise.race([once(sink, 'drain'), once(res, 'close')]);
+    };
+    await write(head);
+    for (let left = padding; left > 0 && !res.destroyed; left -= spaces.length) await write(fault.kind === 'endless' ? numbers : left >= spaces.length ? spaces : spaces.subarray(0, left));
+    if (!res.destroyed) sink.end('}');
   }
 
   function injure(fault: Fault, req: IncomingMessage, res: ServerResponse, count: number): void {
@@ -93,12 +154,16 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
       case 'status':
         return json(res, fault.status, { error: { message: `injected ${fault.status}` } }, fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter });
       case 'hang':
+        hanging++;
+        res.on('close', () => hanging--);
         return;
       case 'drop':
         req.socket.destroy();
         return;
       case 'malformed':
         return json(res, 200, '{"data": [{"embedding": [0.1, 0.2');
+      case 'undecodable':
+        return json(res, 200, '{"data": []}', { 'content-encoding': 'gzip' });
       case 'wrong_dimension':
         return json(res, 200, { data: Array.from({ length: count }, (_, index) => ({ embedding: [1, 2, 3], index })) });
       case 'non_finite':
@@ -106,6 +171,13 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
         return json(res, 200, `{"data": [${Array.from({ length: count }, (_, index) => `{"index": ${index}, "embedding": [1e999${', 0'.repeat(511)}]}`).join(', ')}]}`);
       case 'wrong_count':
         return json(res, 200, { data: [{ embedding: one, index: 0 }, ...Array.from({ length: count }, (_, index) => ({ embedding: one, index }))] });
+      case 'redirect':
+        res.writeHead(fault.status, { location: fault.location, 'content-type': 'application/json' });
+        res.end('{}');
+        return;
+      case 'endless':
+        void stream(fault, res);
+        return;
     }
   }
 
@@ -114,6 +186,8 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
       if (!res.headersSent) json(res, 500, { error: { message: String(error) } });
     });
   });
+  // Idle connections stay open until stop(): a client's kept-alive socket is never closed under a request it sends.
+  server.keepAliveTimeout = 0;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -138,6 +212,11 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
     },
     embedded,
     authorizations,
+    received,
+    get hanging() {
+      return hanging;
+    },
+    streamed,
     async stop() {
       resume();
       for (const socket of sockets) socket.destroy();
