@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, InMemoryServerEventBus, isJsonContentType, type AuthInfo, type McpHttpHandler, type ServerEvent, type ServerEventBus } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
-import { bearerChallenge, scopes as knownScopes, type Caller, type Scope } from '../server/auth.ts';
+import { bearerChallenge, scopes as knownScopes, TOKEN_REQUIRED, type Caller, type Scope } from '../server/auth.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import { findRefinerBySlug, isRefiner } from './refiner.ts';
 import { listenFilterRefusal, requestRefusal, type McpLimits, type McpRefusal } from './requests.ts';
@@ -155,7 +155,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): Omit<McpEndpoint
       const caller = options.callerOf(authorization);
       if (!caller) {
         res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(authorization) });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'a valid bearer token is required (Authorization: Bearer <token>)' } }));
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: TOKEN_REQUIRED } }));
         req.resume();
         return;
       }
