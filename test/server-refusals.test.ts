@@ -21,6 +21,7 @@ async function serve(options: Partial<RefusalOptions> = {}): Promise<{ port: num
     maxBodyBytes: 1000,
     requestLine: { recordOf: () => undefined },
     isMcp: (req) => req.url === '/mcp',
+    graphqlPath: '/graphql',
     ...options,
   });
   let passed = 0;

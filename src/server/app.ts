@@ -21,7 +21,7 @@ import { createWebSockets } from './websocket.ts';
 import { createSoulsYoga, GRAPHQL_PATH, type RequestLayer, type SoulsYoga } from './yoga.ts';
 import { mcpEndpoint } from '../mcp/endpoint.ts';
 
-export { GRAPHQL_PATH, REQUEST_LAYERS, CSRF_HEADERS, type RequestLayer } from './yoga.ts';
+export { GRAPHQL_PATH, REQUEST_LAYERS, type RequestLayer } from './yoga.ts';
 export { PRE_ACK_MAX_BYTES } from './websocket.ts';
 
 export type AppOptions = {
@@ -77,7 +77,7 @@ export function buildApp(options: AppOptions): App {
   const introspection = options.introspection !== false;
   const yoga = createSoulsYoga({ db, pubsub, schema: options.schema, limits, introspection, graphiql: options.graphiql !== false, callers, originPolicy, requestLine, metrics, release, omit });
   const mcp = mcpEndpoint({ db, pubsub, callerOf: callers.of, maxBodyBytes: limits.maxBodyBytes, limits });
-  const refusals = createRefusals({ originPolicy, callers, maxBodyBytes: limits.maxBodyBytes, requestLine, isMcp: mcp.handles });
+  const refusals = createRefusals({ originPolicy, callers, maxBodyBytes: limits.maxBodyBytes, requestLine, isMcp: mcp.handles, graphqlPath: GRAPHQL_PATH });
   const router = createRouter({ db, redisReady: shared.redis?.ready, requestLine: omit.has('requestLine') ? null : requestLine, release, refusals, callers, metrics, mcp, yoga });
   const server = createServer(arrivalTimeouts(limits), router);
   const webSockets = createWebSockets({ yoga, limits, refusals, callers, requestLine, metrics, logger, release, initTimeoutMs: options.wsInitTimeoutMs ?? 3000 });

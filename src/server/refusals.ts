@@ -1,7 +1,7 @@
-// Where a request is refused before anything reads its body: a page of another site or a foreign Host name
-// (origin.ts), a body over the limit or without a declared length (body-limits.ts), and, on a server with tokens, a
-// body from a caller no token names. Each is answered from the headers alone, with a GraphQL-shaped error (a JSON-RPC
-// one at /mcp), and the connection closed.
+// Where a request is refused from its headers: before anything reads its body, a page of another site or a foreign
+// Host name (origin.ts), a body over the limit or without a declared length (body-limits.ts), and, on a server with
+// tokens, a body from a caller no token names; before the API answers, any other request without a valid token.
+// Each is answered with a GraphQL-shaped error in the form the client reads (a JSON-RPC one at /mcp).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerChallenge, TOKEN_REQUIRED, type Callers } from './auth.ts';
 import { hasBody, oversizedBody } from './body-limits.ts';
@@ -12,8 +12,13 @@ import { graphqlAnswer } from './sse.ts';
 export type Refusals = {
   /** Origin and Host: why a request or a WebSocket upgrade may not go on, or null. */
   byOrigin(req: IncomingMessage): Refusal | null;
-  /** Answers the request when it is refused from its headers; false when it may go on. */
+  /** Answers the request when it is refused before its body is read; false when it may go on. */
   refused(req: IncomingMessage, res: ServerResponse): boolean;
+  /**
+   * With tokens, answers 401 to a request for the API without a valid token, whatever its path and method; false
+   * when it may go on. What a browser asks for without a token is let through: a CORS preflight, GraphiQL's page.
+   */
+  unauthenticated(req: IncomingMessage, res: ServerResponse): boolean;
 };
 
 export type RefusalOptions = {
@@ -23,17 +28,15 @@ export type RefusalOptions = {
   requestLine: Pick<RequestLine, 'recordOf'>;
   /** Whether the request is for /mcp, whose clients read JSON-RPC errors. */
   isMcp(req: IncomingMessage): boolean;
+  /** Where GraphiQL's page is, which a browser opens without a token. */
+  graphqlPath: string;
 };
 
 export function createRefusals(options: RefusalOptions): Refusals {
   const { originPolicy, callers, maxBodyBytes } = options;
   const byOrigin = (req: IncomingMessage) => refuseByOriginOrHost({ origin: req.headers.origin, host: req.headers.host }, originPolicy);
-  /**
-   * With tokens, a body from nobody known is never read: refused from its headers, so that unauthenticated clients
-   * cannot make the server hold their bodies (GraphQL, MCP and any other path alike).
-   */
-  const unauthenticatedBody = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (!callers.required || !hasBody(req) || callers.of(req.headers.authorization) !== null) return false;
+  const unauthenticated = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (!callers.required || callers.of(req.headers.authorization) !== null) return false;
     options.requestLine.recordOf(req)?.errorCodes.add('UNAUTHENTICATED');
     const origin = req.headers.origin;
     // A page of an allowed origin can read why, as it could when GraphQL answered.
@@ -41,8 +44,9 @@ export function createRefusals(options: RefusalOptions): Refusals {
     const { type, text } = options.isMcp(req)
       ? { type: 'application/json', text: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: TOKEN_REQUIRED } }) }
       : graphqlAnswer(req.headers.accept, { errors: [{ message: TOKEN_REQUIRED, extensions: { code: 'UNAUTHENTICATED' } }] });
-    res.writeHead(401, { 'content-type': `${type}; charset=utf-8`, 'www-authenticate': bearerChallenge(req.headers.authorization), connection: 'close', ...cors });
-    res.end(text);
+    const close = hasBody(req) ? { connection: 'close' } : {};
+    res.writeHead(401, { 'content-type': `${type}; charset=utf-8`, 'www-authenticate': bearerChallenge(req.headers.authorization), ...close, ...cors });
+    res.end(req.method === 'HEAD' ? undefined : text);
     req.resume();
     return true;
   };
@@ -54,9 +58,19 @@ export function createRefusals(options: RefusalOptions): Refusals {
         refuse(req, res, refusal);
         return true;
       }
-      return unauthenticatedBody(req, res);
+      // A body from nobody known is never read, so that unauthenticated clients cannot make the server hold bodies.
+      return hasBody(req) && unauthenticated(req, res);
     },
+    unauthenticated: (req, res) => !isOpenToBrowsers(req, options.graphqlPath) && unauthenticated(req, res),
   };
+}
+
+/** A CORS preflight (a browser never sends credentials with one) or a browser opening GraphiQL's page. */
+function isOpenToBrowsers(req: IncomingMessage, graphqlPath: string): boolean {
+  const { method, headers } = req;
+  if (method === 'OPTIONS') return headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
+  const path = (req.url ?? '/').split('?')[0];
+  return method === 'GET' && headers.accept?.includes('text/html') === true && (path === graphqlPath || path === `${graphqlPath}/`);
 }
 
 /** Answers a refused request with a GraphQL-shaped error before anything reads its body. */

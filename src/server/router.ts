@@ -46,10 +46,10 @@ export function createRouter(options: RouterOptions): (req: IncomingMessage, res
     if (refusals.refused(req, res)) return;
     if (path === METRICS_PATH) return serveMetrics(req, res, options);
     if (mcp.handles(req)) return void mcp.serve(req, res).catch(failed(res));
-    // Only GET and HEAD can ask for a page or an asset: the API's POSTs go straight to Yoga.
-    if (req.method !== 'GET' && req.method !== 'HEAD') return void yoga(req, res);
+    // Only GET and HEAD can ask for a page or an asset, which a browser fetches without a token.
+    if (req.method !== 'GET' && req.method !== 'HEAD') return void (refusals.unauthenticated(req, res) || yoga(req, res));
     serveStatic(req, res).then((served) => {
-      if (!served) void yoga(req, res);
+      if (!served && !refusals.unauthenticated(req, res)) void yoga(req, res);
     }, failed(res));
   };
 }
@@ -66,10 +66,10 @@ const jsonError = (res: ServerResponse, status: number, message: string, code: s
 /** Like the API: open without tokens (loopback), else a token with the admin scope. */
 function serveMetrics(req: IncomingMessage, res: ServerResponse, { callers, metrics }: Pick<RouterOptions, 'callers' | 'metrics'>): void {
   req.resume();
-  if (req.method !== 'GET' && req.method !== 'HEAD') return jsonError(res, 405, 'only GET and HEAD are allowed', 'METHOD_NOT_ALLOWED', { allow: 'GET, HEAD' });
   const authorization = req.headers.authorization;
   const caller = callers.of(authorization);
   if (!caller) return jsonError(res, 401, TOKEN_REQUIRED, 'UNAUTHENTICATED', { 'www-authenticate': bearerChallenge(authorization) });
+  if (req.method !== 'GET' && req.method !== 'HEAD') return jsonError(res, 405, 'only GET and HEAD are allowed', 'METHOD_NOT_ALLOWED', { allow: 'GET, HEAD' });
   if (!caller.scopes.has('admin')) return jsonError(res, 403, `the token "${caller.name}" may not read ${METRICS_PATH}: it needs the admin scope`, 'FORBIDDEN');
   metrics.scrape(res, req).catch(() => {
     if (!res.headersSent) res.writeHead(500);

@@ -1,13 +1,13 @@
 // The Yoga instance that answers GraphQL over HTTP and SSE (and runs graphql-ws operations through its envelop), and
 // its plugins in the order a request meets them: each plugin is one concern in its own module.
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { GraphQLSchema } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { schema as soulsSchema } from '../../schema/index.ts';
 import type { SoulsDb } from '../engine/index.ts';
 import { bearerChallenge, TOKEN_REQUIRED, type Caller, type Callers } from './auth.ts';
 import { createContext, type Context } from './context.ts';
+import { csrfPrevention } from './csrf.ts';
 import { isExpected, maskError, storageErrorOf } from './errors-graphql.ts';
 import { localGraphiQL } from './graphiql.ts';
 import { hidingTheSchema } from './hidden-schema.ts';
@@ -29,9 +29,6 @@ export const GRAPHQL_PATH = '/graphql';
  */
 export const REQUEST_LAYERS = ['requestLine', 'csrf', 'nesting', 'armor', 'requestErrors', 'cost', 'masking'] as const;
 export type RequestLayer = (typeof REQUEST_LAYERS)[number];
-
-/** Header names a request can carry to show it is not a cross-site form post (see useCSRFPrevention). */
-export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'authorization'];
 
 export type SoulsYoga = YogaServerInstance<Record<string, unknown>, Context>;
 
@@ -109,7 +106,7 @@ function requestPlugins(options: YogaOptions): Plugin[] {
   const { limits, db, metrics, release } = options;
   const layered: Array<[RequestLayer | null, Plugin]> = [
     ['requestLine', options.requestLine.plugin],
-    ['csrf', useCSRFPrevention({ requestHeaders: CSRF_HEADERS })],
+    ['csrf', csrfPrevention()],
     ['nesting', boundedNesting(limits.maxNesting)],
     ['armor', EnvelopArmorPlugin({
       // Fields only: by default graphql-armor counts each fragment spread as two levels and each inline fragment as one
