@@ -17,6 +17,7 @@ import { createRedisEvents, type RedisEvents } from './redis-events.ts';
 import { createRefusals } from './refusals.ts';
 import { createRequestLine } from './request-line.ts';
 import { createRouter } from './router.ts';
+import { singleConnections as createSingleConnections } from './sse.ts';
 import { createWebSockets } from './websocket.ts';
 import { createSoulsYoga, GRAPHQL_PATH, type RequestLayer, type SoulsYoga } from './yoga.ts';
 import { mcpEndpoint } from '../mcp/endpoint.ts';
@@ -34,6 +35,8 @@ export type AppOptions = {
   introspection?: boolean;
   /** How long a WebSocket may stay open without connection_init before it is closed with 4408; default 3000 ms. */
   wsInitTimeoutMs?: number;
+  /** How long a reserved event stream (graphql-sse's single connection mode) waits to be opened before it lapses; default 30000 ms. */
+  sseReservationTimeoutMs?: number;
   /** Origins besides the server's own whose pages may call the API; none by default. */
   corsOrigins?: readonly string[];
   /** Host names served besides loopback ones on a server without tokens (DNS rebinding guard). */
@@ -78,7 +81,8 @@ export function buildApp(options: AppOptions): App {
   const yoga = createSoulsYoga({ db, pubsub, schema: options.schema, limits, introspection, graphiql: options.graphiql !== false, callers, originPolicy, requestLine, metrics, release, omit });
   const mcp = mcpEndpoint({ db, pubsub, callerOf: callers.of, maxBodyBytes: limits.maxBodyBytes, limits });
   const refusals = createRefusals({ originPolicy, callers, maxBodyBytes: limits.maxBodyBytes, requestLine, isMcp: mcp.handles, graphqlPath: GRAPHQL_PATH });
-  const router = createRouter({ db, redisReady: shared.redis?.ready, requestLine: omit.has('requestLine') ? null : requestLine, release, refusals, callers, metrics, mcp, yoga });
+  const singleConnections = createSingleConnections({ yoga, callers, limits, reservationTimeoutMs: options.sseReservationTimeoutMs ?? 30_000, graphqlPath: GRAPHQL_PATH });
+  const router = createRouter({ db, redisReady: shared.redis?.ready, requestLine: omit.has('requestLine') ? null : requestLine, release, refusals, callers, metrics, mcp, singleConnections, yoga });
   const server = createServer(arrivalTimeouts(limits), router);
   const webSockets = createWebSockets({ yoga, limits, refusals, callers, requestLine, metrics, logger, release, initTimeoutMs: options.wsInitTimeoutMs ?? 3000 });
   server.on('upgrade', webSockets.upgrade);
@@ -99,6 +103,7 @@ export function buildApp(options: AppOptions): App {
       (stopped ??= (async () => {
         release?.stop();
         await mcp.close();
+        await singleConnections.close();
         await webSockets.close();
         await connections.close();
         await settleSlicedWork();

@@ -1,5 +1,6 @@
 // Where an HTTP request is answered: the probes (/health, /ready), the refusals made from headers (refusals.ts),
-// /metrics, /mcp, the web app's and GraphiQL's files, and Yoga for GraphQL (queries, mutations, SSE) at /graphql.
+// /metrics, /mcp, the web app's and GraphiQL's files, graphql-sse's single connection mode (sse.ts), and Yoga for
+// GraphQL (queries, mutations, SSE) at /graphql.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, type SoulsDb } from '../engine/index.ts';
 import type { McpEndpoint } from '../mcp/http.ts';
@@ -10,6 +11,7 @@ import type { MemoryRelease } from './memory-release.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
 import type { Refusals } from './refusals.ts';
 import type { RequestLine } from './request-line.ts';
+import type { SingleConnections } from './sse.ts';
 import { serveWebApp } from './web.ts';
 import type { SoulsYoga } from './yoga.ts';
 
@@ -23,6 +25,7 @@ export type RouterOptions = {
   callers: Callers;
   metrics: Metrics;
   mcp: Pick<McpEndpoint, 'handles' | 'serve'>;
+  singleConnections: Pick<SingleConnections, 'handles' | 'serve'>;
   yoga: SoulsYoga;
 };
 
@@ -32,7 +35,7 @@ const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?')[0];
 const isProbe = (path: string) => path === HEALTH_PATH || path === READY_PATH || path === METRICS_PATH;
 
 export function createRouter(options: RouterOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { db, release, refusals, mcp, yoga } = options;
+  const { db, release, refusals, mcp, singleConnections, yoga } = options;
   const readinessFailed = (error: unknown) => console.error(`souls: /ready: the database does not answer: ${describeError(error)}`);
   const failed = (res: ServerResponse) => () => {
     if (!res.headersSent) res.writeHead(500);
@@ -46,6 +49,7 @@ export function createRouter(options: RouterOptions): (req: IncomingMessage, res
     if (refusals.refused(req, res)) return;
     if (path === METRICS_PATH) return serveMetrics(req, res, options);
     if (mcp.handles(req)) return void mcp.serve(req, res).catch(failed(res));
+    if (singleConnections.handles(req)) return void (refusals.unauthenticated(req, res) || singleConnections.serve(req, res).catch(failed(res)));
     // Only GET and HEAD can ask for a page or an asset, which a browser fetches without a token.
     if (req.method !== 'GET' && req.method !== 'HEAD') return void (refusals.unauthenticated(req, res) || yoga(req, res));
     serveStatic(req, res).then((served) => {

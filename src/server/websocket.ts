@@ -3,7 +3,6 @@
 // envelop (the same plugins, limits and cost as over HTTP) with its own operation metric.
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Caller, Callers } from './auth.ts';
 import type { Limits } from './limits.ts';
@@ -11,12 +10,19 @@ import type { Logger } from './log.ts';
 import { loggable } from './log.ts';
 import type { MemoryRelease } from './memory-release.ts';
 import type { Metrics } from './metrics.ts';
+import { clientErrors, clientResult, isRefused, prepareOperation, runPrepared } from './operation.ts';
 import type { Refusals } from './refusals.ts';
 import { errorCodeOf, type RequestLine } from './request-line.ts';
 import { GRAPHQL_PATH, type SoulsYoga } from './yoga.ts';
 
 /** What a WebSocket may send before connection_ack: a connection_init with its connectionParams, no more. */
 export const PRE_ACK_MAX_BYTES = 64 * 1024;
+
+export const SUBPROTOCOL = 'graphql-transport-ws';
+/** subscriptions-transport-ws's protocol (Apollo's old WebSocketLink), which graphql-ws replaced. */
+const LEGACY_SUBPROTOCOL = 'graphql-ws';
+/** Sent with close code 4406 to a socket that did not choose graphql-transport-ws (at most 123 bytes). */
+export const SUBPROTOCOL_REFUSAL = 'Subprotocol not acceptable: use graphql-transport-ws (the graphql-ws library), not subscriptions-transport-ws';
 
 export type WebSocketOptions = {
   yoga: SoulsYoga;
@@ -89,6 +95,7 @@ async function openWebSockets(options: WebSocketOptions): Promise<Opened> {
   });
   const callersBySocket = new WeakMap<object, Caller>();
   const preAckLimits = boundingPreAck(wsServer);
+  refusingOtherSubprotocols(wsServer);
   wsServer.on('connection', (socket, request) => {
     options.metrics.webSockets.inc();
     socket.once('close', (code) => {
@@ -102,9 +109,11 @@ async function openWebSockets(options: WebSocketOptions): Promise<Opened> {
   const operations = operationMetrics(options.metrics);
   const graphqlWs = useServer(
     {
+      // Internal errors close a socket with "Internal server error", never with their message (and no console
+      // warning for each client that tries the legacy subprotocol).
+      isProd: true,
       connectionInitWaitTimeout: options.initTimeoutMs,
-      execute: (args: any) => args.rootValue.execute(args),
-      subscribe: (args: any) => args.rootValue.subscribe(args),
+      ...runPrepared,
       // Refused here, the socket closes with 4403 Forbidden.
       onConnect: (ctx) => {
         const caller = options.callers.of(ctx.connectionParams?.authorization);
@@ -116,44 +125,29 @@ async function openWebSockets(options: WebSocketOptions): Promise<Opened> {
       onSubscribe: async (ctx, id, payload) => {
         const caller = callersBySocket.get(ctx.extra.socket)!;
         const record = operations.started(ctx.extra.socket, id, payload.operationName ?? null);
-        const enveloped = options.yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params: payload, caller });
-        let document: DocumentNode;
-        try {
-          document = enveloped.parse(payload.query);
-          const operation = getOperationAST(document, payload.operationName);
-          record.operation = operation?.name?.value ?? record.operation;
-          record.type = operation?.operation ?? null;
-          const errors = enveloped.validate(enveloped.schema, document);
-          if (errors.length > 0) {
-            record.errorCodes.add('GRAPHQL_VALIDATION_FAILED');
-            return errors;
-          }
-        } catch (error) {
-          // Syntax errors and the limits (depth, tokens…) are thrown: an error message for this operation, not a 4500 closing the socket.
-          if (error instanceof GraphQLError) {
-            record.errorCodes.add(errorCodeOf(error) ?? 'GRAPHQL_PARSE_FAILED');
-            return [error];
-          }
-          throw error;
-        }
-        return {
-          schema: enveloped.schema,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue: await enveloped.contextFactory(),
-          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
-        };
+        const prepared = await prepareOperation(options.yoga, { ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, caller }, payload);
+        record.operation = prepared.operation?.name?.value ?? record.operation;
+        record.type = prepared.operation?.operation ?? null;
+        // A syntax error, a limit or an invalid document is an error message for this operation, never a closed socket.
+        if (!isRefused(prepared)) return prepared.args;
+        for (const error of prepared.errors) record.errorCodes.add(errorCodeOf(error) ?? 'GRAPHQL_PARSE_FAILED');
+        return prepared.errors;
       },
-      onNext: (ctx, id, _payload, _args, result) => operations.failed(ctx.extra.socket, id, result.errors ?? []),
+      onNext: (ctx, id, _payload, _args, result) => {
+        operations.failed(ctx.extra.socket, id, result.errors ?? []);
+        return clientResult(result);
+      },
       onError: (ctx, id, _payload, errors) => {
         operations.failed(ctx.extra.socket, id, errors);
         operations.ended(ctx.extra.socket, id);
+        return clientErrors(errors);
       },
       onComplete: (ctx, id) => operations.ended(ctx.extra.socket, id),
     },
     wsServer,
   );
+  // After useServer, which sets its own.
+  wsServer.options.handleProtocols = choosingSubprotocol;
   return { wsServer, dispose: () => graphqlWs.dispose() };
 }
 
@@ -179,6 +173,23 @@ function boundingPreAck(wsServer: WebSocketServer): { lift(socket: object): void
     lifts.set(socket, () => stream.off('data', count));
   });
   return { lift: (socket) => lifts.get(socket)?.() };
+}
+
+/**
+ * A client that asks only for the legacy subprotocol is given it, so that its handshake succeeds and it hears why it
+ * is closed at once: a browser fails a handshake whose answer names none of the protocols it asked for, and its page
+ * learns nothing.
+ */
+function choosingSubprotocol(protocols: Set<string>): string | false {
+  if (protocols.has(SUBPROTOCOL)) return SUBPROTOCOL;
+  return protocols.has(LEGACY_SUBPROTOCOL) ? LEGACY_SUBPROTOCOL : false;
+}
+
+/** A socket on any protocol but graphql-transport-ws is closed with 4406 and a reason that names the one to use (before graphql-ws closes it without one). */
+function refusingOtherSubprotocols(wsServer: WebSocketServer): void {
+  wsServer.on('connection', (socket: WebSocket) => {
+    if (socket.protocol !== SUBPROTOCOL) socket.close(4406, SUBPROTOCOL_REFUSAL);
+  });
 }
 
 /** Each socket's operations in flight, by their id, until they complete or fail: one operation metric each. */
