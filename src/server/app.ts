@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './log.ts';
 import { startMemoryRelease, type MemoryRelease } from './memory-release.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import type { OriginPolicy } from './origin.ts';
+import type { KnownOperations } from './operations-file.ts';
 import { createSoulsPubSub, type SoulsPubSub } from './pubsub.ts';
 import { createRedisEvents, type RedisEvents } from './redis-events.ts';
 import { createRefusals } from './refusals.ts';
@@ -41,6 +42,8 @@ export type AppOptions = {
   corsOrigins?: readonly string[];
   /** Host names served besides loopback ones on a server without tokens (DNS rebinding guard). */
   allowedHosts?: readonly string[];
+  /** The only operations the server runs, by id (an allow-list deployment, `--persisted-operations`); none by default. */
+  persistedOperations?: KnownOperations | null;
   /** One line per HTTP request and WebSocket connection (never a token, variables or document text); none by default. */
   logger?: Logger;
   /** The schema served; the Souls schema by default (the benchmark passes one without scope-auth to price it). */
@@ -78,7 +81,21 @@ export function buildApp(options: AppOptions): App {
   const originPolicy: OriginPolicy = { corsOrigins: options.corsOrigins ?? [], allowedHosts: callers.required ? null : (options.allowedHosts ?? []) };
   const requestLine = createRequestLine({ logger, metrics, callerName: (authorization) => callers.of(authorization)?.name ?? null });
   const introspection = options.introspection !== false;
-  const yoga = createSoulsYoga({ db, pubsub, schema: options.schema, limits, introspection, graphiql: options.graphiql !== false, callers, originPolicy, requestLine, metrics, release, omit });
+  const yoga = createSoulsYoga({
+    db,
+    pubsub,
+    schema: options.schema,
+    limits,
+    introspection,
+    graphiql: options.graphiql !== false,
+    callers,
+    originPolicy,
+    requestLine,
+    metrics,
+    release,
+    omit,
+    persistedOperations: options.persistedOperations ?? null,
+  });
   const mcp = mcpEndpoint({ db, pubsub, callerOf: callers.of, maxBodyBytes: limits.maxBodyBytes, limits });
   const refusals = createRefusals({ originPolicy, callers, maxBodyBytes: limits.maxBodyBytes, requestLine, isMcp: mcp.handles, graphqlPath: GRAPHQL_PATH });
   const singleConnections = createSingleConnections({ yoga, callers, limits, reservationTimeoutMs: options.sseReservationTimeoutMs ?? 30_000, graphqlPath: GRAPHQL_PATH });

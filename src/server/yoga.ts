@@ -15,6 +15,8 @@ import type { Limits } from './limits.ts';
 import { countsAsActivity, type MemoryRelease } from './memory-release.ts';
 import type { Metrics } from './metrics.ts';
 import { corsFor, type OriginPolicy } from './origin.ts';
+import type { KnownOperations } from './operations-file.ts';
+import { persistedOperations } from './persisted-operations.ts';
 import type { SoulsPubSub } from './pubsub.ts';
 import { boundedNesting, coercionFailuresAsRequestErrors, malformedParamsAsRequestErrors } from './request-errors.ts';
 import { boundingCost } from './request-cost.ts';
@@ -45,6 +47,8 @@ export type YogaOptions = {
   requestLine: RequestLine;
   metrics: Metrics;
   release: MemoryRelease | null;
+  /** The only operations the server runs (an allow-list deployment); null: any, with automatic persisted queries. */
+  persistedOperations: KnownOperations | null;
   /** Layers left out, for the benchmark only. */
   omit: ReadonlySet<RequestLayer>;
 };
@@ -107,6 +111,7 @@ function requestPlugins(options: YogaOptions): Plugin[] {
   const layered: Array<[RequestLayer | null, Plugin]> = [
     ['requestLine', options.requestLine.plugin],
     ['csrf', csrfPrevention()],
+    [null, persistedOperations({ maxPersistedQueries: limits.maxPersistedQueries, known: options.persistedOperations })],
     ['nesting', boundedNesting(limits.maxNesting)],
     ['armor', EnvelopArmorPlugin({
       // Fields only: by default graphql-armor counts each fragment spread as two levels and each inline fragment as one
