@@ -6,6 +6,7 @@ import { createMcpHandler, InMemoryServerEventBus, isJsonContentType, type AuthI
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
 import { bearerChallenge, scopes as knownScopes, TOKEN_REQUIRED, type Caller, type Scope } from '../server/auth.ts';
+import { readBody } from '../server/body-limits.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import { findRefinerBySlug, isRefiner } from './refiner.ts';
 import { listenFilterRefusal, requestRefusal, type McpLimits, type McpRefusal } from './requests.ts';
@@ -28,18 +29,6 @@ export type McpEndpoint = {
   serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
   close(): Promise<void>;
 };
-
-/** The body of a POST, read once up to the limit (the server has already refused a longer declared length), or null when longer. */
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    received += chunk.byteLength;
-    if (received > maxBytes) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function answer(res: ServerResponse, id: unknown, { status, code, message, data }: McpRefusal): void {
   res.writeHead(status, { 'content-type': 'application/json' });

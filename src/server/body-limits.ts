@@ -17,6 +17,18 @@ export function oversizedBody(req: IncomingMessage, maxBytes: number): Refusal |
     : { status: 413, code: 'PAYLOAD_TOO_LARGE', message: `request body over the limit of ${maxBytes} bytes` };
 }
 
+/** The body of a request, read once up to the limit (the edge has already refused a longer declared length), or null when longer. */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    received += chunk.byteLength;
+    if (received > maxBytes) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /**
  * Node's requestTimeout bounds how long headers and body take to arrive (answered 408); it is checked every
  * connectionsCheckingInterval, so that interval follows it.

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Caller, Callers } from './auth.ts';
+import { readBody } from './body-limits.ts';
 import type { Limits } from './limits.ts';
 import { clientResult, isRefused, prepareOperation, runPrepared, type OperationParams } from './operation.ts';
 import type { SoulsYoga } from './yoga.ts';
@@ -149,8 +150,22 @@ function cancel(stream: Stream, req: IncomingMessage, res: ServerResponse): void
   answer(res, 200, null);
 }
 
-function send(stream: Stream, event: 'next' | 'complete', data: object): void {
-  if (stream.response?.writable) stream.response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+/**
+ * Writes one event; resolves once the client has taken what was written before, so that an operation's results are
+ * pulled only as fast as the stream is read (a subscriber that falls behind is cut off upstream, as on any transport).
+ */
+async function send(stream: Stream, event: 'next' | 'complete', data: object): Promise<void> {
+  const response = stream.response;
+  if (!response?.writable || response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once('drain', done);
+    response.once('close', done);
+  });
 }
 
 /** Accepts an operation (202) and streams its results under its id; a refused one streams its errors, so that clients report them at once. */
@@ -194,10 +209,10 @@ async function run(yoga: SoulsYoga, stream: Stream, id: string, req: IncomingMes
 async function finish(stream: Stream, id: string, results: Iterable<ExecutionResult> | AsyncIterable<ExecutionResult>): Promise<void> {
   for await (const result of results) {
     if (!stream.operations.has(id)) return;
-    send(stream, 'next', { id, payload: clientResult(result) });
+    await send(stream, 'next', { id, payload: clientResult(result) });
   }
   if (!stream.operations.delete(id)) return;
-  send(stream, 'complete', { id });
+  await send(stream, 'complete', { id });
 }
 
 /** The operation's parameters from a JSON body (POST) or the URL (GET); a string says what is wrong with them. */
@@ -210,7 +225,9 @@ async function paramsOf(req: IncomingMessage, maxBytes: number): Promise<(Operat
       raw = { query: search.get('query'), operationName: search.get('operationName'), variables: json('variables'), extensions: json('extensions') };
     } else {
       if (!req.headers['content-type']?.includes('application/json')) return 'operations are sent as JSON (Content-Type: application/json)';
-      raw = JSON.parse(await bodyOf(req, maxBytes));
+      const body = await readBody(req, maxBytes);
+      if (body === null) return `the request body is over the limit of ${maxBytes} bytes`;
+      raw = JSON.parse(body);
     }
   } catch {
     return 'the request is not valid JSON';
@@ -219,16 +236,4 @@ async function paramsOf(req: IncomingMessage, maxBytes: number): Promise<(Operat
   const isObject = (value: unknown) => value === undefined || value === null || (typeof value === 'object' && !Array.isArray(value));
   if (!isObject(raw.variables) || !isObject(raw.extensions)) return 'variables and extensions must be objects';
   return raw as OperationParams & { extensions?: Record<string, unknown> | null };
-}
-
-/** The body, whose declared length the edge has already held to the limit. */
-async function bodyOf(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    received += chunk.length;
-    if (received > maxBytes) throw new Error('over the limit');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
