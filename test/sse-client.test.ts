@@ -87,6 +87,8 @@ describe('graphql-sse in single connection mode', () => {
     expect(invalid.errors?.[0]).toMatchObject({ message: 'Cannot query field "nope" on type "Query".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
     const costly = await first(sse, 'subscription { soulChanged { soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } } } }');
     expect(costly.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT', setting: 'maxSubscriptionCost' });
+    const deep = await first(sse, `{ ${'souls { traits { soul { '.repeat(5)}id${' } } }'.repeat(5)} }`);
+    expect(deep.errors?.[0].message).toMatch(/depth limit of 12 exceeded/);
     for (const error of [...(invalid.errors ?? []), ...(costly.errors ?? [])]) expect(error.extensions).not.toHaveProperty('http');
   });
 

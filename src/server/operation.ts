@@ -36,15 +36,17 @@ export const runPrepared = {
 export async function prepareOperation(yoga: SoulsYoga, initial: Record<string, unknown>, params: OperationParams): Promise<PreparedOperation | RefusedOperation> {
   const enveloped = yoga.getEnveloped({ ...initial, params });
   let document: DocumentNode;
+  let operation: OperationDefinitionNode | null = null;
   try {
     document = enveloped.parse(params.query);
+    operation = getOperationAST(document, params.operationName) ?? null;
+    // graphql-armor's limits throw from inside validation rather than report an error.
+    const errors = enveloped.validate(enveloped.schema, document);
+    if (errors.length > 0) return { errors: clientErrors(errors), operation };
   } catch (error) {
-    if (error instanceof GraphQLError) return { errors: clientErrors([error]), operation: null };
+    if (error instanceof GraphQLError) return { errors: clientErrors([error]), operation };
     throw error;
   }
-  const operation = getOperationAST(document, params.operationName) ?? null;
-  const errors = enveloped.validate(enveloped.schema, document);
-  if (errors.length > 0) return { errors: clientErrors(errors), operation };
   return {
     args: {
       schema: enveloped.schema,
