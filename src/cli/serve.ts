@@ -110,7 +110,8 @@ export const serveCommand: Command = {
     } else {
       say(`Tokens: ${config.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`).join('; ')}`);
     }
-    if (config.persistedOperations) say(`Only the ${config.persistedOperations.size} operations of the persisted operations file run (allow-list).`);
+    const listed = config.persistedOperations?.size ?? 0;
+    if (listed > 0) say(`Allow-list: only the ${listed === 1 ? 'operation' : `${listed} operations`} of the persisted operations file run.`);
     say(config.corsOrigins.length > 0 ? `Pages of these origins may call the API: ${config.corsOrigins.join(', ')}` : 'Cross-origin pages are refused (same origin only; --cors-origin allows one).');
     return 0;
   },
