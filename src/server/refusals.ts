@@ -7,7 +7,6 @@ import { bearerChallenge, TOKEN_REQUIRED, type Callers } from './auth.ts';
 import { hasBody, oversizedBody } from './body-limits.ts';
 import { refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import type { RequestLine } from './request-line.ts';
-import { graphqlAnswer } from './sse.ts';
 
 export type Refusals = {
   /** Origin and Host: why a request or a WebSocket upgrade may not go on, or null. */
@@ -63,6 +62,20 @@ export function createRefusals(options: RefusalOptions): Refusals {
     },
     unauthenticated: (req, res) => !isOpenToBrowsers(req, options.graphqlPath) && unauthenticated(req, res),
   };
+}
+
+const accepts = (accept: string | undefined, type: string) => accept?.includes(type) === true;
+
+/** Whether a client asked for an event stream and for no JSON answer: Yoga would answer it as SSE. */
+export function wantsEventStream(accept: string | undefined): boolean {
+  return accepts(accept, 'text/event-stream') && !accepts(accept, 'application/json') && !accepts(accept, 'application/graphql-response+json');
+}
+
+/** A GraphQL result in the form the client accepts, as Yoga would send it: one SSE event then `complete`, or JSON. */
+export function graphqlAnswer(accept: string | undefined, result: object): { type: string; text: string } {
+  const json = JSON.stringify(result);
+  if (wantsEventStream(accept)) return { type: 'text/event-stream', text: `event: next\ndata: ${json}\n\nevent: complete\ndata:\n\n` };
+  return { type: accepts(accept, 'application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json', text: json };
 }
 
 /** A CORS preflight (a browser never sends credentials with one) or a browser opening GraphiQL's page. */

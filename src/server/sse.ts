@@ -1,5 +1,5 @@
 // Server-Sent Events. Yoga streams subscriptions (and any operation a client asks for as `text/event-stream`) in the
-// GraphQL over SSE "distinct connections" mode; what the server answers before Yoga is reached takes the same form.
+// GraphQL over SSE "distinct connections" mode (refusals before Yoga take the same form: refusals.ts).
 // The "single connection mode" of the same protocol (graphql-sse's `singleConnection: true`) is served here: a PUT
 // reserves a stream and answers its token, one request with that token opens the stream, and operations sent with
 // the token answer 202 and stream their results on it, each under its operation id, until the stream closes.
@@ -8,23 +8,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Caller, Callers } from './auth.ts';
 import { readBody } from './body-limits.ts';
+import { wantsEventStream } from './refusals.ts';
 import type { Limits } from './limits.ts';
 import { clientResult, isRefused, prepareOperation, runPrepared, type OperationParams } from './operation.ts';
 import type { SoulsYoga } from './yoga.ts';
-
-const accepts = (accept: string | undefined, type: string) => accept?.includes(type) === true;
-
-/** Whether a client asked for an event stream and for no JSON answer: Yoga would answer it as SSE. */
-export function wantsEventStream(accept: string | undefined): boolean {
-  return accepts(accept, 'text/event-stream') && !accepts(accept, 'application/json') && !accepts(accept, 'application/graphql-response+json');
-}
-
-/** A GraphQL result in the form the client accepts, as Yoga would send it: one SSE event then `complete`, or JSON. */
-export function graphqlAnswer(accept: string | undefined, result: object): { type: string; text: string } {
-  const json = JSON.stringify(result);
-  if (wantsEventStream(accept)) return { type: 'text/event-stream', text: `event: next\ndata: ${json}\n\nevent: complete\ndata:\n\n` };
-  return { type: accepts(accept, 'application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json', text: json };
-}
 
 /** The header (or, for an EventSource, the query parameter) that carries a stream's token, as graphql-sse names them. */
 export const STREAM_TOKEN_HEADER = 'x-graphql-event-stream-token';
