@@ -134,6 +134,22 @@ describe('graphql-sse in single connection mode', () => {
     }
   });
 
+  it('serves a page of an allowed origin: its preflight may PUT, DELETE and send the stream token, and it can read the answers', async () => {
+    const ops = 'https://ops.example';
+    const server = await start({ app: { corsOrigins: [ops] } });
+    const preflight = await fetch(server.url, { method: 'OPTIONS', headers: { origin: ops, 'access-control-request-method': 'PUT', 'access-control-request-headers': STREAM_TOKEN_HEADER } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('PUT');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('DELETE');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain(STREAM_TOKEN_HEADER);
+    const reserved = await fetch(server.url, { method: 'PUT', headers: { origin: ops } });
+    expect(reserved.status).toBe(201);
+    expect(reserved.headers.get('access-control-allow-origin')).toBe(ops);
+    const elsewhere = await fetch(server.url, { method: 'PUT', headers: { origin: 'https://evil.example' } });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('lets a reservation lapse when its stream is not opened in time, and bounds the streams of the server', async () => {
     const server = await start({ app: { sseReservationTimeoutMs: 50, limits: { maxSubscriptions: 2 } } });
     const lapsing = await (await fetch(server.url, { method: 'PUT' })).text();

@@ -98,7 +98,7 @@ export function buildApp(options: AppOptions): App {
   });
   const mcp = mcpEndpoint({ db, pubsub, callerOf: callers.of, maxBodyBytes: limits.maxBodyBytes, limits });
   const refusals = createRefusals({ originPolicy, callers, maxBodyBytes: limits.maxBodyBytes, requestLine, isMcp: mcp.handles, graphqlPath: GRAPHQL_PATH });
-  const singleConnections = createSingleConnections({ yoga, callers, limits, reservationTimeoutMs: options.sseReservationTimeoutMs ?? 30_000, graphqlPath: GRAPHQL_PATH });
+  const singleConnections = createSingleConnections({ yoga, callers, limits, originPolicy, reservationTimeoutMs: options.sseReservationTimeoutMs ?? 30_000, graphqlPath: GRAPHQL_PATH });
   const router = createRouter({ db, redisReady: shared.redis?.ready, requestLine: omit.has('requestLine') ? null : requestLine, release, refusals, callers, metrics, mcp, singleConnections, yoga });
   const server = createServer(arrivalTimeouts(limits), router);
   const webSockets = createWebSockets({ yoga, limits, refusals, callers, requestLine, metrics, logger, release, initTimeoutMs: options.wsInitTimeoutMs ?? 3000 });

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerChallenge, TOKEN_REQUIRED, type Callers } from './auth.ts';
 import { hasBody, oversizedBody } from './body-limits.ts';
-import { refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
+import { allowedOriginHeaders, refuseByOriginOrHost, type OriginPolicy, type Refusal } from './origin.ts';
 import type { RequestLine } from './request-line.ts';
 
 export type Refusals = {
@@ -37,9 +37,8 @@ export function createRefusals(options: RefusalOptions): Refusals {
   const unauthenticated = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (!callers.required || callers.of(req.headers.authorization) !== null) return false;
     options.requestLine.recordOf(req)?.errorCodes.add('UNAUTHENTICATED');
-    const origin = req.headers.origin;
     // A page of an allowed origin can read why, as it could when GraphQL answered.
-    const cors = origin && originPolicy.corsOrigins.includes(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
+    const cors = allowedOriginHeaders(req.headers.origin, originPolicy);
     const { type, text } = options.isMcp(req)
       ? { type: 'application/json', text: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: TOKEN_REQUIRED } }) }
       : graphqlAnswer(req.headers.accept, { errors: [{ message: TOKEN_REQUIRED, extensions: { code: 'UNAUTHENTICATED' } }] });

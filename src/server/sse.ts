@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Caller, Callers } from './auth.ts';
 import { readBody } from './body-limits.ts';
+import { allowedOriginHeaders, type OriginPolicy } from './origin.ts';
 import { wantsEventStream } from './refusals.ts';
 import type { Limits } from './limits.ts';
 import { clientResult, isRefused, prepareOperation, runPrepared, type OperationParams } from './operation.ts';
@@ -33,6 +34,7 @@ export type SingleConnectionOptions = {
   limits: Pick<Limits, 'maxSubscriptions' | 'maxSubscriptionsPerConnection' | 'maxBodyBytes'>;
   /** How long a reservation waits for its stream to open before it lapses. */
   reservationTimeoutMs: number;
+  originPolicy: OriginPolicy;
   graphqlPath: string;
 };
 
@@ -73,6 +75,7 @@ export function singleConnections(options: SingleConnectionOptions): SingleConne
   return {
     handles: (req) => urlOf(req).pathname === options.graphqlPath && (req.method === 'PUT' || req.method === 'DELETE' || tokenOf(req) !== null),
     serve: async (req, res) => {
+      for (const [name, value] of Object.entries(allowedOriginHeaders(req.headers.origin, options.originPolicy))) res.setHeader(name, value);
       // The edge has refused requests without a valid token: every request here has a caller.
       const caller = options.callers.of(req.headers.authorization)!;
       if (req.method === 'PUT') return reserve(handlers, req, res, caller.name);
