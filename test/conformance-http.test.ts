@@ -7,10 +7,11 @@ import { startServer, type LiveServer } from './support/server.ts';
 /**
  * The GraphQL-over-HTTP conformance audits (graphql-http's serverAudits) against a live server.
  *
- * The server refuses GET requests and non-JSON POSTs without a CSRF-prevention header
+ * The server refuses non-JSON POSTs, and GET requests that carry what a browser sends (an
+ * Origin, a cookie, Sec-Fetch-Site naming another site), without a CSRF-prevention header
  * (`x-graphql-yoga-csrf`, or `authorization`): browsers cannot add a custom header to a
- * cross-site form post, so clients are expected to send it on every request. The audits'
- * own requests do not, so the fetch they use adds it, the way a conforming client would.
+ * cross-site form post. The audits' own requests do not send it, so the fetch they use adds
+ * it, the way a client that also posts forms would.
  */
 function fetchWith(headers: Record<string, string>): typeof fetch {
   return (input, init) => {
@@ -87,12 +88,13 @@ describe('GraphQL over HTTP, beyond the audits', () => {
     return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
   }
 
-  it('needs the CSRF header the audits are given: a GET without it (nor authorization) is refused with 403', async () => {
+  it('needs the CSRF header the audits are given only for what a browser sends: a cookie or a cross-site page', async () => {
     const open = await startServer();
     try {
       const url = `${open.url}?query=${encodeURIComponent('{ __typename }')}`;
-      expect((await fetch(url)).status).toBe(403);
-      const allowed = await fetch(url, { headers: CSRF });
+      expect((await fetch(url)).status).toBe(200);
+      expect((await fetch(url, { headers: { cookie: 'session=1' } })).status).toBe(403);
+      const allowed = await fetch(url, { headers: { cookie: 'session=1', ...CSRF } });
       expect(allowed.status).toBe(200);
       expect(await allowed.json()).toEqual({ data: { __typename: 'Query' } });
     } finally {

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { TokenEntry } from '../src/server/auth.ts';
+import { SUBPROTOCOL_REFUSAL } from '../src/server/websocket.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
 /**
@@ -206,18 +207,27 @@ describe('graphql-transport-ws, server without tokens', () => {
     });
   }
 
-  it('closes a socket that names no subprotocol with 4406', async () => {
+  it('closes a socket that names no subprotocol with 4406, naming the one to use', async () => {
     const socket = new RawSocket(server.wsUrl, []);
     await socket.open();
-    expect(await socket.closeCode('no subprotocol')).toEqual({ code: 4406, reason: 'Subprotocol not acceptable' });
+    expect(await socket.closeCode('no subprotocol')).toEqual({ code: 4406, reason: SUBPROTOCOL_REFUSAL });
+    expect(SUBPROTOCOL_REFUSAL).toContain('use graphql-transport-ws');
     await expectStillAccepting(server);
   });
 
-  it('refuses the handshake of a socket that offers only another subprotocol (the legacy graphql-ws)', async () => {
+  it('lets a socket that offers only the legacy graphql-ws (subscriptions-transport-ws) open, then closes it with 4406 naming graphql-transport-ws', async () => {
     const socket = new RawSocket(server.wsUrl, 'graphql-ws');
-    const failed = bounded(new Promise<Error>((resolve) => socket.ws.once('error', resolve)), 'handshake failure');
-    expect((await failed).message).toMatch(/subprotocol/i);
-    expect(socket.ws.readyState).not.toBe(WebSocket.OPEN);
+    await socket.open();
+    expect(socket.ws.protocol).toBe('graphql-ws');
+    expect(await socket.closeCode('the legacy subprotocol')).toEqual({ code: 4406, reason: SUBPROTOCOL_REFUSAL });
+    await expectStillAccepting(server);
+  });
+
+  it('prefers graphql-transport-ws when a client offers both', async () => {
+    const socket = new RawSocket(server.wsUrl, ['graphql-ws', 'graphql-transport-ws']);
+    await socket.open();
+    expect(socket.ws.protocol).toBe('graphql-transport-ws');
+    await socket.init();
     await expectStillAccepting(server);
   });
 
@@ -252,6 +262,30 @@ describe('graphql-transport-ws, server without tokens', () => {
     }
     socket.send({ type: 'ping' });
     expect(await socket.next('pong')).toEqual({ type: 'pong' });
+  });
+
+  it("sends errors without Yoga's HTTP internals: no extensions.http on a refusal, a validation error or a coercion failure", async () => {
+    const socket = await connect(server);
+    await socket.init();
+    const evidence = 'soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } }';
+    const cases = [
+      ['validation', 'subscription { nope }', {}, 'error', 'GRAPHQL_VALIDATION_FAILED'],
+      ['nesting', `{ souls(orderBy: ${'['.repeat(150)}) { id } }`, {}, 'error', 'BAD_REQUEST'],
+      ['coercion', 'query($id: ID!) { soul(id: $id) { id } }', { id: {} }, 'next', undefined],
+      ['cost', `subscription { soulChanged { ${evidence} } }`, {}, 'next', 'COST_LIMIT'],
+    ] as const;
+    for (const [id, query, variables, type, code] of cases) {
+      socket.send({ id, type: 'subscribe', payload: { query, variables } });
+      const answer = await socket.next(`the answer to ${id}`);
+      expect(answer, id).toMatchObject({ id, type });
+      const errors: Array<{ extensions?: Record<string, unknown> }> = type === 'error' ? answer.payload : answer.payload.errors;
+      expect(errors.length, id).toBeGreaterThan(0);
+      for (const error of errors) {
+        expect(error.extensions?.http, `${id}: ${JSON.stringify(error)}`).toBeUndefined();
+        if (code) expect(error.extensions?.code, id).toBe(code);
+      }
+      if (type === 'next') expect(await socket.next(`complete of ${id}`)).toEqual({ id, type: 'complete' });
+    }
   });
 
   it('runs a query over the socket: next, then complete from the server', async () => {

@@ -282,12 +282,13 @@ describe('CSRF prevention and content types', () => {
   const query = `{ settings { traitLimit } }`;
   const get = (headers: Record<string, string> = {}) => fetch(`${server.url}?query=${encodeURIComponent(query)}`, { headers: { accept: 'application/json', ...headers } }).then(answer);
 
-  it('refuses a GET without the CSRF header with 403, and serves it with the header', async () => {
-    const refused = await get();
+  it("refuses a browser's cross-site GET without the CSRF header with 403, and serves it with the header", async () => {
+    const refused = await get({ 'sec-fetch-site': 'cross-site' });
     expect(refused.status, refused.text).toBe(403);
     expect(refused.body.errors[0].message).toMatch(/CSRF/);
     expect(refused.body).not.toHaveProperty('data');
-    expect(expectServed(await get({ 'x-graphql-yoga-csrf': 'yes' }))).toEqual({ settings: { traitLimit: 10 } });
+    expect(expectServed(await get({ 'sec-fetch-site': 'cross-site', 'x-graphql-yoga-csrf': 'yes' }))).toEqual({ settings: { traitLimit: 10 } });
+    expect(expectServed(await get())).toEqual({ settings: { traitLimit: 10 } });
   });
 
   it.each(['text/plain', 'application/x-www-form-urlencoded', 'text/plain;charset=UTF-8'])('refuses a POST sent as %s (what a cross-site form can send)', async (contentType) => {

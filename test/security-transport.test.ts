@@ -140,6 +140,112 @@ describe('cross-origin pages', () => {
   });
 });
 
+describe('GET without a browser (SPEC §13: clients without a browser need no CSRF header)', () => {
+  const query = '{ souls { id } }';
+  const getQuery = (server: LiveServer, headers: Record<string, string> = {}, text = query) =>
+    raw(server.url, { path: `/graphql?query=${encodeURIComponent(text)}`, headers: { accept: 'application/json', ...headers } });
+
+  it('answers a GET query that carries no Origin, no cookie and no Sec-Fetch-Site, as urql and curl send it', async () => {
+    const server = await serve();
+    const answer = await getQuery(server);
+    expect(answer.status, answer.body).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ data: { souls: [] } });
+  });
+
+  it("answers a browser's GET from a page of this origin (Sec-Fetch-Site: same-origin) or typed in the address bar (none)", async () => {
+    const server = await serve();
+    for (const site of ['same-origin', 'none']) expect((await getQuery(server, { 'sec-fetch-site': site })).status, site).toBe(200);
+  });
+
+  it("refuses what a page of another site can send: its Origin, Sec-Fetch-Site cross-site or same-site, or the browser's cookies", async () => {
+    const server = await serve();
+    const origin = await getQuery(server, { origin: EVIL });
+    expect(origin.status).toBe(403);
+    expect(JSON.parse(origin.body).errors[0].extensions.code).toBe('FORBIDDEN_ORIGIN');
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { cookie: 'session=1' }, { cookie: 'session=1', 'sec-fetch-site': 'same-origin' }] as Record<string, string>[]) {
+      const refused = await getQuery(server, headers);
+      expect(refused.status, JSON.stringify(headers)).toBe(403);
+      const [error] = JSON.parse(refused.body).errors;
+      expect(error.extensions.code).toBe('CSRF_HEADER_REQUIRED');
+      expect(error.message).toContain('x-graphql-yoga-csrf');
+      expect(JSON.parse(refused.body)).not.toHaveProperty('data');
+      // The header a page cannot add without a preflight lets the same request through.
+      expect((await getQuery(server, { ...headers, 'x-graphql-yoga-csrf': '1' })).status, JSON.stringify(headers)).toBe(200);
+    }
+  });
+
+  it('never runs a mutation over GET, and a cross-site form post still writes nothing', async () => {
+    const server = await serve();
+    const mutation = await getQuery(server, {}, createSoul);
+    expect(mutation.status).toBe(405);
+    const form = await raw(server.url, {
+      method: 'POST',
+      body: `query=${encodeURIComponent(createSoul)}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(form.status).toBe(403);
+    expect(await soulCount(server)).toBe(0);
+  });
+
+  it('answers an SSE subscription over GET without the header, as a browser EventSource of this origin sends it', async () => {
+    const server = await serve();
+    const path = `/graphql?query=${encodeURIComponent('subscription { soulChanged { kind } }')}`;
+    const controller = new AbortController();
+    try {
+      const response = await fetch(new URL(path, server.url), { headers: { accept: 'text/event-stream', 'sec-fetch-site': 'same-origin' }, signal: controller.signal });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+    } finally {
+      controller.abort();
+    }
+  });
+});
+
+describe('tokens: no valid token is 401 on every path and method', () => {
+  const tokens = [{ name: 'ops', token: TOKEN, scopes: ['read' as const] }];
+  const expect401 = (answer: Raw, what: string) => {
+    expect(answer.status, `${what}: ${answer.body}`).toBe(401);
+    expect(String(answer.headers['www-authenticate']), what).toMatch(/^Bearer realm="souls"/);
+  };
+
+  it('answers a GET query and an SSE GET without a token 401 with the challenge, not 403', async () => {
+    const server = await serve({ tokens });
+    const path = `/graphql?query=${encodeURIComponent('{ souls { id } }')}`;
+    const query = await raw(server.url, { path, headers: { accept: 'application/json' } });
+    expect401(query, 'GET query');
+    expect(JSON.parse(query.body).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const sse = await raw(server.url, { path: `/graphql?query=${encodeURIComponent('subscription { soulChanged { kind } }')}`, headers: { accept: 'text/event-stream' } });
+    expect401(sse, 'SSE GET');
+    expect(sse.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(sse.body).toContain('"UNAUTHENTICATED"');
+    const wrong = await raw(server.url, { path, headers: { accept: 'application/json', authorization: 'Bearer transport-test-not-a-token' } });
+    expect401(wrong, 'GET with an unknown token');
+    expect(wrong.headers['www-authenticate']).toContain('error="invalid_token"');
+    expect((await raw(server.url, { path, headers: { accept: 'application/json', authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+  });
+
+  it('answers every method on the API, /mcp, /metrics and unknown paths 401', async () => {
+    const server = await serve({ tokens });
+    for (const path of ['/graphql', '/mcp', '/metrics', '/nothing-here']) {
+      for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+        const answer = await raw(server.url, { method, path, headers: { accept: 'application/json', 'content-length': '0' } });
+        expect401(answer, `${method} ${path}`);
+      }
+    }
+  });
+
+  it('still serves what a browser fetches without a token: the web app, GraphiQL, probes and CORS preflights', async () => {
+    const server = await serve({ tokens, corsOrigins: ['https://ops.example'] });
+    expect((await raw(server.url, { path: '/', headers: { accept: 'text/html' } })).status).toBe(200);
+    const graphiql = await raw(server.url, { path: '/graphql', headers: { accept: 'text/html' } });
+    expect(graphiql.status).toBe(200);
+    expect(graphiql.headers['content-type']).toContain('text/html');
+    expect((await raw(server.url, { path: '/health' })).status).toBe(200);
+    const preflight = await raw(server.url, { method: 'OPTIONS', headers: { origin: 'https://ops.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    expect(preflight.status).toBe(204);
+  });
+});
+
 describe('Host names (DNS rebinding)', () => {
   it('without tokens serves only loopback names, plus --allowed-host', async () => {
     const server = await serve();

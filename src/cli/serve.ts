@@ -52,6 +52,7 @@ export const serveCommand: Command = {
       limits: config.limits,
       introspection: config.introspection,
       corsOrigins: config.corsOrigins,
+      persistedOperations: config.persistedOperations,
       redis,
       memoryRelease: config.releaseMemoryAfterMs > 0 ? { quietMs: config.releaseMemoryAfterMs } : null,
       allowedHosts: config.insecure && !isLoopback(config.host) ? [...config.allowedHosts, normalizeHost('--host', config.host)] : config.allowedHosts,
@@ -109,6 +110,8 @@ export const serveCommand: Command = {
     } else {
       say(`Tokens: ${config.tokens.map((t) => `${t.name} (${t.scopes.join(', ')})`).join('; ')}`);
     }
+    const listed = config.persistedOperations?.size ?? 0;
+    if (listed > 0) say(`Allow-list: only the ${listed === 1 ? 'operation' : `${listed} operations`} of the persisted operations file run.`);
     say(config.corsOrigins.length > 0 ? `Pages of these origins may call the API: ${config.corsOrigins.join(', ')}` : 'Cross-origin pages are refused (same origin only; --cors-origin allows one).');
     return 0;
   },

@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, InMemoryServerEventBus, isJsonContentType, type AuthInfo, type McpHttpHandler, type ServerEvent, type ServerEventBus } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { SoulsDb } from '../engine/index.ts';
-import { bearerChallenge, scopes as knownScopes, type Caller, type Scope } from '../server/auth.ts';
+import { bearerChallenge, scopes as knownScopes, TOKEN_REQUIRED, type Caller, type Scope } from '../server/auth.ts';
+import { readBody } from '../server/body-limits.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import { findRefinerBySlug, isRefiner } from './refiner.ts';
 import { listenFilterRefusal, requestRefusal, type McpLimits, type McpRefusal } from './requests.ts';
@@ -28,18 +29,6 @@ export type McpEndpoint = {
   serve(req: IncomingMessage, res: ServerResponse): Promise<void>;
   close(): Promise<void>;
 };
-
-/** The body of a POST, read once up to the limit (the server has already refused a longer declared length), or null when longer. */
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    received += chunk.byteLength;
-    if (received > maxBytes) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function answer(res: ServerResponse, id: unknown, { status, code, message, data }: McpRefusal): void {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -155,7 +144,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): Omit<McpEndpoint
       const caller = options.callerOf(authorization);
       if (!caller) {
         res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': bearerChallenge(authorization) });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'a valid bearer token is required (Authorization: Bearer <token>)' } }));
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: TOKEN_REQUIRED } }));
         req.resume();
         return;
       }

@@ -93,6 +93,24 @@ export function authenticate(authorization: string | null | undefined, tokens: T
   return found && timingSafeEqual(candidate, found.digest) ? { name: found.entry.name, scopes: new Set(found.entry.scopes) } : null;
 }
 
+/** Who a request's credential names: with tokens, a token's caller or null; without, the local caller, whatever it says. */
+export type Callers = {
+  /** Whether requests need a token (a tokens file was given). */
+  readonly required: boolean;
+  of(authorization: unknown): Caller | null;
+};
+
+export function callersOf(tokens: readonly TokenEntry[] | null | undefined): Callers {
+  const table = tokens && tokens.length > 0 ? tokenTable(tokens) : null;
+  return {
+    required: table !== null,
+    of: (authorization) => (table === null ? localCaller : authenticate(typeof authorization === 'string' ? authorization : null, table)),
+  };
+}
+
+/** What a request without a valid token is told, by every transport. */
+export const TOKEN_REQUIRED = 'a valid bearer token is required (Authorization: Bearer <token>)';
+
 /** The realm every challenge names: the one protection space of this server. */
 export const REALM = 'souls';
 

@@ -4,6 +4,7 @@ import { loadTokens, tokensFileWarnings, type TokenEntry } from './auth.ts';
 import { defaultSettings, resolveSettings, settingNames, similarityModes, ValidationError, type Settings } from '../engine/index.ts';
 import { defaultLimits, limitNames, type Limits } from './limits.ts';
 import { normalizeHost, normalizeOrigin } from './origin.ts';
+import { loadKnownOperations, type KnownOperations } from './operations-file.ts';
 import { embeddingsUrl, endpointDefaults, MAX_ANSWER_BYTES } from '../embedder/endpoint.ts';
 
 export type ServerConfig = {
@@ -24,6 +25,8 @@ export type ServerConfig = {
   embedder: EmbedderConfig | null;
   /** null: no tokens file, so loopback only and every caller has every scope. */
   tokens: TokenEntry[] | null;
+  /** The only operations the server runs, by id (an allow-list deployment); null: any operation. */
+  persistedOperations: KnownOperations | null;
   /** Listen beyond loopback without tokens (refused unless given). */
   insecure: boolean;
   introspection: boolean;
@@ -126,7 +129,7 @@ export const optionGroups = {
   database: valuedOptions(['db', 'db-timeout', 'db-connect-timeout', 'db-pool-size', 'config']),
   settings: valuedOptions([...settingNames.map(kebab), ...embedderFlags]),
   server: {
-    ...valuedOptions(['host', 'port', 'tokens-file', 'log-level', 'log-format', 'redis', 'redis-prefix', 'release-memory-after', ...limitNames.map(kebab)]),
+    ...valuedOptions(['host', 'port', 'tokens-file', 'persisted-operations', 'log-level', 'log-format', 'redis', 'redis-prefix', 'release-memory-after', ...limitNames.map(kebab)]),
     insecure: { type: 'boolean' },
     introspection: { type: 'boolean' },
     'cors-origin': { type: 'string', multiple: true },
@@ -171,7 +174,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
       throw new ValidationError('--config', `cannot read ${configPath}: ${(error as Error).message}`);
     }
     if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ValidationError('--config', `${configPath} must hold a JSON object`);
-    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'dbPoolSize', 'tokensFile', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...embedderKeys, ...limitNames]);
+    const known = new Set(['host', 'port', 'db', 'dbTimeout', 'dbConnectTimeout', 'dbPoolSize', 'tokensFile', 'persistedOperations', 'insecure', 'introspection', 'corsOrigins', 'allowedHosts', 'logLevel', 'logFormat', 'redis', 'redisPrefix', 'releaseMemoryAfter', ...settingNames, ...embedderKeys, ...limitNames]);
     const unknown = Object.keys(file).find((key) => !known.has(key));
     if (unknown) throw new ValidationError(`--config ${unknown}`, `unknown setting (known: ${[...known].join(', ')})`);
   }
@@ -261,7 +264,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     limits,
   };
   if (!server) {
-    return { ...database, host: defaults.host, port: defaults.port, tokens: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat, redis: null, releaseMemoryAfterMs: 0 };
+    return { ...database, host: defaults.host, port: defaults.port, tokens: null, persistedOperations: null, warnings: [], insecure: false, introspection: true, corsOrigins: [], allowedHosts: [], logLevel: defaults.logLevel, logFormat: defaults.logFormat, redis: null, releaseMemoryAfterMs: 0 };
   }
   /** One of `choices`, as given (case aside). */
   const choice = <T extends string>(name: string, flag: string, variable: string, choices: readonly T[], fallback: T): T => {
@@ -272,6 +275,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     return value as T;
   };
   const tokensPick = pick('tokensFile', 'tokens-file', 'SOULS_TOKENS_FILE');
+  const operationsPick = pick('persistedOperations', 'persisted-operations', 'SOULS_PERSISTED_OPERATIONS');
   const hostPick = pick('host', 'host', 'SOULS_HOST');
   const portPick = pick('port', 'port', 'SOULS_PORT');
   const redisPick = pick('redis', 'redis', 'SOULS_REDIS_URL');
@@ -285,6 +289,7 @@ export function configFromFlags(values: Readonly<Record<string, unknown>>, env: 
     host: hostPick ? String(hostPick.raw) : defaults.host,
     port: portPick ? port(portPick.where, portPick.raw) : defaults.port,
     tokens: tokensPick ? loadTokens(String(tokensPick.raw)) : null,
+    persistedOperations: operationsPick ? loadKnownOperations(String(operationsPick.raw), operationsPick.where) : null,
     warnings: tokensPick ? tokensFileWarnings(String(tokensPick.raw)) : [],
     insecure: flag('insecure', 'SOULS_INSECURE') ?? false,
     introspection: flag('introspection', 'SOULS_INTROSPECTION') ?? true,
@@ -381,6 +386,7 @@ export function optionsHelp(groups: readonly OptionGroup[]): string {
       line('--host HOST', 'SOULS_HOST', `(default ${defaults.host})`),
       line('--port PORT', 'SOULS_PORT', `(default ${defaults.port}; 0 picks a free port)`),
       line('--tokens-file FILE', 'SOULS_TOKENS_FILE', '([{ "name", "token", "scopes": ["read", "observe", "refine", "admin"] }])'),
+      line('--persisted-operations FILE', 'SOULS_PERSISTED_OPERATIONS', '(run only these operations: { "<sha256>": "<document>" } or an Apollo persisted query manifest)'),
       line('--insecure', 'SOULS_INSECURE', '(listen beyond loopback without tokens)'),
       line('--no-introspection', 'SOULS_INTROSPECTION=false', '(hide the schema and field suggestions)'),
       line('--cors-origin ORIGIN', 'SOULS_CORS_ORIGINS', '(comma-separated; pages of these origins may call the API; repeatable)'),

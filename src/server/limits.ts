@@ -23,6 +23,8 @@ export type Limits = {
   maxListenStreamsPerToken: number;
   /** Resource URIs one MCP listen stream may follow. */
   maxListenUris: number;
+  /** Documents automatic persisted queries remember, the least recently used forgotten first. */
+  maxPersistedQueries: number;
 };
 
 export const defaultLimits: Limits = {
@@ -48,6 +50,8 @@ export const defaultLimits: Limits = {
   maxListenStreamsPerToken: 16,
   // Both resources of 128 souls.
   maxListenUris: 256,
+  // Documents of up to 32 KiB each: 32 MiB at most.
+  maxPersistedQueries: 1000,
 };
 
 export const limitNames = Object.keys(defaultLimits) as (keyof Limits)[];

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import type { Plugin } from 'graphql-yoga';
 
 /**
  * Gives back to the operating system what a burst of work left resident, once the server has been quiet.
@@ -97,6 +98,21 @@ export function startMemoryRelease(options: MemoryReleaseOptions): MemoryRelease
       if (timer !== null) timers.clear(timer);
       timer = null;
       active = false;
+    },
+  };
+}
+
+/**
+ * GraphQL work on long-lived connections is activity too: operations over graphql-ws and each event a subscription
+ * sends (over a socket or SSE), so a server busy only with its sockets is never taken for a quiet one.
+ */
+export function countsAsActivity(release: MemoryRelease): Plugin {
+  const active = () => release.activity();
+  return {
+    onExecute: active,
+    onSubscribe: () => {
+      active();
+      return { onSubscribeResult: () => ({ onNext: active }) };
     },
   };
 }

@@ -76,11 +76,17 @@ function isSameOrigin(origin: string, host: string | undefined): boolean {
   }
 }
 
-const CORS_HEADERS = ['accept', 'authorization', 'content-type', 'x-graphql-yoga-csrf'];
+/** What an allowed page may send: the API's headers, and the stream token and methods of graphql-sse's single connection mode. */
+const CORS_HEADERS = ['accept', 'authorization', 'content-type', 'x-graphql-yoga-csrf', 'x-graphql-event-stream-token'];
 
 /** CORS headers only for allowed cross-origin pages; same-origin pages need none and others get none. */
 export function corsFor(request: Request, policy: OriginPolicy) {
   const origin = request.headers.get('origin');
   if (origin === null || !policy.corsOrigins.includes(origin)) return false as const;
-  return { origin: [origin], methods: ['GET', 'POST'], allowedHeaders: CORS_HEADERS, credentials: false, maxAge: 600 };
+  return { origin: [origin], methods: ['GET', 'POST', 'PUT', 'DELETE'], allowedHeaders: CORS_HEADERS, credentials: false, maxAge: 600 };
+}
+
+/** For an answer the server writes itself rather than Yoga: the header that lets an allowed page of another origin read it. */
+export function allowedOriginHeaders(origin: string | undefined, policy: OriginPolicy): Record<string, string> {
+  return origin !== undefined && policy.corsOrigins.includes(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
 }

@@ -998,7 +998,11 @@ export function generateCase(seed: number, index: number, pool: Pool, protectedI
         body = null;
         delete headers['content-type'];
         if (rng.chance(0.6)) headers['x-graphql-yoga-csrf'] = '1';
-        else draft.mutations.push('http.noCsrfHeader');
+        else {
+          draft.mutations.push('http.noCsrfHeader');
+          // Without the header a GET is answered unless it carries what a browser sends for another site's page.
+          if (rng.chance(0.5)) headers['sec-fetch-site'] = 'cross-site';
+        }
         break;
       }
       case 'method':
