@@ -65,7 +65,7 @@ const TraitPair = builder.objectRef<TraitPairRecord>('TraitPair').implement({
 const PromotionCandidate = builder.objectRef<{ traitId: number; score: number }>('PromotionCandidate').implement({
   fields: (t) => ({
     trait: t.field({ type: Trait, resolve: async (p, _, ctx) => (await ctx.loaders.trait.load(p.traitId))! }),
-    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy; only traits that survived an attunement or are promotionTenureDays old' }),
+    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy, highest first; only traits at least promotionTenureDays old' }),
   }),
 });
 

@@ -259,7 +259,7 @@ describe('the evidence report never misleads', () => {
     expect(grouped.suggestedActions.map((a) => a.kind)).not.toContain('NO_CLUSTER_SIGNAL');
   });
 
-  it('makes a trait a promotion candidate only with real tenure: an attunement survived or promotionTenureDays', () => {
+  it('makes a trait a promotion candidate only with real tenure: promotionTenureDays old, an attunement survived is not enough (SPEC §13)', () => {
     const essence = 'Runs the tests before merging, always.';
     const input = (t: Trait, attunedAt: number[], knobs = defaultKnobs) =>
       report({ soul: { ...soul, essence }, activeTraits: [t], citations: [{ traitId: t.id, shardId: 1, createdAt: t.createdAt }], attunedAt, knobs });
@@ -269,12 +269,26 @@ describe('the evidence report never misleads', () => {
     expect(freshReport.traits[0].tenure * freshReport.traits[0].citationDensity * freshReport.traits[0].essenceRedundancy).toBeGreaterThan(0);
     expect(freshReport.promotionCandidates).toEqual([]);
     expect(freshReport.suggestedActions.map((a) => a.kind)).not.toContain('PROMOTION_CANDIDATES');
-    // Survived an attunement after its creation.
-    expect(input(fresh, [now - MINUTE]).promotionCandidates.map((p) => p.traitId)).toEqual([1]);
+    // Survived an attunement stamped minutes after its creation: still no tenure.
+    const survived = input(fresh, [now - MINUTE]);
+    expect(survived.traits[0].survivalCount).toBe(1);
+    expect(survived.promotionCandidates).toEqual([]);
     // Old enough (defaults: 7 days), exactly at the boundary and just below it.
     expect(defaultKnobs.promotionTenureDays).toBe(7);
     expect(input(trait(1, TESTS, daysAgo(7)), []).promotionCandidates.map((p) => p.traitId)).toEqual([1]);
     expect(input(trait(1, TESTS, daysAgo(7) + MINUTE), []).promotionCandidates).toEqual([]);
     expect(input(trait(1, TESTS, daysAgo(2)), [], { ...defaultKnobs, promotionTenureDays: 1 }).promotionCandidates.map((p) => p.traitId)).toEqual([1]);
+  });
+
+  it('ranks the tenured traits by the seed\'s score (tenure × citation density × essence redundancy), leaving out a younger one that scores higher', () => {
+    const essence = 'Runs the tests before merging, always, and keeps commits small.';
+    const traits = [trait(1, 'Keep commits small', daysAgo(30)), trait(2, TESTS, daysAgo(60)), trait(3, 'Always run the tests before merging, always', daysAgo(3))];
+    const citations: Citation[] = [1, 2, 3].flatMap((traitId) => [1, 2, 3, 4].map((shardId) => ({ traitId, shardId, createdAt: daysAgo(1) })));
+    const r = report({ soul: { ...soul, essence }, activeTraits: traits, citations, attunedAt: [daysAgo(1)] });
+    const score = new Map(r.traits.map((s) => [s.traitId, s.tenure * s.citationDensity * s.essenceRedundancy]));
+    expect(score.get(3)!).toBeGreaterThan(score.get(1)!);
+    expect(score.get(3)!).toBeGreaterThan(score.get(2)!);
+    const expected = [1, 2].sort((a, b) => score.get(b)! - score.get(a)!);
+    expect(r.promotionCandidates).toEqual(expected.map((traitId) => ({ traitId, score: score.get(traitId)! })));
   });
 });

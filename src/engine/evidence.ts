@@ -218,7 +218,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   );
   const traitById = new Map(traits.map((t) => [t.id, t]));
   const promotionCandidates = signals
-    .filter((s) => isTenured(traitById.get(s.traitId)!, s, knobs, now))
+    .filter((s) => isTenured(traitById.get(s.traitId)!, knobs, now))
     .map((s) => ({ traitId: s.traitId, score: s.tenure * s.citationDensity * s.essenceRedundancy }))
     .filter((p) => p.score > 0)
     .sort((x, y) => rankKey(y.score) - rankKey(x.score) || x.traitId - y.traitId);
