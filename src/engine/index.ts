@@ -1,6 +1,24 @@
 /** The Souls engine's public surface: an async library API, usable with no server. */
 export { DAY_MS, manualClock, systemClock, type Clock } from './clock.ts';
-export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError, describeError } from './errors.ts';
+export {
+  alreadyAssigned,
+  alreadyNamed,
+  alreadyOpposed,
+  assignedSupport,
+  CapacityError,
+  ConflictError,
+  describeError,
+  InvalidStateError,
+  LevelUpPlanError,
+  NotFoundError,
+  nothingToUnassign,
+  notOpposed,
+  opposedSupport,
+  SoulsError,
+  StorageError,
+  ValidationError,
+  type CounterCitation,
+} from './errors.ts';
 export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, ThemeEventKind, Trait, TraitStatus } from './model.ts';
 export {
   defaultClusteringThresholds,
@@ -65,6 +83,7 @@ export {
   citeShards,
   countActiveTraits,
   getCitations,
+  getShardCitations,
   getTrait,
   getTraitLimit,
   getTraits,
@@ -151,6 +170,7 @@ export {
   type Trend,
 } from './evidence.ts';
 export {
+  assignmentCounterCitations,
   assignThemes,
   DEFAULT_THEME_ACTOR,
   getCounterEvidence,
@@ -161,6 +181,7 @@ export {
   listThemes,
   listThemesOfSouls,
   opposeTrait,
+  oppositionCounterCitations,
   renameTheme,
   unassignShards,
   unopposeTrait,
