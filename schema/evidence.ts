@@ -16,12 +16,14 @@ import { Trait } from './trait.ts';
 type ClusterAlignmentRecord = ShardClusterRecord['alignment'];
 type SharedSoulRecord = ShardClusterRecord['sharedWith'][number];
 
-const AlignmentKind = builder.enumType('AlignmentKind', { values: ['REINFORCING', 'NOVEL'] as const });
+const AlignmentKind = builder.enumType('AlignmentKind', { values: ['REINFORCING', 'NOVEL', 'CONTRADICTING'] as const });
 
 const SuggestedActionKind = builder.enumType('SuggestedActionKind', { values: suggestedActionKinds });
 
 const ClusterAlignment = builder.objectRef<ClusterAlignmentRecord>('ClusterAlignment').implement({
-  description: 'REINFORCING an existing trait (a member is cited by it, or the representative resembles its principle), else NOVEL.',
+  description:
+    'REINFORCING an existing trait (a member is cited by it, or the representative resembles its principle); CONTRADICTING the trait a theme ' +
+    'opposes (a judged theme whose members are counter-evidence: never NOVEL, never reinforcing); else NOVEL.',
   fields: (t) => ({
     kind: t.field({ type: AlignmentKind, resolve: (a) => a.kind }),
     trait: t.field({ type: Trait, nullable: true, resolve: (a, _, ctx) => (a.traitId === null ? null : ctx.loaders.trait.load(a.traitId)) }),

@@ -116,6 +116,10 @@ describe('themes over HTTP', () => {
     data = await gql(report, { id: soul });
     expect(data.soul.traits).toEqual([{ id: trait, counterEvidence: [{ id: shardIds[0] }, { id: shardIds[1] }] }]);
     expect(data.soul.evidence.markdown).toContain(`contradicted by theme "Build caching" (#${builds}): #${shardIds[0]}, #${shardIds[1]}`);
+    // Its cluster contradicts the trait (SPEC §13): never NOVEL, never a new-trait candidate.
+    const aligned = await gql(`query($id: ID!) { soul(id: $id) { evidence { clusters { theme { id } alignment { kind trait { id } } } suggestedActions { kind } } } }`, { id: soul });
+    expect(aligned.soul.evidence.clusters.find((c: { theme: { id: string } | null }) => c.theme?.id === builds).alignment).toEqual({ kind: 'CONTRADICTING', trait: { id: trait } });
+    expect(aligned.soul.evidence.suggestedActions.map((a: { kind: string }) => a.kind)).not.toContain('NOVEL_CLUSTER');
 
     const unopposed = await gql(`mutation($theme: ID!, $trait: ID!) { unopposeTrait(themeId: $theme, traitId: $trait) { __typename ... on ThemePayload { theme { opposes { id } } } } }`, { theme: builds, trait });
     expect(unopposed.unopposeTrait.theme.opposes).toEqual([]);

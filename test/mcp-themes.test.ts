@@ -273,7 +273,7 @@ describe('soul_evidence and themes', () => {
     expect(json.data.report.clusters).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ memberIds: [shardIds[0], shardIds[1]], themeId: builds, suggestedTheme: null, opposes: [] }),
-        expect.objectContaining({ memberIds: [shardIds[3]], themeId: food, suggestedTheme: null, opposes: [traitId] }),
+        expect.objectContaining({ memberIds: [shardIds[3]], themeId: food, suggestedTheme: null, opposes: [traitId], alignment: { kind: 'CONTRADICTING', traitId } }),
         expect.objectContaining({ memberIds: [shardIds[2]], themeId: null, suggestedTheme: { id: builds, name: 'Builds' }, opposes: [] }),
       ]),
     );

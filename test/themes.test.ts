@@ -344,7 +344,7 @@ describe('the evidence report honours themes', () => {
 });
 
 describe('counter-evidence', () => {
-  it('lists the members of a theme opposing a trait under it and as a tension, never as reinforcing it nor as a novel trait', async () => {
+  it('lists the members of a theme opposing a trait under it and as a tension, its cluster CONTRADICTING the trait, never reinforcing it nor novel', async () => {
     const { db, clock } = freshDb(T0);
     const { soul, ids } = await soulWith(db, clock, [...docker, unrelated[0]]);
     // No citation: a theme whose members the trait cites could not oppose it. The principle's likeness aligns the cluster.
@@ -357,8 +357,8 @@ describe('counter-evidence', () => {
     const report = await formatEvidence(db, soul.id);
     const cluster = clusterOf(report, ids[0]);
     expect(cluster).toMatchObject({ themeId: theme.id, opposes: [trait.id], memberIds: [ids[0], ids[1], ids[2]] });
-    expect(cluster.alignment.kind).toBe('NOVEL');
-    expect(report.clusters.some((c) => c.alignment.traitId === trait.id)).toBe(false);
+    expect(cluster.alignment).toEqual({ kind: 'CONTRADICTING', traitId: trait.id, similarity: clusterOf(before, ids[0]).alignment.similarity });
+    expect(report.clusters.filter((c) => c.alignment.traitId === trait.id)).toEqual([cluster]);
     expect(report.counterEvidence).toEqual([{ traitId: trait.id, themeIds: [theme.id], shardIds: [ids[0], ids[1], ids[2]] }]);
     expect(report.suggestedActions.find((a) => a.kind === 'NOVEL_CLUSTER')).toBeUndefined();
     expect(report.suggestedActions.filter((a) => a.kind === 'TENSION')).toEqual([
@@ -366,7 +366,8 @@ describe('counter-evidence', () => {
     ]);
     expect(report.markdown).toContain(`- #${trait.id} Fixed the Docker build cache for every image — contradicted by theme "Gave up on caching" (#${theme.id}): #${ids[0]}, #${ids[1]}, #${ids[2]}\n`);
     expect(report.markdown).toContain(`## Tensions\n- theme "Gave up on caching" (#${theme.id}) vs #${trait.id}\n`);
-    expect(report.markdown).toContain(`contradicts #${trait.id}`);
+    expect(report.markdown).toContain(`sources chat, journal; contradicts trait #${trait.id}] #${cluster.representativeId}`);
+    expect(report.markdown).not.toMatch(/novel/);
     expect(await getCounterEvidence(db, [trait.id])).toEqual(new Map([[trait.id, [ids[0], ids[1], ids[2]]]]));
 
     await unopposeTrait(db, theme.id, trait.id);

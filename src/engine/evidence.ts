@@ -53,7 +53,8 @@ export type EvidenceInput = {
 /** What the report needs of a theme: its name, and the traits its members contradict. */
 export type ThemeSummary = { id: number; name: string; opposes: readonly number[] };
 
-export type AlignmentKind = 'REINFORCING' | 'NOVEL';
+/** REINFORCING a trait, CONTRADICTING one (the cluster is a theme judged to oppose it, SPEC §13), else NOVEL. */
+export type AlignmentKind = 'REINFORCING' | 'NOVEL' | 'CONTRADICTING';
 export type ClusterAlignment = { kind: AlignmentKind; traitId: number | null; similarity: number };
 export type SharedSoul = { soulId: number; sharedCount: number; fraction: number };
 export type ShardCluster = {
@@ -400,7 +401,7 @@ function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<
     ageSpanDays,
     freshness,
     weight: memberCount * sourceDiversity * freshness,
-    alignment: align(ctx, rep, members, citedBy, new Set(opposes)),
+    alignment: opposes.length > 0 ? contradicting(ctx, rep, opposes) : align(ctx, rep, members, citedBy),
     sharedWith: sharedWith(members, shards, input.soul.id),
     themeId,
     suggestedThemeId: null,
@@ -505,8 +506,24 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** A judged contradiction outweighs resemblance and citations: a cluster never reinforces a trait its theme opposes. */
-function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>, opposed: ReadonlySet<number>): ClusterAlignment {
+/**
+ * A judged contradiction outweighs resemblance and citations: a theme opposing active traits contradicts the one its
+ * representative most resembles (ties: the lowest id), never reinforces any, and is never NOVEL.
+ */
+function contradicting(ctx: Context, rep: number, opposes: readonly number[]): ClusterAlignment {
+  const opposed = new Set(opposes);
+  let best: ClusterAlignment | null = null;
+  // traits are in id order, so strict ">" keeps the lowest id on ties.
+  for (let t = 0; t < ctx.traits.length; t++) {
+    if (!opposed.has(ctx.traits[t].id)) continue;
+    const sim = ctx.pair(rep, ctx.shards.length + t);
+    if (best === null || sim > best.similarity) best = { kind: 'CONTRADICTING', traitId: ctx.traits[t].id, similarity: sim };
+  }
+  return best!;
+}
+
+/** REINFORCING the trait a member is cited by or the representative resembles (the most similar wins), else NOVEL. */
+function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>): ClusterAlignment {
   const { traits, shards, input } = ctx;
   const cited = new Set<number>();
   for (const i of members) for (const traitId of citedBy.get(shards[i].id) ?? []) cited.add(traitId);
@@ -515,7 +532,6 @@ function align(ctx: Context, rep: number, members: readonly number[], citedBy: R
   let bestSeen = 0;
   // traits are in id order, so strict ">" keeps the lowest id on ties.
   for (let t = 0; t < traits.length; t++) {
-    if (opposed.has(traits[t].id)) continue;
     const sim = ctx.pair(rep, shards.length + t);
     if (sim > bestSeen) bestSeen = sim;
     const qualifies = cited.has(traits[t].id) || sim >= input.knobs.redundancyThreshold;
@@ -634,8 +650,10 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
   const redundant = report.traits.filter((s) => s.essenceRedundancy > knobs.redundancyThreshold).map((s) => s.traitId);
   add('ESSENCE_REDUNDANT', redundant.length, `${plural(redundant.length, 'trait', 'traits')} redundant with essence`, distinctAscending(redundant));
 
-  // A cluster contradicting a trait is a tension to resolve, not a new trait to propose.
-  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2 && c.opposes.length === 0);
+  // A cluster contradicting a trait is a tension to resolve, not a new trait to propose: judged (CONTRADICTING), or
+  // not yet, when a member reads as possible counter-evidence to a trait.
+  const flagged = new Set(report.possibleCounterEvidence.map((h) => h.shardId));
+  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2 && !c.memberIds.some((id) => flagged.has(id)));
   const sizes = novel.map((c) => c.memberCount).join(', ');
   add(
     'NOVEL_CLUSTER',
@@ -789,13 +807,17 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   // A theme is listed as a cluster whatever its size; only unjudged shards alike to no other are folded.
   const groups = report.clusters.filter((c) => c.memberCount > 1 || c.themeId !== null);
   const singles = report.clusters.filter((c) => c.memberCount === 1 && c.themeId === null);
+  const traitList = (ids: readonly number[]) => `${ids.length === 1 ? 'trait' : 'traits'} ${ids.map((id) => `#${id}`).join(', ')}`;
+  const hintedTraits = Map.groupBy(report.possibleCounterEvidence, (h) => h.shardId);
   if (groups.length > 0) {
     lines.push('', '## Clusters (highest weight first)');
     groups.forEach((c, k) => {
-      const alignment = c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : 'novel';
+      const alignment =
+        c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : c.alignment.kind === 'CONTRADICTING' ? `contradicts ${traitList(c.opposes)}` : 'novel';
       const parts = [`weight ${fixed(c.weight, 2)}`, `size ${c.memberCount}`, `sources ${c.sources.join(', ')}`, alignment];
       if (c.themeId !== null) parts.unshift(themeLabel(c.themeId));
-      if (c.opposes.length > 0) parts.push(`contradicts ${c.opposes.map((id) => `#${id}`).join(', ')}`);
+      const mayContradict = distinctAscending(c.memberIds.flatMap((id) => (hintedTraits.get(id) ?? []).map((h) => h.traitId)));
+      if (mayContradict.length > 0) parts.push(`may contradict ${traitList(mayContradict)} (possible counter-evidence)`);
       if (c.suggestedThemeId !== null) parts.push(`resembles ${themeLabel(c.suggestedThemeId)}`);
       if (c.sharedWith.length > 0) {
         const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);

@@ -13,7 +13,7 @@ const cluster = z.object({
   memberCount: z.number().int(),
   sources: z.array(z.string()),
   weight: z.number(),
-  alignment: z.object({ kind: z.enum(['REINFORCING', 'NOVEL']), traitId: z.number().int().nullable() }),
+  alignment: z.object({ kind: z.enum(['REINFORCING', 'NOVEL', 'CONTRADICTING']), traitId: z.number().int().nullable() }),
   sharedWith: z.array(z.object({ soulId: z.number().int(), sharedCount: z.number().int() })),
   themeId: z.number().int().nullable(),
   suggestedTheme: z.object({ id: z.number().int(), name: z.string() }).nullable(),
@@ -39,7 +39,7 @@ export const soulEvidence = defineTool({
   title: 'Evidence report and readiness',
   description:
     'Read before changing a soul: readiness, suggested actions, themes, unjudgedCount, similarity (mode, vectorsPending), the report: trait ' +
-    'signals, candidates, tensions, counter-evidence, trend, clusters by weight with shard ids (NOVEL: new trait? REINFORCING: cite; ' +
+    'signals, candidates, tensions, counter-evidence, trend, clusters by weight with shard ids (NOVEL: new trait? REINFORCING: cite; CONTRADICTING: judged against; ' +
     'suggestedTheme: assign). "markdown" is its own text block, cut to the budget (reportUri is whole); "json" pages clusters. ' +
     'Next: evidence_judge, trait_change, or levelup at capacity.',
   scope: 'read',

@@ -62,7 +62,7 @@ export const evidenceJudge = defineTool({
   description:
     '"assign": shards of soulId to themes: each assignment names themeId or newThemeName (a shard in another theme moves). "unassign": ' +
     'shardIds back to unjudged. "rename" themeId to name. "oppose" / "unoppose": themeId\'s shards are (not) counter-evidence for traitId. ' +
-    'Refused: a change of nothing; a theme opposing a trait that cites its members. dryRun: the moves and unjudgedCount after. Then trait_change from themes.',
+    'Refuses no-ops and counter-evidence as support. dryRun: the moves and unjudgedCount after. Then trait_change from themes.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({

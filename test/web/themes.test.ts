@@ -134,6 +134,10 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
     const underTrait = page.locator('.refine__soul li.trait', { hasText: target.principle }).locator('.counter');
     await underTrait.getByText('Counter-evidence (4)').waitFor(WAIT);
     await page.getByRole('listitem', { name: 'Theme Careful counting', exact: true }).getByText(`“${target.principle}”`).waitFor(WAIT);
+    // Its cluster now contradicts the trait (SPEC §13): no longer novel, and offers no revision of the trait as support.
+    const contradicting = page.locator('li.cluster--contradicting', { hasText: 'Theme: Careful counting' });
+    await contradicting.locator('.cluster__align', { hasText: `Contradicts “${target.principle}”` }).waitFor(WAIT);
+    expect(await contradicting.getByRole('button', { name: 'Revise the trait it reinforces' }).count()).toBe(0);
     await screenshot(page, 'themes-1280-light', true);
     expect(chrome.errors).toEqual([]);
   });

@@ -262,7 +262,8 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
 }
 
 function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, onChanged }: { cluster: Cluster; index: number; maxWeight: number; soul: EvidenceSoul; canRefine: boolean; onPropose: (p: Proposal) => void; onChanged: () => void }) {
-  const aligned = cluster.alignment.trait ? soul.traits.find((t) => t.id === cluster.alignment.trait!.id) : undefined;
+  // A cluster contradicting a trait (a judged theme opposing it) is no support to revise the trait with.
+  const aligned = cluster.alignment.kind === 'REINFORCING' && cluster.alignment.trait ? soul.traits.find((t) => t.id === cluster.alignment.trait!.id) : undefined;
   const proposeAdd = () =>
     onPropose({
       kind: 'add',
@@ -318,6 +319,10 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, on
       <p class="cluster__align">
         {cluster.alignment.kind === 'NOVEL' ? (
           <Chip tone="info">Novel: no trait covers it</Chip>
+        ) : cluster.alignment.kind === 'CONTRADICTING' ? (
+          <>
+            <Chip tone="warn">Contradicts</Chip> “{cluster.alignment.trait?.principle}” <span class="muted">(judged: counter-evidence, never support)</span>
+          </>
         ) : (
           <>
             <Chip tone="good">Reinforces</Chip> “{cluster.alignment.trait?.principle}” <span class="muted">({percent(cluster.alignment.similarity)})</span>
