@@ -42,6 +42,7 @@ const shard = (id: number, content: string, source = 'chat', ageDays = 1): Shard
   soulIds: [1],
   createdAt: daysAgo(ageDays),
   updatedAt: daysAgo(ageDays),
+  recordedAt: daysAgo(ageDays),
   revealedAt: null,
 });
 

@@ -1,5 +1,5 @@
 import { DAY_MS } from './clock.ts';
-import { getCrystallization, type Crystallization } from './crystallization.ts';
+import { getCrystallization, unmetNeedLine, unmetNeeds, type Crystallization } from './crystallization.ts';
 import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { textQuery } from './shards.ts';
@@ -733,11 +733,8 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
     lines.push(`Clusters cover the ${report.clusteredShardCount} most recently dropped shards of ${report.shardCount} (maxClusteredShards)`);
   }
   const cr = report.crystallization;
-  lines.push(
-    cr.ready
-      ? `Readiness: ready (priority ${fixed(cr.priority, 2)})`
-      : `Readiness: not ready${cr.unmet.length > 0 ? ` — unmet: ${cr.unmet.join(', ')}` : ''}`,
-  );
+  const needs = unmetNeeds(cr, soul.lastAttunedAt, input.knobs).map(unmetNeedLine);
+  lines.push(cr.ready ? `Readiness: ready (priority ${fixed(cr.priority, 2)})` : `Readiness: not ready${needs.length > 0 ? ` — ${needs.join('; ')}` : ''}`);
 
   lines.push('', '## Suggested actions');
   if (report.suggestedActions.length === 0) lines.push('- none');

@@ -125,7 +125,17 @@ export {
   type ShardHit,
   type ShardInput,
 } from './shards.ts';
-export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
+export {
+  crystallizationConditions,
+  crystallizationReadiness,
+  getCrystallization,
+  unmetNeedLine,
+  unmetNeeds,
+  type Crystallization,
+  type CrystallizationCondition,
+  type ReadySoul,
+  type UnmetNeed,
+} from './crystallization.ts';
 export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
 export { expiryCutoff } from './settings.ts';

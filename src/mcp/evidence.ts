@@ -82,7 +82,7 @@ export const soulEvidence = defineTool({
       const report = await formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query });
       const head = {
         soul: { id: soul.id, name: soul.name, level: soul.level },
-        verdict: verdictOf(report.crystallization),
+        verdict: verdictOf(report.crystallization, soul, ctx.db.settings),
         suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
         reportUri: evidenceUri(soul.id),
         unjudgedCount: report.unjudgedCount,

@@ -1038,8 +1038,8 @@ export class PostgresStatements {
            ), ids AS (
              SELECT n, nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM input
            ), shards AS (
-             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
-             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now FROM input JOIN ids USING (n)
+             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, recorded_at)
+             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now, :now FROM input JOIN ids USING (n)
            ), attributions AS (
              INSERT INTO shard_souls (shard_id, soul_id) SELECT ids.id, p.soul_id FROM unnest(:pairShards::bigint[], :pairSouls::bigint[]) AS p(n, soul_id) JOIN ids USING (n)
            ), tagged AS (

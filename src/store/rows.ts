@@ -179,6 +179,7 @@ export function toShard(r: Row, tags: ReadonlyMap<number, string[]>, souls: Read
     soulIds: souls.get(Number(r.id)) ?? [],
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    recordedAt: Number(r.recorded_at),
     revealedAt: r.revealed_at === null ? null : Number(r.revealed_at),
   };
 }
@@ -276,7 +277,7 @@ export const considered = (alias: string) => `${alias}.status = 'pending' AND ${
 
 /** A shard row's columns but its embedding, which only similarity reads. */
 export const SHARD_COLUMNS = (alias: string) =>
-  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
+  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'recorded_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
 
 /** How a store's SQL spells what the statements both stores build from one text need. */
 export type Dialect = {
@@ -288,8 +289,12 @@ export type Dialect = {
   join: string;
 };
 
-/** When a shard became evidence the soul could see: its creation, or its reveal if it was sealed (SPEC §4 condition 5). */
-export const evidenceTime = (dialect: Dialect, alias: string) => `${dialect.greatest}(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
+/**
+ * When a shard became evidence the soul could see (SPEC §4 condition 5, §13): when it was recorded, or revealed if it
+ * was sealed, whatever observation time (created_at) a historical import gave it; never before that time.
+ */
+export const evidenceTime = (dialect: Dialect, alias: string) =>
+  `${dialect.greatest}(${alias}.created_at, ${alias}.recorded_at, COALESCE(${alias}.revealed_at, ${alias}.recorded_at))`;
 
 /**
  * The cheap gate for each soul (`soulFilter` picks them) in one indexed query, once over every considered shard

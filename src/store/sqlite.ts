@@ -1066,15 +1066,16 @@ export class SqliteStore implements SoulsStore {
       const first = lastShardId + 1;
       const shardIds = shards.map((_, i) => first + i);
       this.insertRows(
-        'INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, embedding)',
-        "(?, ?, ?, 'pending', ?, ?, ?, ?)",
-        shards.map((s, i) => [shardIds[i], s.content, s.source, s.sealed ? 1 : 0, s.createdAt, now, s.embedding]),
+        'INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, recorded_at, embedding)',
+        "(?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+        shards.map((s, i) => [shardIds[i], s.content, s.source, s.sealed ? 1 : 0, s.createdAt, now, now, s.embedding]),
       );
       this.insertRows('INSERT INTO shard_souls (shard_id, soul_id)', '(?, ?)', attributions.flatMap((souls, i) => souls.map((soulId) => [shardIds[i], soulId])));
       this.insertRows('INSERT OR IGNORE INTO shard_tags (shard_id, tag)', '(?, ?)', shards.flatMap((s, i) => s.tags.map((tag) => [shardIds[i], tag])));
       const evidence = shards.flatMap((s, i) =>
         // As SQLite stores it: binding replaces a lone surrogate, and the rebuilt counts must use the same key.
-        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, shardId: shardIds[i], source: s.source.toWellFormed(), createdAt: s.createdAt, latest: s.createdAt })),
+        // Recorded now, whatever its createdAt (a historical import's): recency counts arrival (SPEC §13).
+        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, shardId: shardIds[i], source: s.source.toWellFormed(), createdAt: s.createdAt, latest: Math.max(s.createdAt, now) })),
       );
       const after = withEvidence(before, evidence, cutoff);
       const through = shardIds.at(-1)!;

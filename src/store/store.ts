@@ -210,7 +210,7 @@ export type ShardFilter = {
 
 /**
  * What the cheap gate needs about one soul's considered shards. oldest and newest are creation
- * times (age spread); latest is when the newest evidence became visible, max(created, revealed) (recency).
+ * times (age spread); latest is when the newest evidence arrived, max(created, recorded, revealed) (recency, SPEC §13).
  */
 export type ShardAggregate = { count: number; distinctSources: number; oldest: number | null; newest: number | null; latest: number | null };
 

@@ -467,8 +467,9 @@ export function defineStoreConformance(backend: StoreBackend): void {
           lastAttunedAt: null,
           shardIds: [1, 2],
           beforeShardIds: [1],
-          after: { count: 2, distinctSources: 2, oldest: NOW - 5 * DAY, newest: NOW - DAY, latest: NOW - DAY },
-          before: { count: 1, distinctSources: 1, oldest: NOW - 5 * DAY, newest: NOW - 5 * DAY, latest: NOW - 5 * DAY },
+          // Recency counts arrival (SPEC §13): latest is when the newest shard was recorded, not its createdAt.
+          after: { count: 2, distinctSources: 2, oldest: NOW - 5 * DAY, newest: NOW - DAY, latest: NOW + 1 },
+          before: { count: 1, distinctSources: 1, oldest: NOW - 5 * DAY, newest: NOW - 5 * DAY, latest: NOW },
         },
         {
           soulId: y.id,
@@ -476,7 +477,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
           lastAttunedAt: null,
           shardIds: [2],
           beforeShardIds: [],
-          after: { count: 1, distinctSources: 1, oldest: NOW - DAY, newest: NOW - DAY, latest: NOW - DAY },
+          after: { count: 1, distinctSources: 1, oldest: NOW - DAY, newest: NOW - DAY, latest: NOW + 1 },
           before: { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null },
         },
       ]);
@@ -490,6 +491,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         soulIds: [x.id, y.id],
         createdAt: NOW - DAY,
         updatedAt: NOW + 1,
+        recordedAt: NOW + 1,
         revealedAt: null,
       });
       expect(await store.shardContents([1, 3, 99])).toEqual(new Map([[1, 'old one'], [3, 'sealed']]));

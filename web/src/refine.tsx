@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { errorText, resultProblem } from './fields.ts';
-import { ago, days, decimal, percent, plural, unmetText } from './format.ts';
+import { ago, days, decimal, needsText, percent, plural } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
   AddTraitDocument,
@@ -79,7 +79,7 @@ export function Refinement({ soulId }: { soulId: string }) {
           <Panel title="The soul now" id="soul-now-title">
             <div class="mini-card">
               <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
-              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={unmetText(soul.crystallization.unmet, soul.lastAttunedAt)} />
+              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={needsText(soul.crystallization.needs)} />
             </div>
             <details class="soul-now__block" open={proposal === null}>
               <summary>The rendered block</summary>
@@ -145,7 +145,7 @@ const isSingle = (cluster: Cluster) => cluster.memberCount === 1 && !cluster.the
 
 function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report; soul: EvidenceSoul; onPropose: (p: Proposal) => void; onChanged: () => void }) {
   const c = soul.crystallization;
-  const needs = unmetText(c.unmet, soul.lastAttunedAt);
+  const needs = needsText(c.needs);
   const canRefine = useCan('REFINE');
   // Numbered as listed: clusters first, then the single shards that resemble nothing else.
   const grouped = report.clusters.filter((cluster) => !isSingle(cluster));
