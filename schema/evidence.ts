@@ -106,10 +106,23 @@ const SuggestedAction = builder.objectRef<SuggestedActionRecord>('SuggestedActio
 });
 
 const EvidenceSimilarity = builder.objectRef<EvidenceReportRecord['similarity']>('EvidenceSimilarity').implement({
-  description: 'The similarity mode and clustering threshold that produced a report.',
+  description: 'The similarity mode and clustering threshold that produced a report, and how many of its clustered shards had vectors.',
   fields: (t) => ({
     mode: t.field({ type: SimilarityMode, resolve: (s) => s.mode }),
     threshold: t.exposeFloat('threshold'),
+    vectorModel: t.string({
+      nullable: true,
+      description: "the model whose vectors the mode compares: the embedder's (semantic), 'provided' (callers' vectors); null in trigram and lexical",
+      resolve: (s) => s.vectors.model,
+    }),
+    shardsWithVectors: t.int({ description: 'clustered shards with a stored vector of that model', resolve: (s) => s.vectors.withVectors }),
+    vectorsPending: t.int({ description: 'clustered shards whose vector is being computed (semantic): compared lexically until it lands', resolve: (s) => s.vectors.pending }),
+    shardsWithoutVectors: t.int({
+      description: 'the other clustered shards, compared lexically (in trigram and lexical, every clustered shard: no vectors at all)',
+      resolve: (s) => s.vectors.without,
+    }),
+    reindexNeeded: t.boolean({ description: 'semantic mode: some shards will get no vector until `souls reindex` (written before vectors were configured, or their embedding failed)', resolve: (s) => s.vectors.reindexNeeded }),
+    vectors: t.string({ description: 'all of it in words, as the markdown says it', resolve: (s) => s.vectors.message }),
   }),
 });
 

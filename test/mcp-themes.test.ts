@@ -279,7 +279,7 @@ describe('soul_evidence and themes', () => {
     );
   });
 
-  it('counts the shards whose semantic vectors are still pending, down to none once they land', { timeout: 60_000 }, async () => {
+  it('says that shards written before vectors were configured compare lexically until souls reindex, and that they have vectors after it', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'souls-mcp-themes-'));
     open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
     const path = join(dir, 'souls.db');
@@ -292,9 +292,15 @@ describe('soul_evidence and themes', () => {
     const session = await connect(db, { pubsub: createSoulsPubSub() });
     open.push(session);
     const pending = await call(session.client, 'soul_evidence', { soulId });
-    expect(pending.data.similarity).toEqual({ mode: 'semantic', vectorsPending: 4 });
+    // None of them waits for a vector: they were written before vectors were configured (the issue: silently lexical).
+    expect(pending.data.similarity).toEqual({
+      mode: 'semantic',
+      vectorsPending: 0,
+      vectors: '0 of the 4 clustered shards have vectors of use-lite-512; 4 are compared lexically and will get none until `souls reindex` (written before vectors were configured, or their embedding failed)',
+    });
+    expect(pending.blocks[0]).toContain('\nVectors (similarity semantic): 0 of the 4 clustered shards have vectors of use-lite-512; 4 are compared lexically');
     await reindexEmbeddings(db);
-    expect((await call(session.client, 'soul_evidence', { soulId })).data.similarity).toEqual({ mode: 'semantic', vectorsPending: 0 });
+    expect((await call(session.client, 'soul_evidence', { soulId })).data.similarity).toEqual({ mode: 'semantic', vectorsPending: 0, vectors: '4 of the 4 clustered shards have vectors of use-lite-512' });
   });
 });
 

@@ -13,6 +13,8 @@ import { dot, lexicalVectors } from './lexical.ts';
 import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
 import { clusterSignalWarning, isTenured } from './report-hints.ts';
+import { vectorUse, type VectorUse } from './vector-use.ts';
+import { PROVIDED_MODEL } from '../store/store.ts';
 import { oppositePolarity, possibleCounterEvidenceSteps, type CounterEvidenceHint } from './polarity.ts';
 import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
 import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
@@ -31,6 +33,10 @@ export type EvidenceInput = {
   crystallization: Crystallization;
   /** Stored embeddings by shard id (similarity `provided`); a shard missing here is compared lexically. */
   embeddings?: ReadonlyMap<number, Float32Array>;
+  /** The model the mode's vectors come from (the embedder's in semantic, PROVIDED_MODEL in provided); null or absent in trigram and lexical. */
+  vectorModel?: string | null;
+  /** Shards whose vector is being computed (semantic mode): they wait for it rather than lack it. */
+  vectorsWaiting?: ReadonlySet<number>;
   /** The clustered shards' single-linkage partition as lists of shard ids, when the caller already has it; computed otherwise. */
   partition?: readonly (readonly number[])[];
   /** Clusters cover at most this many shards, the most recently dropped (highest ids); default: all. */
@@ -120,8 +126,8 @@ export type EvidenceReport = {
   suggestedActions: SuggestedAction[];
   markdown: string;
   scope: { tags: string[]; query: string | null };
-  /** The similarity that produced the clusters, alignments and trait pairs, and the clustering threshold. */
-  similarity: { mode: SimilarityMode; threshold: number };
+  /** The similarity that produced the clusters, alignments and trait pairs, the clustering threshold, and how many clustered shards had vectors. */
+  similarity: { mode: SimilarityMode; threshold: number; vectors: VectorUse };
 };
 
 export const TREND_WINDOW_DAYS = 14;
@@ -243,7 +249,11 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     suggestedActions: [],
     markdown: '',
     scope: { tags: [...input.scope.tags], query: input.scope.query },
-    similarity: { mode: knobs.similarity, threshold: knobs.clusteringThreshold },
+    similarity: {
+      mode: knobs.similarity,
+      threshold: knobs.clusteringThreshold,
+      vectors: vectorUse(knobs.similarity, input.vectorModel ?? null, clustered.map((s) => input.embeddings?.has(s.id) ?? false), (i) => input.vectorsWaiting?.has(clustered[i].id) ?? false),
+    },
   };
   report.suggestedActions = suggestActions(report, shards, input.activeTraits.length, knobs);
   report.markdown = renderMarkdown(report, input);
@@ -732,6 +742,7 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   if (report.clusteredShardCount < report.shardCount) {
     lines.push(`Clusters cover the ${report.clusteredShardCount} most recently dropped shards of ${report.shardCount} (maxClusteredShards)`);
   }
+  if (report.similarity.vectors.model !== null) lines.push(`Vectors (similarity ${report.similarity.mode}): ${report.similarity.vectors.message}`);
   const cr = report.crystallization;
   const needs = unmetNeeds(cr, soul.lastAttunedAt, input.knobs).map(unmetNeedLine);
   lines.push(cr.ready ? `Readiness: ready (priority ${fixed(cr.priority, 2)})` : `Readiness: not ready${needs.length > 0 ? ` — ${needs.join('; ')}` : ''}`);
@@ -890,6 +901,8 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
       crystallization,
       partition,
       embeddings,
+      vectorModel: db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null),
+      vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
       clusterLimit,
       themeOf,
       themes: themes.map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),

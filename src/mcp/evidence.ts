@@ -1,6 +1,6 @@
 // The evidence tool: the readiness verdict with its unmet conditions, and the report that pre-digests a soul's shards.
 import { z } from 'zod';
-import { formatEvidence, getShardEmbeddings, getShards, getThemes, listThemes, type EvidenceReport } from '../engine/index.ts';
+import { formatEvidence, getShards, getThemes, listThemes, type EvidenceReport } from '../engine/index.ts';
 import { annotations, defineTool } from './context.ts';
 import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, okWithText, toolError, ToolRefusal } from './results.ts';
 import { soulNamed, verdictOf } from './souls.ts';
@@ -59,7 +59,7 @@ export const soulEvidence = defineTool({
     reportUri: z.string(),
     markdownClipped: z.boolean().optional(),
     unjudgedCount: z.number().int(),
-    similarity: z.object({ mode: z.string(), vectorsPending: z.number().int() }),
+    similarity: z.object({ mode: z.string(), vectorsPending: z.number().int(), vectors: z.string() }),
     themes: z.array(z.object({ id: z.number().int(), name: z.string(), memberCount: z.number().int(), opposes: idList })),
     report: z
       .object({
@@ -86,7 +86,7 @@ export const soulEvidence = defineTool({
         suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
         reportUri: evidenceUri(soul.id),
         unjudgedCount: report.unjudgedCount,
-        similarity: { mode: report.similarity.mode, vectorsPending: await vectorsPending(ctx.db, report) },
+        similarity: { mode: report.similarity.mode, vectorsPending: report.similarity.vectors.pending, vectors: report.similarity.vectors.message },
         themes: (await listThemes(ctx.db, soul.id)).slice(0, LISTED_THEMES).map((t) => ({ id: t.id, name: t.name, memberCount: t.memberIds.length, opposes: t.opposes })),
       };
       if (args.format === 'markdown') {
@@ -103,13 +103,6 @@ export const soulEvidence = defineTool({
     }
   },
 });
-
-/** Semantic mode: how many of the report's shards still compare lexically, their vector not stored yet (landing, or after a failure until `souls reindex`). */
-async function vectorsPending(db: Parameters<typeof getShards>[0], report: EvidenceReport): Promise<number> {
-  if (report.similarity.mode !== 'semantic') return 0;
-  const ids = [...new Set(report.clusters.flatMap((c) => c.memberIds))];
-  return ids.length - (await getShardEmbeddings(db, ids)).size;
-}
 
 async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string, unknown>, report: EvidenceReport, cursorValue: string | undefined, pageSize: number) {
   const { o: offset } = decodeCursor(cursorValue);

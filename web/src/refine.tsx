@@ -177,6 +177,11 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
           Trend: {plural(report.trend.recentCount, 'shard')} in the last 14 days against {report.trend.previousCount} before (velocity {report.trend.velocity >= 0 ? '+' : ''}
           {report.trend.velocity}){report.trend.newSources.length ? ` · new sources: ${report.trend.newSources.join(', ')}` : ''}
         </p>
+        {report.similarity.vectorModel !== null ? (
+          <p class={`vectors${report.similarity.reindexNeeded ? ' vectors--missing' : ''}`}>
+            Vectors (similarity {report.similarity.mode.toLowerCase()}): {report.similarity.vectors}
+          </p>
+        ) : null}
         {report.suggestedActions.length ? (
           <>
             <h3 class="sub-title">Suggested actions</h3>
