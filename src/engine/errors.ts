@@ -128,7 +128,7 @@ function grouped(rows: readonly CounterCitation[]): CounterGroup[] {
 const shardList = (ids: readonly number[]) => (ids.length === 1 ? `shard ${ids[0]}` : `shards ${ids.join(', ')}`);
 const themeLabel = (g: { themeId: number; themeName: string }) => `theme "${g.themeName}" (#${g.themeId})`;
 
-/** Citing shards of a theme that opposes the citing trait (cite, cite on add). */
+/** Citing shards of a theme that opposes the citing trait (citeShard, citeShards). */
 export function citedCounterEvidence(field: string, rows: readonly CounterCitation[]): ValidationError {
   const what = grouped(rows).map((g) => `${shardList(g.shardIds)} ${g.shardIds.length === 1 ? 'is a member' : 'are members'} of ${themeLabel(g)}, which opposes trait ${g.opposedTraitId}`);
   return new ValidationError(field, `${what.join('; ')}: judged counter-evidence is never support (cite other shards, or unoppose the theme first)`);

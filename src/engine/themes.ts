@@ -1,6 +1,5 @@
-import { ValidationError } from './errors.ts';
+import { ValidationError, type CounterCitation } from './errors.ts';
 import type { Citation, Soul, Theme, ThemeEvent } from './model.ts';
-import type { CounterCitation } from './errors.ts';
 import { exceedsCodePoints, nameKey, requireId, requireIds, requireText } from './normalize.ts';
 import { getCrystallization } from './crystallization.ts';
 import type { SoulsDb } from './souls-db.ts';

@@ -797,6 +797,7 @@ export class SqliteStore implements SoulsStore {
             `INSERT INTO soul_themes (soul_id, name, name_key, created_by, created_at, updated_at) VALUES (:soulId, :name, :key, :actor, :now, :now)`,
             { soulId, name: a.newThemeName!, key: nameKey(a.newThemeName!), actor, now },
           ).lastInsertRowid;
+        const movedBefore = moved.length;
         for (const shardId of a.shardIds) {
           const from = current.get(shardId) ?? null;
           if (from === themeId) continue;
@@ -809,7 +810,7 @@ export class SqliteStore implements SoulsStore {
           if (from !== null) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :from', { from, now });
           moved.push(shardId);
         }
-        if (moved.length > 0) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+        if (moved.length > movedBefore) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
         return themeId;
       });
       this.assertAssignmentsChange(soulId, assignments, current, moved);

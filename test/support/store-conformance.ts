@@ -351,6 +351,9 @@ export function defineStoreConformance(backend: StoreBackend): void {
       }
       expect(await store.themeHistory([soul.id])).toEqual(history);
       expect((await store.getThemes([t.id])).get(t.id)).toMatchObject({ name: 'T', memberIds: [ids[0]], opposes: [], updatedAt: NOW + 1 });
+      // A call that changes something goes through; a theme it leaves as it was keeps its time.
+      const [u, same] = await store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: null, newThemeName: 'U' }, { shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 3);
+      expect([u.memberIds, same.memberIds, same.updatedAt]).toEqual([[ids[1]], [ids[0]], NOW + 1]);
     }));
   });
 
