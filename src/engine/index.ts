@@ -20,6 +20,7 @@ export {
 } from './settings.ts';
 export { closeSoulsDb, openSoulsDb, openSoulsDbAsync, type OpenOptions, type SoulsDb } from './souls-db.ts';
 export { settleSlicedWork } from './slices.ts';
+export type { ClusteringWork } from './cluster-memo.ts';
 export {
   adjustedRandIndex,
   CALIBRATION_THRESHOLDS,
@@ -50,6 +51,8 @@ export {
   listDormantSouls,
   listSouls,
   listSoulsOrdered,
+  MAX_SOUL_PAGE,
+  pageSouls,
   sortSouls,
   retireSoul,
   soulOrders,
@@ -92,6 +95,7 @@ export {
   getShardEmbeddings,
   getShards,
   listShards,
+  MAX_PAGE_SIZE,
   pendingShardCount,
   pendingShardCounts,
   revealShards,
@@ -101,12 +105,22 @@ export {
   shardCountsByTag,
   shardCountsByTagOfSouls,
   shardCountsPerSoul,
+  shardRowBound,
   type ListShardsOptions,
   type SearchMatch,
   type ShardHit,
   type ShardInput,
 } from './shards.ts';
-export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
+export {
+  crystallizationConditions,
+  crystallizationReadiness,
+  getCrystallization,
+  type Crystallization,
+  type CrystallizationCondition,
+  type CrystallizationOptions,
+  type CrystallizationWork,
+  type ReadySoul,
+} from './crystallization.ts';
 export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
 export { expiryCutoff } from './settings.ts';
@@ -144,6 +158,7 @@ export {
   suggestedActionKinds,
   type EvidenceOptions,
   type EvidenceReport,
+  type EvidenceWork,
   type ShardCluster,
   type SuggestedAction,
   type SuggestedActionKind,
