@@ -3,6 +3,8 @@ import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
+import { pageArgs, pageIds, pageText } from './paging.ts';
+import { LIST_PAGE } from '../src/server/price-list.ts';
 
 export const ShardStatus = builder.enumType('ShardStatus', {
   values: { PENDING: { value: 'pending' }, FADED: { value: 'faded' } } as const,
@@ -19,7 +21,7 @@ Shard.implement({
     source: t.exposeString('source', { description: 'the evidence channel it came through' }),
     status: t.field({ type: ShardStatus, resolve: (shard) => shard.status }),
     sealed: t.exposeBoolean('sealed', { description: 'hidden from crystallization and reports until revealed' }),
-    tags: t.exposeStringList('tags'),
+    tags: t.exposeStringList('tags', { description: 'at most maxTagsPerShard (a setting, default 32)' }),
     createdAt: t.field({ type: 'DateTime', resolve: (shard) => shard.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (shard) => shard.updatedAt }),
     revealedAt: t.field({
@@ -28,22 +30,36 @@ Shard.implement({
       description: 'when a sealed shard was revealed; it counts as new evidence from then (crystallization recency)',
       resolve: (shard) => shard.revealedAt,
     }),
-    souls: t.field({ type: [Soul], resolve: (shard, _, ctx) => loadPresent(ctx.loaders.soul, shard.soulIds) }),
+    souls: t.field({
+      type: [Soul],
+      description: `the souls it is attributed to, ascending id: ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: (shard, args, ctx) => loadPresent(ctx.loaders.soul, pageIds(shard.soulIds, args, LIST_PAGE)),
+    }),
     citedBy: t.field({
       type: [Trait],
-      description: 'traits that cite this shard as evidence',
-      resolve: async (shard, _, ctx) => {
+      description: `traits that cite this shard as evidence, in citation order: ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: async (shard, args, ctx) => {
         const citations = await ctx.loaders.citationsByShard.load(shard.id);
-        return loadPresent(ctx.loaders.trait, citations.map((c) => c.traitId));
+        return loadPresent(ctx.loaders.trait, pageIds(citations.map((c) => c.traitId), args, LIST_PAGE));
       },
     }),
   }),
 });
 
-export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+/** A page as a connection answers it: `after` tells whether items come before it. */
+export type Connection<T> = Page<T> & { after: string | null };
+
+export const connectionOf = <T>(page: Page<T>, after: string | null | undefined): Connection<T> => ({ ...page, after: after ?? null });
+
+export const PageInfo = builder.objectRef<Connection<unknown>>('PageInfo').implement({
+  description: 'Relay’s page info; paging is forward only (first/after).',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),
     endCursor: t.exposeString('endCursor', { nullable: true }),
+    startCursor: t.string({ nullable: true, resolve: (page) => page.cursors[0] ?? null }),
+    hasPreviousPage: t.boolean({ description: 'true when the page was asked for after a cursor: items come before it', resolve: (page) => page.after !== null }),
   }),
 });
 
@@ -54,14 +70,15 @@ const ShardEdge = builder.objectRef<{ cursor: string; node: ShardRecord }>('Shar
   }),
 });
 
-export const ShardConnection = builder.objectRef<Page<ShardRecord>>('ShardConnection').implement({
+export const ShardConnection = builder.objectRef<Connection<ShardRecord>>('ShardConnection').implement({
   description: 'Shards newest first; pass pageInfo.endCursor as `after` for the next page.',
   fields: (t) => ({
     edges: t.field({
       type: [ShardEdge],
+      description: 'at most `first` of them (default 50, at most 500)',
       resolve: (page) => page.items.map((node, i) => ({ node, cursor: page.cursors[i] })),
     }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => ({ hasNextPage: page.hasNextPage, endCursor: page.endCursor }) }),
+    pageInfo: t.field({ type: PageInfo, resolve: (page) => page }),
     totalCount: t.exposeInt('totalCount'),
   }),
 });
@@ -117,8 +134,8 @@ type ShardListArgs = {
   after?: string | null;
 };
 
-export function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArgs) {
-  return listShards(db, {
+export async function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArgs): Promise<Connection<ShardRecord>> {
+  const page = await listShards(db, {
     soulId,
     source: args.source,
     tags: args.tags,
@@ -128,4 +145,5 @@ export function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArg
     first: args.first ?? 50,
     after: args.after,
   });
+  return connectionOf(page, args.after);
 }

@@ -339,7 +339,7 @@ export function buildApp(options: AppOptions): App {
         });
       },
     }],
-    ['cost', boundingCost(limits, db.settings)],
+    ['cost', boundingCost(limits, db)],
     [null, sharingSubscriptions(limits, metrics.pubsub.tooSlow)],
     [null, metrics.plugin()],
   ];
