@@ -1,6 +1,7 @@
 // Plain lists that grow with the data keep their contract shape ([T!]!) and take `first` (and, where their items have
 // ids, `after`): each returns at most its page, said in its description; the price list prices it by that page.
-import { ValidationError } from '../src/engine/index.ts';
+import type { ObjectRef } from '@pothos/core';
+import { ValidationError, type Page } from '../src/engine/index.ts';
 import type { PageBound } from '../src/server/price-list.ts';
 import { builder } from './builder.ts';
 import { lookupId } from './ids.ts';
@@ -44,4 +45,44 @@ export const pageIds = (ids: readonly number[], args: PageArgs, bound: PageBound
 /** The first `first` items. */
 export function firstItems<T>(items: readonly T[], args: PageArgs, bound: PageBound): T[] {
   return items.slice(0, firstOf(args, bound));
+}
+
+/** A page as a connection answers it: `after` tells whether items come before it. */
+export type Connection<T> = Page<T> & { after: string | null };
+
+export const connectionOf = <T>(page: Page<T>, after: string | null | undefined): Connection<T> => ({ ...page, after: after ?? null });
+
+export const PageInfo = builder.objectRef<Connection<unknown>>('PageInfo').implement({
+  description: 'Relay’s page info; paging is forward only (first/after).',
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+    startCursor: t.string({ nullable: true, resolve: (page) => page.cursors[0] ?? null }),
+    hasPreviousPage: t.boolean({ description: 'true when the page was asked for after a cursor: items come before it', resolve: (page) => page.after !== null }),
+  }),
+});
+
+/** `${name}Edge` and `${name}Connection` (edges, pageInfo, totalCount) over a page of `node`s. */
+type Types = typeof builder.$inferSchemaTypes;
+
+export function connectionType<T extends object>(name: string, node: ObjectRef<Types, T>, bound: PageBound, descriptions: { connection: string; totalCount?: string }): ObjectRef<Types, Connection<T>> {
+  const edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({
+    fields: (t) => ({
+      cursor: t.exposeString('cursor'),
+      // Pothos cannot resolve its shape through the type parameter: the node is the ref's own shape.
+      node: t.field({ type: node, resolve: (e) => e.node as never }),
+    }),
+  });
+  return builder.objectRef<Connection<T>>(`${name}Connection`).implement({
+    description: descriptions.connection,
+    fields: (t) => ({
+      edges: t.field({
+        type: [edge],
+        description: `at most \`first\` of them (default ${bound.default}, at most ${bound.max})`,
+        resolve: (page) => page.items.map((item, i) => ({ node: item, cursor: page.cursors[i] })),
+      }),
+      pageInfo: t.field({ type: PageInfo, resolve: (page) => page }),
+      totalCount: t.exposeInt('totalCount', descriptions.totalCount ? { description: descriptions.totalCount } : {}),
+    }),
+  });
 }

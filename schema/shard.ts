@@ -3,8 +3,8 @@ import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
-import { pageArgs, pageIds, pageText } from './paging.ts';
-import { LIST_PAGE } from '../src/server/price-list.ts';
+import { connectionOf, connectionType, pageArgs, pageIds, pageText, type Connection } from './paging.ts';
+import { LIST_PAGE, SHARD_PAGE } from '../src/server/price-list.ts';
 
 export const ShardStatus = builder.enumType('ShardStatus', {
   values: { PENDING: { value: 'pending' }, FADED: { value: 'faded' } } as const,
@@ -48,40 +48,7 @@ Shard.implement({
   }),
 });
 
-/** A page as a connection answers it: `after` tells whether items come before it. */
-export type Connection<T> = Page<T> & { after: string | null };
-
-export const connectionOf = <T>(page: Page<T>, after: string | null | undefined): Connection<T> => ({ ...page, after: after ?? null });
-
-export const PageInfo = builder.objectRef<Connection<unknown>>('PageInfo').implement({
-  description: 'Relay’s page info; paging is forward only (first/after).',
-  fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-    startCursor: t.string({ nullable: true, resolve: (page) => page.cursors[0] ?? null }),
-    hasPreviousPage: t.boolean({ description: 'true when the page was asked for after a cursor: items come before it', resolve: (page) => page.after !== null }),
-  }),
-});
-
-const ShardEdge = builder.objectRef<{ cursor: string; node: ShardRecord }>('ShardEdge').implement({
-  fields: (t) => ({
-    cursor: t.exposeString('cursor'),
-    node: t.field({ type: Shard, resolve: (edge) => edge.node }),
-  }),
-});
-
-export const ShardConnection = builder.objectRef<Connection<ShardRecord>>('ShardConnection').implement({
-  description: 'Shards newest first; pass pageInfo.endCursor as `after` for the next page.',
-  fields: (t) => ({
-    edges: t.field({
-      type: [ShardEdge],
-      description: 'at most `first` of them (default 50, at most 500)',
-      resolve: (page) => page.items.map((node, i) => ({ node, cursor: page.cursors[i] })),
-    }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => page }),
-    totalCount: t.exposeInt('totalCount'),
-  }),
-});
+export const ShardConnection = connectionType('Shard', Shard, SHARD_PAGE, { connection: 'Shards newest first; pass pageInfo.endCursor as `after` for the next page.' });
 
 export const ShardSearchMatch = builder.enumType('ShardSearchMatch', {
   description: 'How the words of a shard search combine.',

@@ -3,10 +3,10 @@ import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/load
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
 import { LevelEvent } from './level.ts';
-import { PageInfo, ShardConnection, shardListArgs, shardPage, type Connection } from './shard.ts';
+import { ShardConnection, shardListArgs, shardPage } from './shard.ts';
 import { TraitStatus, Trait } from './trait.ts';
-import { firstArg, firstItems, pageArgs, pageOf, pageText } from './paging.ts';
-import { evidencePrice, LIST_PAGE, SCAN_ROW_PRICE } from '../src/server/price-list.ts';
+import { connectionType, firstArg, firstItems, pageArgs, pageOf, pageText } from './paging.ts';
+import { evidencePrice, LIST_PAGE, SCAN_ROW_PRICE, SOUL_CONNECTION_PAGE } from '../src/server/price-list.ts';
 
 export const SoulOrder = builder.enumType('SoulOrder', {
   values: ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const,
@@ -150,22 +150,7 @@ export const ReadySoul = builder.objectRef<{ soulId: number; priority: number }>
 });
 
 
-const SoulEdge = builder.objectRef<{ cursor: string; node: SoulRecord }>('SoulEdge').implement({
-  fields: (t) => ({
-    cursor: t.exposeString('cursor'),
-    node: t.field({ type: Soul, resolve: (edge) => edge.node }),
-  }),
-});
-
-export const SoulConnection = builder.objectRef<Connection<SoulRecord>>('SoulConnection').implement({
-  description: 'Non-dormant souls in the order asked; pass pageInfo.endCursor as `after` for the next page.',
-  fields: (t) => ({
-    edges: t.field({
-      type: [SoulEdge],
-      description: 'at most `first` of them (default 50, at most 1000)',
-      resolve: (page) => page.items.map((node, i) => ({ node, cursor: page.cursors[i] })),
-    }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => page }),
-    totalCount: t.exposeInt('totalCount', { description: 'every non-dormant soul' }),
-  }),
+export const SoulConnection = connectionType('Soul', Soul, SOUL_CONNECTION_PAGE, {
+  connection: 'Non-dormant souls in the order asked; pass pageInfo.endCursor as `after` for the next page.',
+  totalCount: 'every non-dormant soul',
 });
