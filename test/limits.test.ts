@@ -161,8 +161,8 @@ describe('query limits', () => {
   });
 
   it(`refuses a query costing more than maxCost (${defaultLimits.maxCost}) and serves a cheaper one`, async () => {
-    expectServed(await ask(server, heavy(1)));
-    expectRefused(await ask(server, heavy(2)), /cost limit of 2000000 exceeded/i);
+    expectServed(await ask(server, heavy(2)));
+    expectRefused(await ask(server, heavy(3)), /cost limit of 2500000 exceeded/i);
   });
 
   it('refuses a deep introspection query, and serves the usual one', async () => {

@@ -269,13 +269,13 @@ describe('the cost estimate counts the variables', () => {
     expect((await ask(server, query(10), { t: tags(32) })).body.errors[0].message).toBe('Query Cost limit of 349 exceeded, found 350.');
   });
 
-  it('a full batch of dropShards fits the default maxCost; two in one request do not, and nothing is written', async () => {
+  it('a full batch of dropShards fits the default maxCost; three in one request do not, and nothing is written', async () => {
     const server = await dedicated({});
     const soul = await createSoul(server.app.db, { name: 'Ada', essence: 'Calm.' });
     const batch = Array.from({ length: 10_000 }, (_, i) => ({ content: `Observation ${i}`, source: 'import', soulIds: [String(soul.id)], tags: ['a', 'b'] }));
-    const two = await ask(server, 'mutation($a: [DropShardInput!]!) { x: dropShards(inputs: $a) { __typename } y: dropShards(inputs: $a) { __typename } }', { a: batch });
-    // A shard written is priced at 100 (src/server/price-list.ts): a full batch is half of maxCost.
-    expect(two.body.errors[0].message).toBe('Query Cost limit of 2000000 exceeded, found 2000006.');
+    const three = await ask(server, 'mutation($a: [DropShardInput!]!) { x: dropShards(inputs: $a) { __typename } y: dropShards(inputs: $a) { __typename } z: dropShards(inputs: $a) { __typename } }', { a: batch });
+    // A shard written is priced at 100 (src/server/price-list.ts): a full batch is two fifths of maxCost.
+    expect(three.body.errors[0].message).toBe('Query Cost limit of 2500000 exceeded, found 3000009.');
     expect((await ask(server, '{ shards { totalCount } }')).body.data.shards.totalCount).toBe(0);
     const one = await ask(server, 'mutation($a: [DropShardInput!]!) { dropShards(inputs: $a) { __typename } }', { a: batch });
     expect(one.body).toEqual({ data: { dropShards: { __typename: 'DropShardsPayload' } } });

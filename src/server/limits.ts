@@ -31,7 +31,7 @@ export const defaultLimits: Limits = {
   maxTokens: 5000,
   maxDirectives: 30,
   // About a second or two of one core's work (units of src/server/price-list.ts, timed by bench/price-list.ts).
-  maxCost: 2_000_000,
+  maxCost: 2_500_000,
   // A full dropShards batch (10,000 shards) fits, given as variables.
   maxBodyBytes: 16 * 1024 * 1024,
   // Node's own default is 300 s, long enough for a few slow uploads to hold a lot of memory; 16 MiB in 30 s is 4.5 Mbit/s.
@@ -42,7 +42,7 @@ export const defaultLimits: Limits = {
   maxFilterTags: 32,
   // A level-up plan names each active trait once, and traitLimit is at most 1,000.
   maxListItems: 1000,
-  // Every event runs a subscription again, for each subscriber: a twentieth of maxCost.
+  // Every event runs a subscription again, for each subscriber: a twenty-fifth of maxCost.
   maxSubscriptionCost: 100_000,
   maxSubscriptionsPerConnection: 100,
   maxSubscriptions: 2000,

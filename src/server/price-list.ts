@@ -38,7 +38,7 @@ export const FIELD_EXTRAS: Readonly<Record<string, number>> = {
  * Reports are priced at what reading a held report should cost (its rows and their weights): building one from a
  * held partition measures about twenty times that today (bench/price-list.ts), the work the dashboard's speed-up is for.
  */
-export const EVIDENCE_PRICES = { reportRead: 150, reportShard: 5, verdict: 85, clusterShard: 25, clusterPair: 0.02 } as const;
+export const EVIDENCE_PRICES = { reportRead: 150, reportShard: 5, verdict: 85, clusterShard: 20, clusterPair: 0.02 } as const;
 
 /** Each row a search or a count may read (FTS matches, a listing's COUNT), bounded by the shards in the database. */
 export const SCAN_ROW_PRICE = 4;
