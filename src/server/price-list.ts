@@ -17,7 +17,7 @@ export const FIELD_EXTRAS: Readonly<Record<string, number>> = {
   'Soul.atCapacity': 12,
   'Soul.pendingShardCount': 12,
   'Soul.health': 180,
-  'Soul.rendered': 12,
+  'Soul.rendered': 40,
   'Soul.traits': 10,
   'Soul.themes': 10,
   'Soul.levelHistory': 10,
@@ -36,9 +36,9 @@ export const FIELD_EXTRAS: Readonly<Record<string, number>> = {
  * scratch, the new shards and new × n when the memo adds to a partition it holds.
  *
  * Reports are priced at what reading a held report should cost (its rows and their weights): building one from a
- * held partition measures about twenty times that today (bench/price-list.ts), the work the dashboard's speed-up is for.
+ * held partition measures ten to twenty times that today (bench/price-list.ts), the work the dashboard's speed-up is for.
  */
-export const EVIDENCE_PRICES = { reportRead: 150, reportShard: 5, verdict: 85, clusterShard: 20, clusterPair: 0.02 } as const;
+export const EVIDENCE_PRICES = { reportRead: 150, reportShard: 5, verdict: 85, clusterShard: 25, clusterPair: 0.02 } as const;
 
 /** Each row a search or a count may read (FTS matches, a listing's COUNT), bounded by the shards in the database. */
 export const SCAN_ROW_PRICE = 4;

@@ -24,7 +24,7 @@ import type { Plugin } from 'graphql-yoga';
 import { shardRowBound, type Settings, type SoulsDb } from '../engine/index.ts';
 import type { CostMeter } from './limits-cost.ts';
 import type { Limits } from './limits.ts';
-import { EVIDENCE_PRICES, FIELD_EXTRAS, FIELD_PRICE, INPUT_ITEM_PRICES, listItems, OBJECT_PRICE, outputBounds, SCAN_ROW_PRICE, searchPrice, searchWords } from './price-list.ts';
+import { EVIDENCE_PRICES, FIELD_EXTRAS, FIELD_PRICE, INPUT_ITEM_PRICES, listItems, OBJECT_PRICE, ROSTER_PAGE, SCAN_ROW_PRICE, searchPrice, searchWords } from './price-list.ts';
 
 type ListBound = { limit: number; setting: string };
 
@@ -124,7 +124,8 @@ function workPrice(walk: Walk, coordinate: string, args: Readonly<Record<string,
     case 'Soul.crystallization':
       return extra + base(EVIDENCE_PRICES.verdict);
     case 'Query.crystallizationReadiness':
-      return extra + base(EVIDENCE_PRICES.verdict * listItems('Query.souls', {}, walk.settings, 0));
+      // It judges every awake soul, whatever its page: as many as a roster holds.
+      return extra + base(EVIDENCE_PRICES.verdict * ROSTER_PAGE.max);
     case 'Query.searchShards':
       return extra + searchPrice(walk.shardRows, searchWords(args.query));
     case 'Query.shards':
@@ -223,7 +224,8 @@ export function operationCost(args: CostArgs, inputs: CostInputs): number {
     metered: inputs.metered ?? new Set(),
     fragmentCosts: new Map(),
   };
-  return Math.ceil(selectionCost(walk, operation.selectionSet, args.schema.getRootType(operation.operation) ?? undefined, { inputItems: 0, connectionArgs: {} }));
+  // Nested bounds multiply past what a double holds exactly: a price that large says "too much" all the same.
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.ceil(selectionCost(walk, operation.selectionSet, args.schema.getRootType(operation.operation) ?? undefined, { inputItems: 0, connectionArgs: {} })));
 }
 
 /** Fields whose work is charged as they resolve: in a query, verdicts too (the request's loaders charge each soul's once). */
