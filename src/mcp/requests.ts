@@ -10,7 +10,8 @@ export type McpLimits = Pick<Limits, 'maxCost' | 'maxNesting' | 'maxListItems' |
 /** A refusal sent as one JSON-RPC error (id null for a batch), before anything runs. */
 export type McpRefusal = { status: number; code: number; message: string; data?: Record<string, unknown> };
 
-const ROSTER_PAGE = 20;
+/** A tool's page when the call names no limit. */
+const TOOL_PAGE = 20;
 /** A listed or found shard, a roster line, a trait with its signals, a level of the history: what one item of an answer costs. */
 const ITEM_PRICE = 10;
 
@@ -83,7 +84,7 @@ function reportPrice(facts: PriceFacts, soulId: number | null): number {
 }
 
 function soulReadPrice(args: Record<string, unknown>, facts: PriceFacts): number {
-  const page = typeof args.limit === 'number' && args.limit > 0 ? Math.min(args.limit, 50) : ROSTER_PAGE;
+  const page = typeof args.limit === 'number' && args.limit > 0 ? Math.min(args.limit, 50) : TOOL_PAGE;
   if (args.soulId === undefined && args.name === undefined) {
     // The roster by readiness judges every awake soul to order them; the other orders judge the page.
     const judged = args.dormant !== true && (args.orderBy ?? 'READINESS') === 'READINESS' ? facts.awakeSouls : page;
@@ -100,7 +101,7 @@ function soulReadPrice(args: Record<string, unknown>, facts: PriceFacts): number
 }
 
 function shardSearchPrice(args: Record<string, unknown>, facts: PriceFacts): number {
-  const page = (typeof args.limit === 'number' && args.limit > 0 ? Math.min(args.limit, 50) : ROSTER_PAGE) * ITEM_PRICE;
+  const page = (typeof args.limit === 'number' && args.limit > 0 ? Math.min(args.limit, 50) : TOOL_PAGE) * ITEM_PRICE;
   if (args.ids !== undefined) return count(args.ids) * ITEM_PRICE;
   if (args.query !== undefined) return searchPrice(facts.shardRows, searchWords(args.query)) + page;
   const soulId = soulIdOf(args.soulId);
