@@ -59,6 +59,8 @@ export type AppOptions = {
   introspection?: boolean;
   /** How long a WebSocket may stay open without connection_init before it is closed with 4408; default 3000 ms. */
   wsInitTimeoutMs?: number;
+  /** How often graphql-ws pings each socket; one that has not answered by the next ping is closed. Default 12000 ms. */
+  wsKeepAliveMs?: number;
   /** Origins besides the server's own whose pages may call the API; none by default. */
   corsOrigins?: readonly string[];
   /** Host names served besides loopback ones on a server without tokens (DNS rebinding guard). */
@@ -601,6 +603,7 @@ export function buildApp(options: AppOptions): App {
         onComplete: (ctx, id) => wsOperationEnded(ctx.extra.socket, id),
       },
       wsServer,
+      options.wsKeepAliveMs ?? 12_000,
     );
     return { wsServer, dispose: () => graphqlWs.dispose() };
   };

@@ -94,6 +94,45 @@ const topicOf = (type: string): Topic | null => (Object.hasOwn(validators, type)
 type Subscriber = { take(events: readonly unknown[]): void };
 
 /**
+ * At most this many events are handed out in one turn of the event loop, all of a bus's subscribers together, and
+ * no more once a turn has lasted TURN_BUDGET_MS: a write of 10,000 shards read by many subscribers is delivered a
+ * slice per turn, and requests are answered between slices.
+ */
+export const EVENTS_PER_TURN = 128;
+const TURN_BUDGET_MS = 10;
+
+/**
+ * Turns of the event loop shared by every subscriber of a bus. `pause()` is null while this turn may hand out one
+ * more event, else a promise that resolves at the next turn (after the loop has polled for I/O). Events a subscriber
+ * reads after a real wait count too: a turn is bounded whatever mix of readers it holds.
+ */
+function loopTurns() {
+  let turn: { startedAt: number; handedOut: number } | null = null;
+  let nextTurn: Promise<void> | null = null;
+  return {
+    pause(): Promise<void> | null {
+      if (nextTurn) return nextTurn;
+      if (!turn) {
+        turn = { startedAt: performance.now(), handedOut: 0 };
+        // This turn ends at the loop's next check phase: whoever hands out an event after it starts a new one.
+        setImmediate(() => (turn = null));
+      }
+      if (turn.handedOut < EVENTS_PER_TURN && performance.now() - turn.startedAt < TURN_BUDGET_MS) {
+        turn.handedOut++;
+        return null;
+      }
+      nextTurn = new Promise((resolve) =>
+        setImmediate(() => {
+          nextTurn = null;
+          resolve();
+        }),
+      );
+      return nextTurn;
+    },
+  };
+}
+
+/**
  * The typed event bus the mutations publish to and the subscriptions read from, behind an EventTarget: in-process by
  * default, or one that goes through Redis (redis-events.ts) so that every replica hears every replica's writes. Each
  * topic has one listener on the target, which checks every message once and hands it to the topic's subscribers by
@@ -103,6 +142,7 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
   const { counters = {} } = options;
   const maxWaiting = options.maxWaitingEvents ?? MAX_WAITING_EVENTS;
   const subscribers = new Map<Topic, Set<Subscriber>>();
+  const turns = loopTurns();
 
   const listener = (event: Event) => {
     const topic = topicOf(event.type);
@@ -189,6 +229,12 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
           }
           while (waiting === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
           wake = null;
+          // An event at hand is handed out within a turn's share: past this one's, in the next turn that has room.
+          while (waiting > 0) {
+            const pause = turns.pause();
+            if (!pause) break;
+            await pause;
+          }
           if (waiting > 0) {
             const message = messages[0];
             const event = message[offset++];
