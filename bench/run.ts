@@ -18,6 +18,7 @@ import { benchReplicas } from './replicas.ts';
 import { benchSemantic } from './semantic.ts';
 import { benchServerMemory } from './server-memory.ts';
 import { benchSimilarityModes } from './similarity.ts';
+import { benchSoulMdPlan } from './soulmd-plan.ts';
 import { describeMachine, figureOf, loadAverageNow, machineNow, selectSections, type BenchReport } from './report.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
@@ -31,6 +32,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['The simulated judge: themes assigned through GraphQL, the report scored against the labels', benchJudge],
   ['API', benchApi],
+  ['SOUL.md import plans of pathological documents (importSoulMd, apply: false)', benchSoulMdPlan],
   ['A real server: souls serve in its own process, memory from the operating system', benchServerMemory],
   ['Growth curves', benchGrowth],
 ];
