@@ -99,6 +99,18 @@ describe('in process', () => {
     for (const reader of readers) await reader.return!();
   });
 
+  it('a follower reading writes gets each write whole, in order, however many events it holds', async () => {
+    const pubsub = createSoulsPubSub();
+    const writes = pubsub.subscribeWrites('shardDropped');
+    const first = writes.next();
+    pubsub.publishAll('shardDropped', Array.from({ length: 10_000 }, (_, i) => shard(i + 1)));
+    pubsub.publish('shardDropped', shard(10_001));
+    expect((await first).value?.map((event: { shardId: number }) => event.shardId)).toEqual(Array.from({ length: 10_000 }, (_, i) => i + 1));
+    expect((await writes.next()).value).toEqual([shard(10_001)]);
+    await writes.return!();
+    expect(await writes.next()).toEqual({ value: undefined, done: true });
+  });
+
   it('a subscriber too far behind is cut off: it reads what it was owed, then SUBSCRIBER_TOO_SLOW; the others go on', async () => {
     const count = counters();
     const pubsub = createSoulsPubSub(new EventTarget(), { counters: count.pubsub, maxWaitingEvents: 5 });
