@@ -19,6 +19,7 @@ import { benchReplicas } from './replicas.ts';
 import { benchSemantic } from './semantic.ts';
 import { benchServerMemory } from './server-memory.ts';
 import { benchSimilarityModes } from './similarity.ts';
+import { benchSoulMdPlan } from './soulmd-plan.ts';
 import { describeMachine, figureOf, loadAverageNow, machineNow, selectSections, type BenchReport } from './report.ts';
 
 const sections: Array<[string, () => Promise<BenchRow[]>]> = [
@@ -34,6 +35,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['API', benchApi],
   ['Price list: each priced thing measured in units of one plain field (measured / priced)', benchPriceList],
   ['Dashboard: examples/dashboard.graphql over HTTP at 100 and 1,000 souls, default limits', benchDashboard],
+  ['SOUL.md import plans of pathological documents (importSoulMd, apply: false)', benchSoulMdPlan],
   ['A real server: souls serve in its own process, memory from the operating system', benchServerMemory],
   ['Growth curves', benchGrowth],
 ];

@@ -2,7 +2,7 @@
 // time, the bound on what a subscriber may leave unread, and messages from Redis checked (dropped and counted when
 // they are not JSON or not the shape of their topic's events) without anything thrown into the connection's handler.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSoulsPubSub, type DropReason } from '../src/server/pubsub.ts';
+import { createSoulsPubSub, EVENTS_PER_TURN, type DropReason } from '../src/server/pubsub.ts';
 import { redisEventTarget, type RedisChannels } from '../src/server/redis-events.ts';
 import { createLogger } from '../src/server/log.ts';
 import { manualClock } from '../src/engine/index.ts';
@@ -66,6 +66,49 @@ describe('in process', () => {
     const rest = await take(drops, 10_000);
     expect(rest.map((event) => event.shardId)).toEqual(Array.from({ length: 10_000 }, (_, i) => i + 2));
     await drops.return!();
+  });
+
+  it('hands a big write out a turn of the event loop at a time, to all its readers together, every event in order', async () => {
+    const pubsub = createSoulsPubSub();
+    const readers = [pubsub.subscribe('shardDropped'), pubsub.subscribe('shardDropped'), pubsub.subscribe('shardDropped')];
+    const firsts = readers.map((reader) => reader.next());
+    pubsub.publishAll('shardDropped', Array.from({ length: 5_000 }, (_, i) => shard(i + 1)));
+    let read = 0;
+    // Each reader reads as fast as it can; what they have read when the loop next turns is what the turn handed out.
+    const readAll = async (reader: AsyncIterator<{ shardId: number }>, first: Promise<IteratorResult<{ shardId: number }>>) => {
+      const ids = [(await first).value.shardId];
+      read++;
+      while (ids.length < 5_000) {
+        ids.push((await reader.next()).value.shardId);
+        read++;
+      }
+      return ids;
+    };
+    const turns: number[] = [];
+    const everyTurn = () => {
+      turns.push(read);
+      if (read < 15_000) setImmediate(everyTurn);
+    };
+    setImmediate(everyTurn);
+    const all = await Promise.all(readers.map((reader, i) => readAll(reader, firsts[i])));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const ids of all) expect(ids).toEqual(Array.from({ length: 5_000 }, (_, i) => i + 1));
+    expect(turns.at(-1)).toBe(15_000);
+    const perTurn = turns.map((n, i) => n - (turns[i - 1] ?? 0));
+    expect(Math.max(...perTurn)).toBeLessThanOrEqual(EVENTS_PER_TURN);
+    for (const reader of readers) await reader.return!();
+  });
+
+  it('a follower reading writes gets each write whole, in order, however many events it holds', async () => {
+    const pubsub = createSoulsPubSub();
+    const writes = pubsub.subscribeWrites('shardDropped');
+    const first = writes.next();
+    pubsub.publishAll('shardDropped', Array.from({ length: 10_000 }, (_, i) => shard(i + 1)));
+    pubsub.publish('shardDropped', shard(10_001));
+    expect((await first).value?.map((event: { shardId: number }) => event.shardId)).toEqual(Array.from({ length: 10_000 }, (_, i) => i + 1));
+    expect((await writes.next()).value).toEqual([shard(10_001)]);
+    await writes.return!();
+    expect(await writes.next()).toEqual({ value: undefined, done: true });
   });
 
   it('a subscriber too far behind is cut off: it reads what it was owed, then SUBSCRIBER_TOO_SLOW; the others go on', async () => {

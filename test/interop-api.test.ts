@@ -60,6 +60,36 @@ describe('importSoulMd', () => {
   });
 });
 
+describe('importSoulMd of a pathological SOUL.md of 1 MiB', () => {
+  const MiB = 1024 * 1024;
+  const upTo = (head: string, unit: string) => head + unit.repeat(Math.floor((MiB - head.length) / unit.length));
+
+  it('answers the plan of 1 MiB of "## Core Truths" lines: no essence, so a typed error', async () => {
+    const server = await start(options);
+    const text = upTo('', '## Core Truths\n');
+    const plan = await server.request(IMPORT, { input: { text, name: 'Heady' } });
+    expect(plan.body.data.importSoulMd).toEqual({ __typename: 'ValidationError', field: 'input.text', message: 'essence: SOUL.md has no essence (the "Vibe" section is missing or empty)' });
+  });
+
+  it('plans the essence and traits of a document padded with headings, long runs of spaces and unclosed comments', async () => {
+    const server = await start(options);
+    const head = '# SOUL.md\n\n## Vibe\n\nDry, exact, unhurried.\n\n## Core Truths\n\n**Look it up.** Then say it plainly.\n\n- Count twice, hand out once.\n\n';
+    const tail = `## Core${' '.repeat(64 * 1024)}Notes ##\n<!--${'<!--'.repeat(16 * 1024)}\n`;
+    const text = upTo(head + tail, '## Core Truths\n');
+    const plan = await server.request(IMPORT, { input: { text, name: 'Mira' } });
+    expect(plan.body.data.importSoulMd).toMatchObject({
+      __typename: 'SoulMdImportPlan',
+      format: 'OPENCLAW',
+      name: 'Mira',
+      essence: 'Dry, exact, unhurried.',
+      traits: [
+        { principle: 'Look it up. Then say it plainly.', provenance: 'imported from SOUL.md:Core Truths', present: false },
+        { principle: 'Count twice, hand out once.', provenance: 'imported from SOUL.md:Core Truths', present: false },
+      ],
+    });
+  });
+});
+
 describe('importSoulMd into a soul that exists', () => {
   const PLAN = `mutation($input: ImportSoulMdInput!) {
     importSoulMd(input: $input) {

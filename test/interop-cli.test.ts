@@ -91,6 +91,19 @@ describe('souls import', { timeout: 30_000 }, () => {
     const dryJson = JSON.parse((await run(['import', `${FIXTURES}soulmd`, '--json', '--db', db])).stdout);
     expect(dryJson).toMatchObject({ applied: false, plan: { format: 'soulmd', name: 'Relay', existingSoulId: null } });
   });
+  it('plans a 1 MiB SOUL.md of repeated headings and padded lines', async () => {
+    const workspace = join(dir, 'headings');
+    cpSync(`${FIXTURES}openclaw`, workspace, { recursive: true });
+    const head = '## Vibe\n\nDry, exact.\n\n## Core Truths\n\n- Count twice, hand out once.\n\n';
+    const pad = `## Boundaries\n\n- **Nickname**${' '.repeat(4096)}:${' '.repeat(4096)}Mi\rra\n## Core${' '.repeat(4096)}Notes\n`;
+    const unit = '## Core Truths\n';
+    writeFileSync(join(workspace, 'SOUL.md'), head + pad + unit.repeat(Math.floor((1024 * 1024 - head.length - pad.length) / unit.length)));
+    // A bound on the wait (the plan itself takes well under a second; the child's start is most of it on a loaded machine).
+    const exit = await exited(cli(['import', workspace, '--json', '--db', join(dir, 'souls.db')]), 25_000);
+    expect(exit.code).toBe(0);
+    expect(JSON.parse(exit.stdout)).toMatchObject({ applied: false, plan: { format: 'openclaw', name: 'Mira', essence: 'Dry, exact.', traits: [{ principle: 'Count twice, hand out once.' }] } });
+  });
+
   it('writes a large memory folder in batches, drawing no progress bar when stderr is not a terminal', async () => {
     const db = join(dir, 'souls.db');
     const workspace = join(dir, 'big');

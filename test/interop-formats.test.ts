@@ -208,6 +208,21 @@ describe('bad input', () => {
     expect(await listSouls(db)).toEqual([]);
   });
 
+  it('looks for near-duplicates only while the new principles alone fit the trait limit, and says so', async () => {
+    const soul = await createSoul(db, { name: 'Many', essence: 'Someone.' });
+    await addTrait(db, soul.id, { principle: 'Count twice, hand out once.', provenance: 'a test' });
+    const document = (count: number) => {
+      const others = Array.from({ length: count - 1 }, (_, i) => `- Principle number ${i + 1} of many.`).join('\n');
+      return files({ 'SOUL.md': `# Many\n\n## Who I Am\n\nSomeone.\n\n## Worldview\n\n- Count twice, then hand out once.\n${others}\n` });
+    };
+    const fits = await planImport(db, document(10));
+    expect(fits.traits[0].nearDuplicates).toMatchObject([{ principle: 'Count twice, hand out once.' }]);
+    const over = await planImport(db, document(11));
+    expect(over.traits.every((t) => t.nearDuplicates.length === 0)).toBe(true);
+    expect(over.notes).toContain('SOUL.md adds 11 new traits, more than the trait limit of 10 alone: near-duplicates of the existing traits are looked for once it adds at most 10');
+    expect(over.problems).toMatchObject([{ field: 'traits' }]);
+  });
+
   it('keeps a document only within its bounds, naming the field, and refuses a text file with NUL before writing', async () => {
     const soul = await createSoul(db, { name: 'Doc', essence: 'e' });
     await expect(storeSoulDocument(db, soul.id, { format: 'Open Claw', file: 'SOUL.md', text: 'x' })).rejects.toMatchObject({ field: 'format' });

@@ -329,7 +329,7 @@ describe('/metrics and SQLite locks', () => {
 });
 
 describe('/metrics and the PostgreSQL pool', () => {
-  it('shows the pool\'s connections (open, idle, waiting) and times each statement; a SQLite server has none of these', async () => {
+  it('shows the pool\'s connections (open, idle, held by writes, waiting), times each statement and each wait for a connection; a SQLite server has none of these', async () => {
     const server = await start({ path: 'pglite:memory' });
     const before = await scrape(server.url);
     expect(sample(before, 'souls_pg_pool_connections')).toBe(1);
@@ -341,6 +341,10 @@ describe('/metrics and the PostgreSQL pool', () => {
     const after = await scrape(server.url);
     expect(sample(after, 'souls_pg_statement_duration_seconds_count')).toBeGreaterThan(counted);
     expect(sample(after, 'souls_pg_statement_duration_seconds_bucket', { le: '+Inf' })).toBe(sample(after, 'souls_pg_statement_duration_seconds_count'));
+    // Each unit of work's wait for a connection, by purpose (PGlite's one connection is taken in turns).
+    expect(sample(after, 'souls_pg_pool_wait_seconds_count', { purpose: 'write' })).toBeGreaterThan(sample(before, 'souls_pg_pool_wait_seconds_count', { purpose: 'write' }));
+    expect(sample(after, 'souls_pg_pool_wait_seconds_count', { purpose: 'read' })).toBeGreaterThan(sample(before, 'souls_pg_pool_wait_seconds_count', { purpose: 'read' }));
+    expect(sample(after, 'souls_pg_pool_write_connections')).toBe(0);
 
     const sqlite = await start();
     expect(await scrape(sqlite.url)).not.toContain('souls_pg_');

@@ -71,12 +71,18 @@ type Located = { name: RegionName; section: Section | undefined; marked: MarkedR
 
 const regionHeadings = (convention: Convention, name: RegionName) => (name === 'essence' ? convention.essenceHeadings : convention.traitHeadings);
 
-function locate(convention: Convention, text: string, name: RegionName): Located {
-  const marked = markedRegion(text, name);
-  if (marked) return { name, section: undefined, marked, span: marked.outer, content: text.slice(marked.inner.start, marked.inner.end) };
-  const section = findSection(sections(text, 2, convention.bodyStart(text)), regionHeadings(convention, name));
-  const span = section ? contentSpan(text, section.body) : null;
-  return { name, section, marked: null, span, content: span ? text.slice(span.start, span.end) : '' };
+/** Both owned regions of `text`: by their markers, else by the convention's headings (the sections read once for both). */
+function locate(convention: Convention, text: string): Record<RegionName, Located> {
+  let all: Section[] | undefined;
+  const one = (name: RegionName): Located => {
+    const marked = markedRegion(text, name);
+    if (marked) return { name, section: undefined, marked, span: marked.outer, content: text.slice(marked.inner.start, marked.inner.end) };
+    all ??= sections(text, 2, convention.bodyStart(text));
+    const section = findSection(all, regionHeadings(convention, name));
+    const span = section ? contentSpan(text, section.body) : null;
+    return { name, section, marked: null, span, content: span ? text.slice(span.start, span.end) : '' };
+  };
+  return { essence: one('essence'), traits: one('traits') };
 }
 
 export function essenceOf(content: string): string {
@@ -108,8 +114,7 @@ export function readSoulMd(convention: Convention, files: Files): ImportedSoul {
   const main = convention.mainFile(files);
   const text = files.get(main) ?? '';
   const { name, description, notes } = convention.identity(files, main);
-  const essence = locate(convention, text, 'essence');
-  const traits = locate(convention, text, 'traits');
+  const { essence, traits } = locate(convention, text);
   const heading = (l: Located) => l.section?.heading ?? `souls:${l.name}`;
   const memory = convention.memory(files);
   if (!essence.section && !essence.marked) notes.push(`${main}: no ${convention.essenceHeadings.map((h) => `"## ${h}"`).join(' or ')} section, so no essence`);
@@ -144,8 +149,9 @@ export function writeSoulMd(convention: Convention, base: string | null, state: 
   let text = base ?? convention.skeleton(state, eol);
   const edits: Edit[] = [...convention.identityEdits(text, state)];
   const appended: string[] = [];
+  const regions = locate(convention, text);
   for (const name of ['essence', 'traits'] as const) {
-    const here = locate(convention, text, name);
+    const here = regions[name];
     const unchanged = name === 'essence' ? essenceOf(here.content) === cleanText(state.essence).trim() : samePrinciples(principlesOf(here.content), state.principles);
     const intact = here.marked === null || here.marked.hash === null || contentHash(here.content) === here.marked.hash;
     if (unchanged && intact && (here.span !== null || (name === 'traits' && state.principles.length === 0))) continue;

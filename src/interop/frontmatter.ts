@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { Document } from 'yaml';
 import { cleanText, ValidationError } from '../engine/index.ts';
 import type { Convention, Edit } from './document.ts';
-import { lines, plainText } from './markdown.ts';
+import { eachLine, plainText } from './markdown.ts';
 import { mainFileOf } from './openclaw.ts';
 
 const require = createRequire(import.meta.url);
@@ -20,18 +20,54 @@ type Frontmatter = { source: string; start: number; end: number; closeEnd: numbe
 
 /** The YAML between a first line `---` and the next `---` line: its text, where it lies, and where the body starts. */
 export function frontmatterOf(text: string): Frontmatter | null {
-  const all = lines(text);
-  if (all.length === 0 || all[0].text !== '---') return null;
-  const close = all.findIndex((l, i) => i > 0 && (l.text === '---' || l.text === '...'));
-  if (close === -1) return null;
-  return { source: text.slice(all[0].end, all[close].start), start: all[0].end, end: all[close].start, closeEnd: all[close].end };
+  const all = eachLine(text);
+  const open = all.next();
+  if (open.done || open.value.text !== '---') return null;
+  for (const line of all) {
+    if (line.text === '---' || line.text === '...') return { source: text.slice(open.value.end, line.start), start: open.value.end, end: line.start, closeEnd: line.end };
+  }
+  return null;
 }
+
+/** The first key that repeats in one of the document's mappings (compared as yaml does: the same node, or scalars of equal value). */
+function repeatedKey(doc: Document): { key: string; at: number } | null {
+  let repeated: { key: string; at: number } | null = null;
+  yaml().visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        const key = yaml().isScalar(pair.key) ? pair.key.value : pair.key;
+        if (seen.has(key)) {
+          const node = (pair.key ?? pair.value) as { range?: [number, number, number] } | null;
+          repeated = { key: String(key), at: node?.range?.[0] ?? 0 };
+          return yaml().visit.BREAK;
+        }
+        seen.add(key);
+      }
+      return undefined;
+    },
+  });
+  return repeated;
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  return `line ${before.split('\n').length}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/** A frontmatter is an identity card: bounded, so parsing the YAML stays quick (yaml reads a few thousand keys in a few tens of ms). */
+export const MAX_FRONTMATTER_BYTES = 32 * 1024;
 
 function parsed(text: string, file: string): { fm: Frontmatter; doc: Document } | null {
   const fm = frontmatterOf(text);
   if (!fm) return null;
-  const doc = yaml().parseDocument(fm.source, { keepSourceTokens: false });
+  const size = Buffer.byteLength(fm.source, 'utf8');
+  if (size > MAX_FRONTMATTER_BYTES) throw new ValidationError(`${file} frontmatter`, `must be at most ${MAX_FRONTMATTER_BYTES} bytes (it has ${size}): keep long prose in the body`);
+  // yaml's own unique-key check compares each key with every earlier one (quadratic in the keys); ours is a set.
+  const doc = yaml().parseDocument(fm.source, { keepSourceTokens: false, uniqueKeys: false });
   if (doc.errors.length > 0) throw new ValidationError(`${file} frontmatter`, doc.errors[0].message.split('\n')[0]);
+  const repeated = repeatedKey(doc);
+  if (repeated) throw new ValidationError(`${file} frontmatter`, `Map keys must be unique: ${JSON.stringify(repeated.key)} again at ${lineAndColumn(fm.source, repeated.at)}`);
   if (doc.contents !== null && !yaml().isMap(doc.contents)) throw new ValidationError(`${file} frontmatter`, 'must be a mapping of keys to values');
   return { fm, doc };
 }

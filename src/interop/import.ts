@@ -24,6 +24,7 @@ import {
 import { readSoulMd, type Files, type ImportedShard, type ImportedTrait, type SoulMdFormat } from './document.ts';
 import { conventions, detectFormat, type FormatChoice } from './formats.ts';
 import { plainText } from './markdown.ts';
+import { mainFileOf } from './openclaw.ts';
 
 /** An active trait of the existing soul that a new principle nearly repeats (the similarity level-up consolidation uses). */
 export type NearDuplicate = { traitId: number; principle: string; similarity: number };
@@ -78,6 +79,11 @@ async function existingShardKeys(db: SoulsDb, soulId: number): Promise<Map<strin
  * written, so an import that passes its plan does not stop half-way; errors name the file and heading.
  */
 export async function planImport(db: SoulsDb, files: Files, options: { format?: FormatChoice; name?: string | null } = {}): Promise<ImportPlan> {
+  // Before anything reads it: a main file over the bound is refused without being parsed.
+  const mainFile = mainFileOf(files);
+  const document = { file: mainFile, text: files.get(mainFile) ?? '' };
+  bounded(mainFile, document.text, MAX_DOCUMENT_BYTES);
+  if (document.text.includes('\0')) throw new ValidationError(mainFile, 'holds NUL characters: not a text file');
   const format = !options.format || options.format === 'auto' ? detectFormat(files) : options.format;
   const read = readSoulMd(conventions[format], files);
   const name = cleanText(options.name ?? read.name ?? '').trim();
@@ -108,7 +114,12 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
     traits.push({ ...trait, present: knownPrinciples.has(key), nearDuplicates: [] });
   }
   const activeTraits = known.filter((t) => t.status === 'active');
-  for (const trait of traits) {
+  const adding = traits.filter((t) => !t.present).length;
+  // Each new principle is compared with each active trait: only while the file's new ones fit the limit, so the
+  // work stays bounded by the settings, not by the file (a file over the limit must be cut first: its problem says so).
+  const compared = adding <= settings.traitLimit ? traits : [];
+  if (existing && compared.length === 0 && adding > 0) notes.push(`${read.mainFile} adds ${adding} new traits, more than the trait limit of ${settings.traitLimit} alone: near-duplicates of the existing traits are looked for once it adds at most ${settings.traitLimit}`);
+  for (const trait of compared) {
     if (trait.present) continue;
     trait.nearDuplicates = activeTraits
       .map((t) => ({ traitId: t.id, principle: t.principle, similarity: textSimilarity(settings.similarity, trait.principle, t.principle) }))
@@ -116,7 +127,6 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
       .sort((a, b) => b.similarity - a.similarity || a.traitId - b.traitId);
   }
   const active = activeTraits.length;
-  const adding = traits.filter((t) => !t.present).length;
   const problems: ValidationError[] = [];
   if (active + adding > settings.traitLimit) {
     const advice = `a soul keeps few principles: merge or drop some in the file${existing ? `, level up "${existing.name}" first` : ''}, or raise --trait-limit`;
@@ -147,9 +157,6 @@ export async function planImport(db: SoulsDb, files: Files, options: { format?: 
   const merge = existing
     ? `merges into the existing soul "${existing.name}" (id ${existing.id}), found by name: it keeps its name, description and essence and its ${active} active trait${active === 1 ? '' : 's'}; only the traits and shards it does not have are added`
     : null;
-  const document = { file: read.mainFile, text: files.get(read.mainFile) ?? '' };
-  bounded(read.mainFile, document.text, MAX_DOCUMENT_BYTES);
-  if (document.text.includes('\0')) throw new ValidationError(read.mainFile, 'holds NUL characters: not a text file');
   return { format, mainFile: read.mainFile, name, description: read.description, essence: read.essence, existingSoulId: existing?.id ?? null, merge, traits, shards, notes, problems, document };
 }
 

@@ -17,15 +17,34 @@ export type Section = {
 
 export type Line = { text: string; start: number; end: number };
 
+/** Where the line starting at `start` ends (after its "\n", or at `to`). */
+function lineEnd(text: string, start: number, to: number): number {
+  const newline = text.indexOf('\n', start);
+  return newline === -1 || newline >= to ? to : newline + 1;
+}
+
+/** Where the line's text ends: before its "\n" or "\r\n". */
+function lineTextEnd(text: string, start: number, end: number): number {
+  if (text.charCodeAt(end - 1) !== 10) return end;
+  return end - 1 > start && text.charCodeAt(end - 2) === 13 ? end - 2 : end - 1;
+}
+
+const lineText = (text: string, start: number, end: number) => text.slice(start, lineTextEnd(text, start, end));
+
+/** The lines one at a time, for a reader that stops early. */
+export function* eachLine(text: string, from = 0, to = text.length): Generator<Line> {
+  for (let start = from, end = 0; start < to; start = end) {
+    end = lineEnd(text, start, to);
+    yield { text: lineText(text, start, end), start, end };
+  }
+}
+
 /** Lines with their offsets; `end` includes the newline. A trailing "\r" is not part of `text`. */
 export function lines(text: string, from = 0, to = text.length): Line[] {
   const result: Line[] = [];
-  let start = from;
-  while (start < to) {
-    const newline = text.indexOf('\n', start);
-    const end = newline === -1 || newline >= to ? to : newline + 1;
-    result.push({ text: text.slice(start, end).replace(/\r?\n$/, ''), start, end });
-    start = end;
+  for (let start = from, end = 0; start < to; start = end) {
+    end = lineEnd(text, start, to);
+    result.push({ text: lineText(text, start, end), start, end });
   }
   return result;
 }
@@ -37,35 +56,92 @@ export function eolOf(text: string): string {
 
 const fence = /^ {0,3}(`{3,}|~{3,})/;
 
-/** Headings of `level` (2 for "## "), outside fenced code, each with its body up to the next heading of that level or above. */
-export function sections(text: string, level = 2, from = 0, to = text.length): Section[] {
-  const found: { heading: string; line: Span; headingLevel: number }[] = [];
+/** Whitespace as `\s` and `trim()` know it. */
+const isSpace = (char: string) => /\s/.test(char);
+
+/** Where `text` ends once trailing characters matching `drop` are removed (a scan, not a `[…]+$` regex: those are quadratic on long runs). */
+function endWithout(text: string, drop: (char: string) => boolean, end = text.length): number {
+  while (end > 0 && drop(text[end - 1])) end--;
+  return end;
+}
+
+/** `text` without a closing sequence of `#`s and the whitespace around it: "Core Truths ##  " is "Core Truths". */
+export function withoutClosingHashes(text: string): string {
+  return text.slice(0, endWithout(text, isSpace, endWithout(text, (c) => c === '#', endWithout(text, isSpace))));
+}
+
+/** A line break other than "\n": a heading or list item that holds one is read as text (as a `.` regex never crosses one). */
+const innerBreak = /[\r\u2028\u2029]/;
+const headingOpen = /^ {0,3}(#{1,6})\s+/;
+
+/**
+ * An ATX heading line ("## Core Truths ##") as its level and text, or null. Parsed in one pass: the obvious regex
+ * (`\s+(.*?)\s*#*\s*$`) backtracks cubically on a heading padded with thousands of spaces.
+ */
+function atxHeading(line: string): { level: number; text: string } | null {
+  const open = headingOpen.exec(line);
+  if (!open) return null;
+  const text = withoutClosingHashes(line.slice(open[0].length));
+  return innerBreak.test(text) ? null : { level: open[1].length, text };
+}
+
+export type Heading = { heading: string; line: Span; headingLevel: number };
+
+/** Every ATX heading between `from` and `to`, outside fenced code, in order. */
+export function headings(text: string, from = 0, to = text.length): Heading[] {
+  const found: Heading[] = [];
   let inFence: string | null = null;
-  for (const line of lines(text, from, to)) {
-    const f = fence.exec(line.text);
+  for (let start = from, end = 0; start < to; start = end) {
+    end = lineEnd(text, start, to);
+    // Only a line opening with "#", "`" or "~" (after up to 3 spaces) can be a heading or a fence: the rest are not cut out.
+    if (!'#`~'.includes(text[start + leadingSpaces(text, start, end)] ?? '-')) continue;
+    const line = lineText(text, start, end);
+    const f = fence.exec(line);
     if (f) {
       if (inFence === null) inFence = f[1][0];
       else if (f[1][0] === inFence) inFence = null;
       continue;
     }
     if (inFence !== null) continue;
-    const h = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line.text);
-    if (h) found.push({ heading: h[2], line: { start: line.start, end: line.end }, headingLevel: h[1].length });
+    const h = atxHeading(line);
+    if (h) found.push({ heading: h.text, line: { start, end }, headingLevel: h.level });
   }
+  return found;
+}
+
+/** The spaces (at most 3) that open the line at `start`. */
+function leadingSpaces(text: string, start: number, end: number): number {
+  let n = 0;
+  while (n < 3 && start + n < end && text.charCodeAt(start + n) === 32) n++;
+  return n;
+}
+
+/**
+ * The sections of `level` among `found` (a document's headings in order, the document ending at `to`). One pass
+ * from the last heading back, reading each heading once: each section's end, the next heading of its level or above,
+ * is known by then.
+ */
+export function sectionsOf(found: readonly Heading[], level: number, to: number): Section[] {
   const result: Section[] = [];
-  found.forEach((h, i) => {
-    if (h.headingLevel !== level) return;
-    const next = found.slice(i + 1).find((other) => other.headingLevel <= level);
-    result.push({ heading: h.heading, line: h.line, body: { start: h.line.end, end: next ? next.line.start : to } });
-  });
-  return result;
+  let next = to;
+  for (let i = found.length - 1; i >= 0; i--) {
+    const h = found[i];
+    if (h.headingLevel === level) result.push({ heading: h.heading, line: h.line, body: { start: h.line.end, end: next } });
+    if (h.headingLevel <= level) next = h.line.start;
+  }
+  return result.reverse();
+}
+
+/** Headings of `level` (2 for "## "), outside fenced code, each with its body up to the next heading of that level or above. */
+export function sections(text: string, level = 2, from = 0, to = text.length): Section[] {
+  return sectionsOf(headings(text, from, to), level, to);
 }
 
 /** Heading text compared loosely: case, emphasis and trailing punctuation aside. */
 export function headingKey(heading: string): string {
-  return heading
-    .replace(/[*_`]/g, '')
-    .replace(/[:.\s]+$/, '')
+  const bare = heading.replace(/[*_`]/g, '');
+  return bare
+    .slice(0, endWithout(bare, (c) => c === ':' || c === '.' || isSpace(c)))
     .trim()
     .toLowerCase();
 }
@@ -103,30 +179,42 @@ export type MarkedRegion = {
 const startMarker = (name: RegionName) => `<!-- souls:${name}:start -->`;
 const endMarker = (name: RegionName) => new RegExp(`^\\s*<!-- souls:${name}:end(?: sha256=([0-9a-f]{12}))? -->\\s*$`);
 
-/** Whether each line lies inside fenced code (the fence lines included): markers shown in a code block are examples, not regions. */
-function fencedLines(all: readonly Line[]): boolean[] {
+/**
+ * The region between `<!-- souls:NAME:start -->` and its end marker, each alone on its line and outside fenced code
+ * (markers shown in a code block are examples, not regions). One pass; only lines that open a fence or hold a "<"
+ * are cut out of the text.
+ */
+export function markedRegion(text: string, name: RegionName): MarkedRegion | null {
+  const open = startMarker(name);
+  const close = endMarker(name);
   let inFence: string | null = null;
-  return all.map((line) => {
-    const f = fence.exec(line.text);
+  let opened: Span | null = null;
+  let previous: Span | null = null;
+  let nextLt = -1;
+  for (let start = 0, end = 0; start < text.length; previous = { start, end }, start = end) {
+    end = lineEnd(text, start, text.length);
+    if (nextLt < start) {
+      const found = text.indexOf('<', start);
+      nextLt = found === -1 ? Infinity : found;
+    }
+    const fenceLike = '`~'.includes(text[start + leadingSpaces(text, start, end)] ?? '-');
+    if (!fenceLike && (inFence !== null || nextLt >= end)) continue;
+    const line = lineText(text, start, end);
+    const f = fenceLike ? fence.exec(line) : null;
     if (f) {
       if (inFence === null) inFence = f[1][0];
       else if (f[1][0] === inFence) inFence = null;
-      return true;
+      continue;
     }
-    return inFence !== null;
-  });
-}
-
-export function markedRegion(text: string, name: RegionName): MarkedRegion | null {
-  const all = lines(text);
-  const fenced = fencedLines(all);
-  const start = all.findIndex((l, i) => !fenced[i] && l.text.trim() === startMarker(name));
-  if (start === -1) return null;
-  for (let i = start + 1; i < all.length; i++) {
-    const m = fenced[i] ? null : endMarker(name).exec(all[i].text);
+    if (inFence !== null) continue;
+    if (opened === null) {
+      if (line.trim() === open) opened = { start, end };
+      continue;
+    }
+    const m = close.exec(line);
     if (!m) continue;
-    const innerEnd = i === start + 1 ? all[i].start : all[i - 1].start + all[i - 1].text.length;
-    return { outer: { start: all[start].start, end: all[i].start + all[i].text.length }, inner: { start: all[start].end, end: Math.max(all[start].end, innerEnd) }, hash: m[1] ?? null };
+    const innerEnd = previous!.start === opened.start ? start : lineTextEnd(text, previous!.start, previous!.end);
+    return { outer: { start: opened.start, end: start + line.length }, inner: { start: opened.end, end: Math.max(opened.end, innerEnd) }, hash: m[1] ?? null };
   }
   return null;
 }
@@ -141,8 +229,18 @@ export function markedBlock(name: RegionName, content: string, eol: string): str
   return `${startMarker(name)}${eol}${body}${eol}<!-- souls:${name}:end sha256=${contentHash(content)} -->`;
 }
 
+/** HTML comments removed; an unclosed one is kept as text. A scan: the regex `<!--[\s\S]*?-->` is quadratic on many unclosed openers. */
 export function stripComments(text: string): string {
-  return text.replace(/<!--[\s\S]*?-->/g, '');
+  let out = '';
+  let at = 0;
+  for (let open = text.indexOf('<!--'); open !== -1; open = text.indexOf('<!--', at)) {
+    const close = text.indexOf('-->', open + 4);
+    // No closer after this opener means none after any later one either.
+    if (close === -1) break;
+    out += text.slice(at, open);
+    at = close + 3;
+  }
+  return out + text.slice(at);
 }
 
 /** Bold and underscore emphasis markers dropped, whitespace collapsed: the text of a principle. */
@@ -162,7 +260,15 @@ export function isPlaceholder(text: string): boolean {
 
 export type Block = { kind: 'item' | 'paragraph' | 'heading'; text: string; level?: number };
 
-const listItem = /^ {0,3}(?:[-*+]|\d{1,9}[.)])\s+(.*)$/;
+const listMarker = /^ {0,3}(?:[-*+]|\d{1,9}[.)])\s+/;
+
+/** A list item's text, or null. The marker by regex, the rest as it is: `\s+(.*)$` backtracks quadratically on a line break inside. */
+function listItem(line: string): string | null {
+  const marker = listMarker.exec(line);
+  if (!marker) return null;
+  const text = line.slice(marker[0].length);
+  return innerBreak.test(text) ? null : text;
+}
 
 /**
  * A section's content as blocks: headings, list items (continuation lines joined) and paragraphs.
@@ -187,16 +293,16 @@ export function blocks(text: string): Block[] {
       close();
       continue;
     }
-    const h = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    const h = atxHeading(line);
     if (h) {
       close();
-      result.push({ kind: 'heading', text: h[2], level: h[1].length });
+      result.push({ kind: 'heading', text: h.text, level: h.level });
       continue;
     }
-    const item = listItem.exec(line);
-    if (item) {
+    const item = listItem(line);
+    if (item !== null) {
       close();
-      current = { kind: 'item', text: item[1] };
+      current = { kind: 'item', text: item };
       continue;
     }
     if (current) current.text += ` ${line.trim()}`;

@@ -14,14 +14,28 @@ export function mainFileOf(files: Files): string {
   return single.length === 1 ? single[0] : 'SOUL.md';
 }
 
+const fieldKey = /^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{0,30}?)(?:\*\*|__)?\s*:/;
+
+/**
+ * A line's key (up to its first colon) by regex, its value by hand: one regex to the end of the line
+ * (`:\s*(?:\*\*|__)?\s*(.*)$`) backtracks cubically over a long run of spaces before a line break.
+ */
+function identityField(line: string): { key: string; value: string } | null {
+  const key = fieldKey.exec(line);
+  if (!key) return null;
+  let value = line.slice(key[0].length).trimStart();
+  if (value.startsWith('**') || value.startsWith('__')) value = value.slice(2).trimStart();
+  return /[\r\u2028\u2029]/.test(value) ? null : { key: key[1], value };
+}
+
 /** `- **Name:** Mira`, `**Name:** Mira` or `Name: Mira`: the fields of an identity card, placeholders left out. */
 export function identityFields(text: string): Map<string, string> {
   const fields = new Map<string, string>();
   for (const { text: line } of lines(text)) {
-    const m = /^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{0,30}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*(.*)$/.exec(line);
+    const m = identityField(line);
     if (!m) continue;
-    const value = plainText(m[2]);
-    if (value !== '' && !isPlaceholder(value)) fields.set(m[1].trim().toLowerCase(), value);
+    const value = plainText(m.value);
+    if (value !== '' && !isPlaceholder(value)) fields.set(m.key.trim().toLowerCase(), value);
   }
   return fields;
 }

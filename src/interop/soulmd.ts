@@ -5,11 +5,17 @@
  */
 import { cleanText } from '../engine/index.ts';
 import type { Convention, Edit, Files } from './document.ts';
-import { isPlaceholder, lines, plainText, sections, type Span } from './markdown.ts';
+import { isPlaceholder, lines, plainText, sections, withoutClosingHashes, type Span } from './markdown.ts';
 import { datedLog } from './memory.ts';
 import { mainFileOf } from './openclaw.ts';
 
 const hr = /^ {0,3}([-*_])( *\1){2,} *$/;
+
+/** A title without the closing `#`s that follow a space ("Relay ##" is "Relay", "C#" stays), and without trailing spaces. */
+function titleName(rest: string): string {
+  const bare = withoutClosingHashes(rest);
+  return /\s/.test(rest[bare.length] ?? '') ? bare : rest.trimEnd();
+}
 
 /** The `# Name` line and the summary paragraph under it (before the first section), as spans of `text`. */
 function titleAndSummary(text: string): { title: { span: Span; name: string } | null; summary: { span: Span; text: string } | null; afterTitle: number } {
@@ -18,7 +24,7 @@ function titleAndSummary(text: string): { title: { span: Span; name: string } | 
   const titleIndex = all.findIndex((l) => /^ {0,3}#\s+\S/.test(l.text));
   if (titleIndex === -1) return { title: null, summary: null, afterTitle: 0 };
   const t = all[titleIndex];
-  const title = { span: { start: t.start, end: t.start + t.text.length }, name: t.text.replace(/^ {0,3}#\s+/, '').replace(/\s+#*\s*$/, '') };
+  const title = { span: { start: t.start, end: t.start + t.text.length }, name: titleName(t.text.replace(/^ {0,3}#\s+/, '')) };
   let inComment = false;
   let first = -1;
   let last = -1;

@@ -159,8 +159,8 @@ function registerResources(mcp: McpServer, db: SoulsDb): void {
 }
 
 /**
- * Follows the event bus until stopped; calls `onChange` once per soul and kind for the events of one turn of the
- * event loop (a batch of 10,000 shards for one soul is one change, not 10,000).
+ * Follows the event bus until stopped, a write at a time; calls `onChange` once per soul and kind for the writes read
+ * in one turn of the event loop (a batch of 10,000 shards for one soul is one change, not 10,000).
  */
 export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number, what: 'soul' | 'evidence') => void): () => void {
   const pending = new Map<number, 'soul' | 'evidence'>();
@@ -184,10 +184,10 @@ export function followSoulChanges(pubsub: SoulsPubSub, onChange: (soulId: number
   // Cut off as too slow (SUBSCRIBER_TOO_SLOW), a topic is followed again from then on.
   const follow = async <T extends 'soulChanged' | 'shardDropped'>(topic: T, each: (event: SoulsEvents[T]) => void) => {
     while (!stopped) {
-      const stream = pubsub.subscribe(topic);
+      const stream = pubsub.subscribeWrites(topic);
       streams.add(stream);
       try {
-        for await (const event of stream) each(event);
+        for await (const events of stream) for (const event of events) each(event);
         return;
       } catch {
         continue;

@@ -38,6 +38,8 @@ export type AppOptions = {
   wsInitTimeoutMs?: number;
   /** How long a reserved event stream (graphql-sse's single connection mode) waits to be opened before it lapses; default 30000 ms. */
   sseReservationTimeoutMs?: number;
+  /** How often graphql-ws pings each socket; one that has not answered by the next ping is closed. Default 12000 ms. */
+  wsKeepAliveMs?: number;
   /** Origins besides the server's own whose pages may call the API; none by default. */
   corsOrigins?: readonly string[];
   /** Host names served besides loopback ones on a server without tokens (DNS rebinding guard). */
@@ -101,7 +103,7 @@ export function buildApp(options: AppOptions): App {
   const singleConnections = createSingleConnections({ yoga, callers, limits, originPolicy, reservationTimeoutMs: options.sseReservationTimeoutMs ?? 30_000, graphqlPath: GRAPHQL_PATH });
   const router = createRouter({ db, redisReady: shared.redis?.ready, requestLine: omit.has('requestLine') ? null : requestLine, release, refusals, callers, metrics, mcp, singleConnections, yoga });
   const server = createServer(arrivalTimeouts(limits), router);
-  const webSockets = createWebSockets({ yoga, limits, refusals, callers, requestLine, metrics, logger, release, initTimeoutMs: options.wsInitTimeoutMs ?? 3000 });
+  const webSockets = createWebSockets({ yoga, limits, refusals, callers, requestLine, metrics, logger, release, initTimeoutMs: options.wsInitTimeoutMs ?? 3000, keepAliveMs: options.wsKeepAliveMs ?? 12_000 });
   server.on('upgrade', webSockets.upgrade);
   const connections = closingConnections(server);
 

@@ -9,7 +9,7 @@ import type { PoolStats } from '../store/postgres-pool.ts';
 import type { SoulsStore } from '../store/store.ts';
 
 /** A store over a connection pool (PostgreSQL). */
-type PooledStore = SoulsStore & { poolStats(): PoolStats; queried: ((ms: number) => void) | null };
+type PooledStore = SoulsStore & { poolStats(): PoolStats; queried: ((ms: number) => void) | null; poolWaited: ((purpose: 'read' | 'write', ms: number) => void) | null };
 
 export const METRICS_PATH = '/metrics';
 
@@ -242,7 +242,16 @@ export function createMetrics() {
       });
     gauge('souls_pg_pool_connections', 'PostgreSQL connections the pool holds open (busy and idle).', (stats) => stats.total);
     gauge('souls_pg_pool_idle_connections', 'PostgreSQL connections open and waiting for work.', (stats) => stats.idle);
-    gauge('souls_pg_pool_waiting_units', 'Units of work waiting for a connection (every one busy and the pool at its size).', (stats) => stats.waiting);
+    gauge('souls_pg_pool_waiting_units', 'Units of work waiting for a connection: every one busy, or the writes\' share full.', (stats) => stats.waiting);
+    gauge('souls_pg_pool_write_connections', 'PostgreSQL connections held by writes (at most the pool less the share kept for reads).', (stats) => stats.writing);
+    const waits = new Histogram({
+      name: 'souls_pg_pool_wait_seconds',
+      help: 'Time a unit of work waited for a connection of the pool, by purpose (read or write); 0 when one was free.',
+      labelNames: ['purpose'] as const,
+      buckets: [0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    });
+    pooled.poolWaited = (purpose, ms) => waits.observe({ purpose }, ms / 1000);
     const statements = new Histogram({
       name: 'souls_pg_statement_duration_seconds',
       help: 'Time from sending a statement to PostgreSQL to its answer (network round trip included).',

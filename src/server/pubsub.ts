@@ -66,6 +66,8 @@ export type SoulsPubSub = {
   publishAll<T extends Topic>(topic: T, events: readonly SoulsEvents[T][]): void;
   /** Every event of the topic, one at a time, at the reader's pace; ends with subscriberTooSlow() past maxWaitingEvents. */
   subscribe<T extends Topic>(topic: T): AsyncIterableIterator<SoulsEvents[T]>;
+  /** The same a write at a time (its events whole), for a follower that acts once per write rather than per event. */
+  subscribeWrites<T extends Topic>(topic: T): AsyncIterableIterator<readonly SoulsEvents[T][]>;
 };
 
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
@@ -94,6 +96,45 @@ const topicOf = (type: string): Topic | null => (Object.hasOwn(validators, type)
 type Subscriber = { take(events: readonly unknown[]): void };
 
 /**
+ * At most this many events are handed out in one turn of the event loop, all of a bus's subscribers together, and
+ * no more once a turn has lasted TURN_BUDGET_MS: a write of 10,000 shards read by many subscribers is delivered a
+ * slice per turn, and requests are answered between slices.
+ */
+export const EVENTS_PER_TURN = 128;
+const TURN_BUDGET_MS = 10;
+
+/**
+ * Turns of the event loop shared by every subscriber of a bus. `pause()` is null while this turn may hand out one
+ * more event, else a promise that resolves at the next turn (after the loop has polled for I/O). Events a subscriber
+ * reads after a real wait count too: a turn is bounded whatever mix of readers it holds.
+ */
+function loopTurns() {
+  let turn: { startedAt: number; handedOut: number } | null = null;
+  let nextTurn: Promise<void> | null = null;
+  return {
+    pause(): Promise<void> | null {
+      if (nextTurn) return nextTurn;
+      if (!turn) {
+        turn = { startedAt: performance.now(), handedOut: 0 };
+        // This turn ends at the loop's next check phase: whoever hands out an event after it starts a new one.
+        setImmediate(() => (turn = null));
+      }
+      if (turn.handedOut < EVENTS_PER_TURN && performance.now() - turn.startedAt < TURN_BUDGET_MS) {
+        turn.handedOut++;
+        return null;
+      }
+      nextTurn = new Promise((resolve) =>
+        setImmediate(() => {
+          nextTurn = null;
+          resolve();
+        }),
+      );
+      return nextTurn;
+    },
+  };
+}
+
+/**
  * The typed event bus the mutations publish to and the subscriptions read from, behind an EventTarget: in-process by
  * default, or one that goes through Redis (redis-events.ts) so that every replica hears every replica's writes. Each
  * topic has one listener on the target, which checks every message once and hands it to the topic's subscribers by
@@ -103,6 +144,7 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
   const { counters = {} } = options;
   const maxWaiting = options.maxWaitingEvents ?? MAX_WAITING_EVENTS;
   const subscribers = new Map<Topic, Set<Subscriber>>();
+  const turns = loopTurns();
 
   const listener = (event: Event) => {
     const topic = topicOf(event.type);
@@ -138,84 +180,112 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
     eventTarget.dispatchEvent(new CustomEvent(topic, { detail: events }));
   };
 
+  const bus: Bus = { attach, detach, turns, maxWaiting, tooSlow: () => counters.tooSlow?.inc() };
   return {
     publish: (topic, event) => dispatch(topic, [event]),
     publishAll: (topic, events) => dispatch(topic, events),
-    subscribe<T extends Topic>(topic: T): AsyncIterableIterator<SoulsEvents[T]> {
-      // Messages waiting, the first one read from `offset` on: `waiting` events in all.
-      const messages: (readonly SoulsEvents[T][])[] = [];
-      let offset = 0;
-      let waiting = 0;
-      let started = false;
-      let ended = false;
-      let failure: GraphQLError | null = null;
-      let wake: (() => void) | null = null;
+    subscribe: (topic) => reader(topic, bus, 'event'),
+    subscribeWrites: (topic) => reader(topic, bus, 'write'),
+  };
+}
 
-      // Cut off as too slow, it still reads what it was owed up to the cut, then the error; gone, it reads nothing more.
-      const end = (error: GraphQLError | null) => {
-        if (ended) return;
-        ended = true;
-        failure = error;
-        if (!error) {
-          messages.length = 0;
-          waiting = 0;
-        }
-        if (started) detach(topic, subscriber);
-        wake?.();
-      };
-      const subscriber: Subscriber = {
-        take(events) {
-          // A whole write is always taken by a subscriber that has read everything before it.
-          if (waiting > 0 && waiting + events.length > maxWaiting) {
-            counters.tooSlow?.inc();
-            end(subscriberTooSlow(maxWaiting));
-            return;
-          }
-          messages.push(events as readonly SoulsEvents[T][]);
-          waiting += events.length;
-          wake?.();
-        },
-      };
+/** What a reader needs of its bus. */
+type Bus = { attach(topic: Topic, subscriber: Subscriber): void; detach(topic: Topic, subscriber: Subscriber): void; turns: ReturnType<typeof loopTurns>; maxWaiting: number; tooSlow(): void };
 
-      const iterator: AsyncIterableIterator<SoulsEvents[T]> = {
-        [Symbol.asyncIterator]() {
-          return iterator;
-        },
-        async next() {
-          // Listening from the first read on: a stream never read is never attached.
-          if (!started && !ended) {
-            started = true;
-            attach(topic, subscriber);
-          }
-          while (waiting === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
-          wake = null;
-          if (waiting > 0) {
-            const message = messages[0];
-            const event = message[offset++];
-            waiting--;
-            if (offset === message.length) {
-              messages.shift();
-              offset = 0;
-            }
-            return { value: event, done: false };
-          }
-          if (failure) {
-            const error = failure;
-            failure = null;
-            throw error;
-          }
-          return { value: undefined, done: true };
-        },
-        async return() {
-          end(null);
-          return { value: undefined, done: true };
-        },
-        async throw(error: unknown) {
-          end(null);
-          throw error;
-        },
-      };
-      return iterator;
+/**
+ * One subscriber's stream: the messages it was handed, read an event at a time (within the turns' shares) or a write
+ * at a time (whatever is left of the oldest message, whole).
+ */
+function reader<T extends Topic>(topic: T, bus: Bus, unit: 'event'): AsyncIterableIterator<SoulsEvents[T]>;
+function reader<T extends Topic>(topic: T, bus: Bus, unit: 'write'): AsyncIterableIterator<readonly SoulsEvents[T][]>;
+function reader<T extends Topic>(topic: T, bus: Bus, unit: 'event' | 'write'): AsyncIterableIterator<SoulsEvents[T] | readonly SoulsEvents[T][]> {
+  // Messages waiting, the first one read from `offset` on: `waiting` events in all.
+  const messages: (readonly SoulsEvents[T][])[] = [];
+  let offset = 0;
+  let waiting = 0;
+  let started = false;
+  let ended = false;
+  let failure: GraphQLError | null = null;
+  let wake: (() => void) | null = null;
+
+  // Cut off as too slow, it still reads what it was owed up to the cut, then the error; gone, it reads nothing more.
+  const end = (error: GraphQLError | null) => {
+    if (ended) return;
+    ended = true;
+    failure = error;
+    if (!error) {
+      messages.length = 0;
+      waiting = 0;
+    }
+    if (started) bus.detach(topic, subscriber);
+    wake?.();
+  };
+  const subscriber: Subscriber = {
+    take(events) {
+      // A whole write is always taken by a subscriber that has read everything before it.
+      if (waiting > 0 && waiting + events.length > bus.maxWaiting) {
+        bus.tooSlow();
+        end(subscriberTooSlow(bus.maxWaiting));
+        return;
+      }
+      messages.push(events as readonly SoulsEvents[T][]);
+      waiting += events.length;
+      wake?.();
     },
   };
+  /** The next event, or what is left of the oldest write. */
+  const take = (): SoulsEvents[T] | readonly SoulsEvents[T][] => {
+    const message = messages[0];
+    if (unit === 'write') {
+      const rest = offset === 0 ? message : message.slice(offset);
+      messages.shift();
+      offset = 0;
+      waiting -= rest.length;
+      return rest;
+    }
+    const event = message[offset++];
+    waiting--;
+    if (offset === message.length) {
+      messages.shift();
+      offset = 0;
+    }
+    return event;
+  };
+
+  const iterator: AsyncIterableIterator<SoulsEvents[T] | readonly SoulsEvents[T][]> = {
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+    async next() {
+      // Listening from the first read on: a stream never read is never attached.
+      if (!started && !ended) {
+        started = true;
+        bus.attach(topic, subscriber);
+      }
+      while (waiting === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+      // An event at hand is handed out within a turn's share: past this one's, in the next turn that has room.
+      while (unit === 'event' && waiting > 0) {
+        const pause = bus.turns.pause();
+        if (!pause) break;
+        await pause;
+      }
+      if (waiting > 0) return { value: take(), done: false };
+      if (failure) {
+        const error = failure;
+        failure = null;
+        throw error;
+      }
+      return { value: undefined, done: true };
+    },
+    async return() {
+      end(null);
+      return { value: undefined, done: true };
+    },
+    async throw(error: unknown) {
+      end(null);
+      throw error;
+    },
+  };
+  return iterator;
 }

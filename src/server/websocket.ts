@@ -35,6 +35,8 @@ export type WebSocketOptions = {
   release: MemoryRelease | null;
   /** How long a socket may stay open without connection_init before it is closed with 4408. */
   initTimeoutMs: number;
+  /** How often graphql-ws pings each socket; one that has not answered by the next ping is closed. */
+  keepAliveMs: number;
 };
 
 export type WebSockets = {
@@ -145,6 +147,7 @@ async function openWebSockets(options: WebSocketOptions): Promise<Opened> {
       onComplete: (ctx, id) => operations.ended(ctx.extra.socket, id),
     },
     wsServer,
+    options.keepAliveMs,
   );
   // After useServer, which sets its own.
   wsServer.options.handleProtocols = choosingSubprotocol;

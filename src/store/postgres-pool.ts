@@ -9,6 +9,7 @@ import * as errors from '../engine/errors.ts';
 import type { SoulsStore } from './store.ts';
 import { brokenConnection, migratePostgres, parseInt8, PostgresStatements, schemaVersion, type ConnectionPool, type PooledConnection, type QueryResult } from './postgres.ts';
 import { pgMigrations } from './postgres-schema.ts';
+import { currentCall, gatedPool, PoolGate, type CallState, type Purpose } from './pool-gate.ts';
 
 export type PostgresOptions = {
   /** postgres://… (or, in tests, pglite:memory or pglite:<folder>: the same engine in WebAssembly, in this thread). */
@@ -34,7 +35,7 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** Ten connections: enough to overlap the round trips of a 2-core replica's requests, few enough for many replicas. */
 export const DEFAULT_POOL_SIZE = 10;
 
-/** The store methods, every one wrapped (typed errors, the hung-server watch); the type check below fails if one is missing. */
+/** The store methods, every one wrapped (typed errors, the hung-server watch; ping is the class's own); the type check below fails if one is missing. */
 const METHODS = [
   'insertSoul', 'updateSoul', 'setDormancy', 'stampAttuned', 'getSouls', 'getSoulByName', 'listSouls',
   'insertTrait', 'updateTrait', 'setTraitStatus', 'getTraits', 'listTraits', 'countActiveTraits', 'citeShards', 'unciteShards', 'citationsOfTraits', 'citationsOfShards', 'attunements',
@@ -44,10 +45,10 @@ const METHODS = [
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings', 'embeddingsByHash', 'embeddingModel', 'rebindEmbeddings',
   'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'shardRowBound', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
   'countsBySource', 'countsByTag', 'countsByTagPerSoul', 'pendingCounts',
-  'ping', 'optimize', 'backup', 'explainQueryPlans',
+  'optimize', 'backup', 'explainQueryPlans',
 ] as const satisfies ReadonlyArray<keyof SoulsStore>;
 type Wrapped = (typeof METHODS)[number];
-type Missing = Exclude<keyof SoulsStore, Wrapped | 'kind' | 'close' | 'statementsExecuted'>;
+type Missing = Exclude<keyof SoulsStore, Wrapped | 'kind' | 'close' | 'statementsExecuted' | 'ping'>;
 const everyMethodWrapped: [Missing] extends [never] ? true : Missing = true;
 void everyMethodWrapped;
 
@@ -75,12 +76,14 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db) || db.startsWith('pglite:');
 }
 
-/** The pool's connections now: opened, idle, and units of work waiting for one. */
-export type PoolStats = { total: number; idle: number; waiting: number };
+/** The pool's connections now: opened, idle, held by writes, and units of work waiting for one. */
+export type PoolStats = { total: number; idle: number; writing: number; waiting: number };
 
 type Driver = {
   pool: ConnectionPool;
-  stats(): PoolStats;
+  /** How many connections the pool opens at most. */
+  size: number;
+  stats(): Pick<PoolStats, 'total' | 'idle' | 'waiting'>;
   /** Drops every open connection's socket at once (a hung server never answers the polite Terminate). */
   destroyAll(): void;
   /** Whether the server answers a new connection and a `SELECT 1`, each within the connect timeout. */
@@ -117,6 +120,7 @@ async function pgliteDriver(where: string): Promise<Driver> {
   };
   return {
     pool: { connect, end: () => db.close() },
+    size: 1,
     stats: () => ({ total: 1, idle: busy ? 0 : 1, waiting }),
     destroyAll: () => undefined,
     answersQuickly: async () => true,
@@ -171,10 +175,12 @@ async function pgDriver(url: string, options: { connectTimeoutMs: number; poolSi
             client.removeListener('error', broke);
             client.release(broken === true);
           },
+          abandon: () => socketOf(client)?.destroy(),
         };
       },
       end: () => pool.end(),
     },
+    size: options.poolSize,
     stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     destroyAll: () => {
       for (const client of open) socketOf(client)?.destroy();
@@ -205,6 +211,9 @@ export class PostgresStore implements SoulsStore {
   readonly target: string;
   private readonly statements: PostgresStatements;
   private readonly driver: Driver;
+  private readonly gate: PoolGate;
+  /** The check of the server over a second connection in flight, shared by every call that wants one meanwhile. */
+  private probe: Promise<boolean> | null = null;
   private readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly pglite: boolean;
@@ -218,7 +227,8 @@ export class PostgresStore implements SoulsStore {
   constructor(driver: Driver, options: PostgresOptions) {
     this.target = redactUrl(options.url);
     this.driver = driver;
-    this.statements = new PostgresStatements(driver.pool, this.target);
+    this.gate = new PoolGate(driver.size);
+    this.statements = new PostgresStatements(gatedPool(driver.pool, this.gate), this.target);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.pglite = options.url.startsWith('pglite:');
@@ -228,16 +238,34 @@ export class PostgresStore implements SoulsStore {
   async call<T>(method: string, work: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     if (this.closed) throw new errors.StorageError('STORAGE_UNAVAILABLE', this.target, 'the database connection is closed');
     if (this.down) throw this.hungError();
+    const abort = new AbortController();
+    const call: CallState = { waiting: 0, signal: abort.signal, held: new Set() };
     try {
-      return await this.watched(method, work(), timeoutMs);
+      return await this.watched(method, currentCall.run(call, work), timeoutMs, call, abort);
     } catch (error) {
       throw this.typed(error);
     }
   }
 
+  /**
+   * `/ready`: a query on a pooled connection when one is free for a read, else on a connection of its own (connect
+   * and `SELECT 1` within the connect timeout): a pool busy with other work is not a database that does not answer.
+   */
+  async ping(): Promise<void> {
+    if (this.pglite || this.closed || this.down || this.gate.free('read')) return this.call('ping', () => this.statements.ping());
+    if (!(await this.answersQuickly())) throw new errors.StorageError('STORAGE_UNAVAILABLE', this.target, 'the database does not answer a query', `no answer to a new connection within ${this.connectTimeoutMs} ms`);
+  }
+
   /** The pool's connections now (for metrics). */
   poolStats(): PoolStats {
-    return this.driver.stats();
+    const pool = this.driver.stats();
+    const gate = this.gate.stats();
+    return { ...pool, writing: gate.writing, waiting: pool.waiting + gate.waiting };
+  }
+
+  /** Told how long each unit of work waited for its connection, in milliseconds (for metrics). */
+  set poolWaited(hook: ((purpose: Purpose, ms: number) => void) | null) {
+    this.gate.waited = hook;
   }
 
   /** Told how long each statement took, in milliseconds (for metrics). */
@@ -272,7 +300,7 @@ export class PostgresStore implements SoulsStore {
     await this.call(
       'open',
       async () => {
-        const conn = await this.driver.pool.connect();
+        const conn = await this.statements.pool.connect('write');
         let broken = false;
         try {
           const connection = { query: conn.query, close: async () => undefined };
@@ -317,20 +345,36 @@ export class PostgresStore implements SoulsStore {
     this.down = true;
     // Their calls wait on a server that does not answer: they fail now, and the pool opens new connections later.
     this.driver.destroyAll();
+    this.gate.refuseAll(this.hungError());
     if (this.probing) return;
     this.probing = true;
     void (async () => {
-      while (!this.closed && !(await this.driver.answersQuickly())) await pause(this.connectTimeoutMs);
+      while (!this.closed && !(await this.answersQuickly())) await pause(this.connectTimeoutMs);
       this.probing = false;
       this.down = false;
     })();
+  }
+
+  /** Whether the server answers a new connection quickly; one check at a time, its answer shared by whoever asks meanwhile. */
+  private answersQuickly(): Promise<boolean> {
+    this.probe ??= this.driver.answersQuickly().finally(() => (this.probe = null));
+    return this.probe;
+  }
+
+  /** A call that found no free connection for its whole time: the database may answer, the pool was busy. */
+  private poolBusyError(method: string, timeoutMs: number): errors.StorageError {
+    return new errors.StorageError(
+      'STORAGE_UNAVAILABLE',
+      this.target,
+      `no connection of the pool came free for ${method} within ${timeoutMs} ms: every one was busy (raise --db-pool-size or --db-timeout, or find what holds them)`,
+    );
   }
 
   /**
    * A call still running after the connect timeout may be slow or may wait on a server that no longer answers: a second
    * connection tells which, and a hung server's call fails now rather than at the call's timeout.
    */
-  private watched<T>(method: string, work: Promise<T>, timeoutMs: number): Promise<T> {
+  private watched<T>(method: string, work: Promise<T>, timeoutMs: number, call: CallState, abort: AbortController): Promise<T> {
     if (this.pglite) return work;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
@@ -354,10 +398,22 @@ export class PostgresStore implements SoulsStore {
         if (settled) return;
         if (deadline - performance.now() <= 0) {
           settle();
-          this.markDown();
-          return reject(new errors.StorageError('STORAGE_UNAVAILABLE', this.target, `the database did not answer ${method} within ${timeoutMs} ms: its outcome is unknown`));
+          // Still in line for a connection, it never reached the server: the call fails alone, nothing ran.
+          if (call.waiting > 0) {
+            const error = this.poolBusyError(method, timeoutMs);
+            abort.abort(error);
+            return reject(error);
+          }
+          reject(new errors.StorageError('STORAGE_UNAVAILABLE', this.target, `the database did not answer ${method} within ${timeoutMs} ms: its outcome is unknown`));
+          // On a server that answers others (this call waited on a lock, or ran long) only this call's connections go.
+          const held = [...call.held];
+          if (await this.answersQuickly()) for (const abandon of held) abandon();
+          else this.markDown();
+          return;
         }
-        const answers = await this.driver.answersQuickly();
+        // Waiting for a connection says nothing of the server: the calls holding the connections check it.
+        if (call.waiting > 0) return arm();
+        const answers = await this.answersQuickly();
         if (settled) return;
         if (!answers) {
           settle();
@@ -373,7 +429,7 @@ export class PostgresStore implements SoulsStore {
   }
 }
 
-export interface PostgresStore extends Omit<SoulsStore, 'kind' | 'close' | 'statementsExecuted'> {}
+export interface PostgresStore extends Omit<SoulsStore, 'kind' | 'close' | 'statementsExecuted' | 'ping'> {}
 for (const method of METHODS) {
   Object.defineProperty(PostgresStore.prototype, method, {
     value(this: PostgresStore, ...args: unknown[]) {

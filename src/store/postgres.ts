@@ -43,10 +43,11 @@ export type Connection = {
 };
 
 /** A connection taken from the pool for one unit of work; `release(true)` when it broke, so the pool drops it. */
-export type PooledConnection = { query(sql: string, params?: unknown[]): Promise<QueryResult>; release(broken?: boolean): void };
+/** `abandon` drops the connection's socket: a statement waiting on it fails, and the connection is not used again. */
+export type PooledConnection = { query(sql: string, params?: unknown[]): Promise<QueryResult>; release(broken?: boolean): void; abandon?(): void };
 
-/** pg.Pool, or PGlite's one in-process connection taken in turns. */
-export type ConnectionPool = { connect(): Promise<PooledConnection>; end(): Promise<void> };
+/** pg.Pool, or PGlite's one in-process connection taken in turns; `purpose` says whether the unit writes (pool-gate.ts). */
+export type ConnectionPool = { connect(purpose?: 'read' | 'write'): Promise<PooledConnection>; end(): Promise<void> };
 
 /** An error without a SQLSTATE (a socket's, a timeout's): the connection it came from is not used again. */
 export function brokenConnection(error: unknown): boolean {
@@ -212,7 +213,8 @@ export class PostgresStatements {
   private async query(text: string, values?: unknown[]): Promise<QueryResult> {
     const unit = this.units.getStore();
     if (unit) return this.timed(unit.conn, text, values);
-    const conn = await this.pool.connect();
+    // Outside a unit only reads run (and the maintenance statements of tests and operators).
+    const conn = await this.pool.connect('read');
     let broken = false;
     try {
       return await this.timed(conn, text, values);
@@ -269,7 +271,7 @@ export class PostgresStatements {
       return id;
     });
     const begin = mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
-    const conn = await this.pool.connect();
+    const conn = await this.pool.connect(mode);
     let broken = false;
     const unit: Unit = { conn, writing: mode === 'write' };
     try {
