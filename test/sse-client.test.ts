@@ -3,6 +3,7 @@
 // and without Yoga's internals, refusals of a token included when the client is configured as docs/api.md says.
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterEach, describe, expect, it } from 'vitest';
+import { soulsSseClient } from '../examples/clients/graphql-sse.ts';
 import type { TokenEntry } from '../src/server/auth.ts';
 import { STREAM_TOKEN_HEADER } from '../src/server/sse.ts';
 import { serverPerTest, type LiveServer } from './support/server.ts';
@@ -168,7 +169,7 @@ describe('graphql-sse in single connection mode', () => {
   });
 });
 
-describe('a refused token, as docs/api.md configures graphql-sse', () => {
+describe('a refused token, as docs/api.md configures graphql-sse (examples/clients/graphql-sse.ts)', () => {
   for (const singleConnection of [false, true]) {
     const mode = singleConnection ? 'single connection' : 'distinct connections';
 
@@ -184,21 +185,8 @@ describe('a refused token, as docs/api.md configures graphql-sse', () => {
 
     it(`reaches the client at once with a retry that gives up after a refusal, network failures still retried (${mode})`, async () => {
       const server = await start({ app: { tokens } });
-      let refusal: number | null = null;
-      const sse = client(server, {
-        singleConnection,
-        headers: bearer('sse-not-a-known-token-000'),
-        retryAttempts: 5,
-        fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
-          const response = await fetch(input, init);
-          refusal = response.status === 401 || response.status === 403 ? response.status : null;
-          return response;
-        },
-        retry: async (retries: number) => {
-          if (refusal !== null) throw new Error(`refused with HTTP ${refusal}: check the token`);
-          await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** retries));
-        },
-      });
+      const sse = soulsSseClient(server.url, 'sse-not-a-known-token-000', { singleConnection });
+      clients.push(sse);
       await expect(first(sse, '{ souls { id } }')).rejects.toThrow('refused with HTTP 401: check the token');
     });
   }
