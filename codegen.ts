@@ -14,7 +14,7 @@ const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
   importExtension: '.ts',
   generates: {
-    'examples/gql/': { ...clientPreset, documents: ['examples/**/*.graphql'] },
+    'examples/gql/': { ...clientPreset, documents: ['examples/**/*.graphql', '!examples/codegen-project/**'] },
     'web/src/gql/': { ...clientPreset, documents: ['web/src/**/*.graphql'] },
     // Apollo Client's InMemoryCache needs the members of every union and interface (`possibleTypes`) to match
     // `... on Error { message }` on a result union; docs/api.md shows it in use.
