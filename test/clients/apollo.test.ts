@@ -3,42 +3,31 @@
 import { ApolloClient, CombinedGraphQLErrors, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { describe, expect, it, vi } from 'vitest';
 import { soulsApolloClient } from '../../examples/clients/apollo.ts';
-import {
-  bearer,
-  CRYSTALLIZATION_READY,
-  DASHBOARD,
-  dashboardAnswer,
-  DROP_SHARDS,
-  INVALID_SHARDS_ERROR,
-  invalidShards,
-  newSoul,
-  readyingShards,
-  recordRequests,
-  serverPerFile,
-  subscriptionsLive,
-  TOKEN,
-  withoutTypenames,
-} from './support.ts';
+import { bearer, CRYSTALLIZATION_READY, DASHBOARD, DROP_SHARDS, expectDashboard, INVALID_SHARDS_ERROR, invalidShards, newSoul, readinessHeard } from './support.ts';
+import { readyingShards, recordRequests, serverPerFile, TOKEN, type ReadinessClient } from './support.ts';
 
 const server = serverPerFile();
 
-/** The next result of a subscription; the subscription is left running. */
-function nextEvent<T>(client: ApolloClient, query: string, variables: Record<string, unknown>) {
-  let unsubscribe = () => {};
-  const event = new Promise<T>((resolve, reject) => {
-    const subscription = client.subscribe({ query: gql(query), variables }).subscribe({ next: (result) => resolve(result.data as T), error: reject });
-    unsubscribe = () => subscription.unsubscribe();
-  });
-  return { event, unsubscribe: () => unsubscribe() };
+/** The client as the readiness check drives it: GraphQLWsLink for the subscription, HTTP for the mutation. */
+function readiness(client: ApolloClient): ReadinessClient {
+  return {
+    subscribe(soulId) {
+      let stop = () => {};
+      const event = new Promise((resolve, reject) => {
+        const subscription = client.subscribe({ query: gql(CRYSTALLIZATION_READY), variables: { soulIds: [soulId] } }).subscribe({ next: (result) => resolve(result.data), error: reject });
+        stop = () => subscription.unsubscribe();
+      });
+      return { event, stop: () => stop() };
+    },
+    dropShards: async (inputs) => (await client.mutate({ mutation: gql(DROP_SHARDS), variables: { inputs } })).data,
+  };
 }
 
 describe('Apollo Client 4', () => {
   it('reads the dashboard in one request, as the server answers it', async () => {
     const client = soulsApolloClient(server().url);
     const { data } = await client.query({ query: gql(DASHBOARD) });
-    const expected = await dashboardAnswer(server());
-    expect(withoutTypenames(data)).toEqual(expected);
-    expect((expected as { souls: unknown[] }).souls.length).toBeGreaterThanOrEqual(2);
+    await expectDashboard(server(), data);
   });
 
   it('normalises souls by id: a mutation’s answer updates the soul the dashboard cached', async () => {
@@ -57,18 +46,7 @@ describe('Apollo Client 4', () => {
   });
 
   it('hears crystallizationReady over GraphQLWsLink when its own dropShards makes a soul ready', async () => {
-    const client = soulsApolloClient(server().url);
-    const id = await newSoul(server(), 'Oswin');
-    const ready = nextEvent<{ crystallizationReady: { soul: { id: string; name: string } } }>(client, CRYSTALLIZATION_READY, { soulIds: [id] });
-    try {
-      await subscriptionsLive(server(), 'websocket', 1);
-      const { data } = await client.mutate({ mutation: gql(DROP_SHARDS), variables: { inputs: readyingShards(server(), id) } });
-      expect(data).toMatchObject({ dropShards: { readySouls: [{ id }] } });
-      expect((await ready.event).crystallizationReady.soul).toMatchObject({ id, name: 'Oswin', crystallization: { ready: true } });
-    } finally {
-      ready.unsubscribe();
-    }
-    await subscriptionsLive(server(), 'websocket', 0);
+    await readinessHeard(server(), 'websocket', 'Oswin', readiness(soulsApolloClient(server().url)));
   });
 
   it('reads a ValidationError whole through `... on Error`, thanks to possibleTypes', async () => {
@@ -122,17 +100,9 @@ describe('Apollo Client 4 on a server with tokens', () => {
   it('sends the token as a Bearer header and as connectionParams', async () => {
     const client = soulsApolloClient(tokened().url, TOKEN);
     const { data } = await client.query({ query: gql(DASHBOARD) });
-    expect(withoutTypenames(data)).toEqual(await dashboardAnswer(tokened(), bearer(TOKEN)));
+    await expectDashboard(tokened(), data, bearer(TOKEN));
 
-    const id = await newSoul(tokened(), 'Hale', bearer(TOKEN));
-    const ready = nextEvent<{ crystallizationReady: { soul: { id: string } } }>(client, CRYSTALLIZATION_READY, { soulIds: [id] });
-    try {
-      await subscriptionsLive(tokened(), 'websocket', 1, bearer(TOKEN));
-      await client.mutate({ mutation: gql(DROP_SHARDS), variables: { inputs: readyingShards(tokened(), id) } });
-      expect((await ready.event).crystallizationReady.soul.id).toBe(id);
-    } finally {
-      ready.unsubscribe();
-    }
+    await readinessHeard(tokened(), 'websocket', 'Hale', readiness(client), bearer(TOKEN));
   });
 
   it('reports a missing token as the server’s UNAUTHENTICATED error', async () => {

@@ -3,13 +3,13 @@ import { ClientError } from 'graphql-request';
 import { describe, expect, it } from 'vitest';
 import { observe, readySouls, soulsRequestClient } from '../../examples/clients/graphql-request.ts';
 import { DashboardDocument } from '../../examples/gql/graphql.ts';
-import { bearer, DROP_SHARDS, INVALID_SHARDS_ERROR, invalidShards, dashboardAnswer, newSoul, readyingShards, serverPerFile, TOKEN } from './support.ts';
+import { bearer, DROP_SHARDS, expectDashboard, INVALID_SHARDS_ERROR, invalidShards, newSoul, readyingShards, serverPerFile, TOKEN } from './support.ts';
 
 const server = serverPerFile();
 
 describe('graphql-request', () => {
   it('reads the dashboard in one request, as the server answers it', async () => {
-    expect(await soulsRequestClient(server().url).request(DashboardDocument)).toEqual(await dashboardAnswer(server()));
+    await expectDashboard(server(), await soulsRequestClient(server().url).request(DashboardDocument));
   });
 
   it('drops shards and names the souls they made ready', async () => {
@@ -34,7 +34,7 @@ describe('graphql-request on a server with tokens', () => {
 
   it('sends the token as a Bearer header', async () => {
     const client = soulsRequestClient(tokened().url, TOKEN);
-    expect(await client.request(DashboardDocument)).toEqual(await dashboardAnswer(tokened(), bearer(TOKEN)));
+    await expectDashboard(tokened(), await client.request(DashboardDocument), bearer(TOKEN));
     const id = await newSoul(tokened(), 'Hale', bearer(TOKEN));
     expect((await observe(client, readyingShards(tokened(), id))).nowReady).toEqual(['Hale']);
   });

@@ -4,20 +4,8 @@ import type { Client, ExecutionResult } from 'graphql-sse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { soulsSseClient } from '../../examples/clients/graphql-sse.ts';
 import type { LiveServer } from '../support/server.ts';
-import {
-  bearer,
-  CRYSTALLIZATION_READY,
-  DASHBOARD,
-  dashboardAnswer,
-  DROP_SHARDS,
-  INVALID_SHARDS_ERROR,
-  invalidShards,
-  newSoul,
-  readyingShards,
-  serverPerFile,
-  subscriptionsLive,
-  TOKEN,
-} from './support.ts';
+import { bearer, CRYSTALLIZATION_READY, DASHBOARD, DROP_SHARDS, expectDashboard, INVALID_SHARDS_ERROR, invalidShards, readinessHeard } from './support.ts';
+import { serverPerFile, TOKEN, type ReadinessClient } from './support.ts';
 
 const server = serverPerFile();
 const tokened = serverPerFile({ tokens: true });
@@ -38,32 +26,28 @@ async function result(client: Client, query: string, variables: Record<string, u
   throw new Error(`no result for ${query}`);
 }
 
-/** Subscribes to a new soul's readiness, waits until the server has the subscription, makes it ready with the client's own mutation. */
-async function readinessHeard(client: Client, live: LiveServer, name: string, headers: Record<string, string> = {}): Promise<void> {
-  const id = await newSoul(live, name, headers);
-  const events = client.iterate({ query: CRYSTALLIZATION_READY, variables: { soulIds: [id] } });
-  const first = events.next();
-  try {
-    await subscriptionsLive(live, 'sse', 1, headers);
-    const dropped = await result(client, DROP_SHARDS, { inputs: readyingShards(live, id) });
-    expect(dropped.data.dropShards.readySouls).toMatchObject([{ id }]);
-    const { value } = await first;
-    expect(value).toMatchObject({ data: { crystallizationReady: { soul: { id, crystallization: { ready: true } } } } });
-  } finally {
-    await events.return?.();
-  }
-  await subscriptionsLive(live, 'sse', 0, headers);
+/** The client as the readiness check drives it: both the subscription and the mutation over SSE. */
+function readiness(client: Client): ReadinessClient {
+  return {
+    subscribe(soulId) {
+      const events = client.iterate({ query: CRYSTALLIZATION_READY, variables: { soulIds: [soulId] } });
+      return { event: events.next().then(({ value }) => value?.data), stop: () => void events.return?.() };
+    },
+    dropShards: async (inputs) => (await result(client, DROP_SHARDS, { inputs })).data,
+  };
 }
 
 for (const singleConnection of [false, true]) {
   const mode = singleConnection ? 'single connection mode' : 'distinct connections (its default)';
   describe(`graphql-sse, ${mode}`, () => {
     it('reads the dashboard in one request, as the server answers it', async () => {
-      expect(await result(sseClient(server(), undefined, singleConnection), DASHBOARD)).toEqual({ data: await dashboardAnswer(server()) });
+      const { data, errors } = await result(sseClient(server(), undefined, singleConnection), DASHBOARD);
+      expect(errors).toBeUndefined();
+      await expectDashboard(server(), data);
     });
 
     it('hears crystallizationReady when its own dropShards makes a soul ready', async () => {
-      await readinessHeard(sseClient(server(), undefined, singleConnection), server(), `Ready in ${mode}`);
+      await readinessHeard(server(), 'sse', `Ready in ${mode}`, readiness(sseClient(server(), undefined, singleConnection)));
     });
 
     it('reads a ValidationError whole through `... on Error`', async () => {
@@ -73,8 +57,8 @@ for (const singleConnection of [false, true]) {
 
     it('sends the token on every request of a server with tokens, and gives up at once on a missing one', async () => {
       const client = sseClient(tokened(), TOKEN, singleConnection);
-      expect(await result(client, DASHBOARD)).toEqual({ data: await dashboardAnswer(tokened(), bearer(TOKEN)) });
-      await readinessHeard(client, tokened(), `Ready in ${mode}`, bearer(TOKEN));
+      await expectDashboard(tokened(), (await result(client, DASHBOARD)).data, bearer(TOKEN));
+      await readinessHeard(tokened(), 'sse', `Ready in ${mode}`, readiness(client), bearer(TOKEN));
       await expect(result(sseClient(tokened(), undefined, singleConnection), DASHBOARD)).rejects.toThrow('refused with HTTP 401: check the token');
     });
   });

@@ -1,7 +1,7 @@
 // What the client tests share: one live server per file (and one with tokens), a small roster for the dashboard,
 // the operations every client runs, and waiting for a subscription to be live on the server (a state, not a time).
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
 import { seedShards, seedSouls } from '../../examples/seed.ts';
 import type { TokenEntry } from '../../src/server/auth.ts';
 import { metricSample, startServer, type LiveServer } from '../support/server.ts';
@@ -117,7 +117,7 @@ export async function until(check: () => boolean | Promise<boolean>, what: () =>
 }
 
 /** Live subscriptions the server counts on a transport (souls_subscriptions_active). */
-export async function liveSubscriptions(server: LiveServer, transport: 'websocket' | 'sse', headers: Record<string, string> = {}): Promise<number> {
+async function liveSubscriptions(server: LiveServer, transport: 'websocket' | 'sse', headers: Record<string, string> = {}): Promise<number> {
   const response = await fetch(server.url.replace(/\/graphql$/, '/metrics'), { headers });
   return metricSample(await response.text(), 'souls_subscriptions_active', { transport });
 }
@@ -131,9 +131,41 @@ export function subscriptionsLive(server: LiveServer, transport: 'websocket' | '
   );
 }
 
+/** A client as the readiness check drives it: it subscribes with CRYSTALLIZATION_READY, and sends DROP_SHARDS itself. */
+export type ReadinessClient = {
+  /** Subscribes to the soul's readiness: the data of the first event, and how to stop. */
+  subscribe(soulId: string): { event: Promise<unknown>; stop(): void };
+  /** The data of the client's own DROP_SHARDS. */
+  dropShards(inputs: unknown[]): Promise<unknown>;
+};
+
+/**
+ * A client hears crystallizationReady when its own dropShards makes a new soul ready: it subscribes, the server counts
+ * the subscription live on the transport, the client drops the shards, the event arrives; stopped, the server counts none.
+ */
+export async function readinessHeard(live: LiveServer, transport: 'websocket' | 'sse', name: string, client: ReadinessClient, headers: Record<string, string> = {}): Promise<void> {
+  const id = await newSoul(live, name, headers);
+  const { event, stop } = client.subscribe(id);
+  try {
+    await subscriptionsLive(live, transport, 1, headers);
+    expect(await client.dropShards(readyingShards(live, id))).toMatchObject({ dropShards: { __typename: 'DropShardsPayload', readySouls: [{ id, name, pendingShardCount: 3 }] } });
+    expect(await event).toMatchObject({ crystallizationReady: { soul: { id, name, crystallization: { ready: true } } } });
+  } finally {
+    stop();
+  }
+  await subscriptionsLive(live, transport, 0, headers);
+}
+
 /** The roster as the server answers the dashboard over plain HTTP: what every client must get. */
-export async function dashboardAnswer(server: LiveServer, headers: Record<string, string> = {}): Promise<unknown> {
+export async function dashboardAnswer(server: LiveServer, headers: Record<string, string> = {}): Promise<{ souls: unknown[] }> {
   return server.data(DASHBOARD, {}, headers);
+}
+
+/** A client's dashboard is the server's, but for the `__typename` fields a normalising cache adds; and the roster is not empty. */
+export async function expectDashboard(server: LiveServer, data: unknown, headers: Record<string, string> = {}): Promise<void> {
+  const answer = await dashboardAnswer(server, headers);
+  expect(withoutTypenames(data)).toEqual(answer);
+  expect(answer.souls.length).toBeGreaterThanOrEqual(2);
 }
 
 export type SentRequest = { method: string; document: boolean; hash: boolean; headers: Record<string, string> };
@@ -164,7 +196,7 @@ export function recordRequests(): SentRequest[] {
 }
 
 /** A result without the `__typename` fields a normalising cache adds to every selection. */
-export function withoutTypenames(value: unknown): unknown {
+function withoutTypenames(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutTypenames);
   if (!value || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).filter(([key]) => key !== '__typename').map(([key, inner]) => [key, withoutTypenames(inner)]));

@@ -1,52 +1,29 @@
 // urql 6: first with its defaults (queries as GET, no header a server must ask for), then as docs/api.md configures
 // it (examples/clients/urql.ts): the persisted exchange and subscriptions over WebSocket and over SSE.
-import { cacheExchange, Client, fetchExchange, type AnyVariables, type OperationResult } from '@urql/core';
+import { cacheExchange, Client, fetchExchange, type OperationResult } from '@urql/core';
 import { describe, expect, it } from 'vitest';
 import { soulsUrqlClient } from '../../examples/clients/urql.ts';
-import {
-  bearer,
-  CRYSTALLIZATION_READY,
-  DASHBOARD,
-  dashboardAnswer,
-  DROP_SHARDS,
-  INVALID_SHARDS_ERROR,
-  invalidShards,
-  newSoul,
-  readyingShards,
-  recordRequests,
-  serverPerFile,
-  subscriptionsLive,
-  TOKEN,
-  withoutTypenames,
-} from './support.ts';
+import { bearer, CRYSTALLIZATION_READY, DASHBOARD, DROP_SHARDS, expectDashboard, INVALID_SHARDS_ERROR, invalidShards, newSoul, readinessHeard } from './support.ts';
+import { readyingShards, recordRequests, serverPerFile, TOKEN, type ReadinessClient } from './support.ts';
 
 const server = serverPerFile();
 
-/** The first result of a subscription, and its end. */
-function nextEvent(client: Client, query: string, variables: AnyVariables) {
-  let unsubscribe = () => {};
-  const event = new Promise<OperationResult>((resolve) => {
-    unsubscribe = client.subscription(query, variables).subscribe(resolve).unsubscribe;
-  });
-  return { event, unsubscribe: () => unsubscribe() };
-}
-
-/** Subscribes to one soul's readiness, waits until the server has the subscription, makes the soul ready with the client's own mutation. */
-async function readinessHeard(client: Client, transport: 'websocket' | 'sse', headers: Record<string, string> = {}, live = server) {
-  const id = await newSoul(live(), `Ready over ${transport}`, headers);
-  const ready = nextEvent(client, CRYSTALLIZATION_READY, { soulIds: [id] });
-  try {
-    await subscriptionsLive(live(), transport, 1, headers);
-    const dropped = await client.mutation(DROP_SHARDS, { inputs: readyingShards(live(), id) }).toPromise();
-    expect(dropped.error).toBeUndefined();
-    expect(dropped.data.dropShards.readySouls).toMatchObject([{ id }]);
-    const { data, error } = await ready.event;
-    expect(error).toBeUndefined();
-    expect(data.crystallizationReady.soul).toMatchObject({ id, name: `Ready over ${transport}`, crystallization: { ready: true } });
-  } finally {
-    ready.unsubscribe();
-  }
-  await subscriptionsLive(live(), transport, 0, headers);
+/** The client as the readiness check drives it: its subscription exchange, and its own mutation. */
+function readiness(client: Client): ReadinessClient {
+  return {
+    subscribe(soulId) {
+      let stop = () => {};
+      const event = new Promise<OperationResult>((resolve) => {
+        stop = client.subscription(CRYSTALLIZATION_READY, { soulIds: [soulId] }).subscribe(resolve).unsubscribe;
+      }).then(({ data, error }) => (error ? Promise.reject(error) : data));
+      return { event, stop: () => stop() };
+    },
+    async dropShards(inputs) {
+      const { data, error } = await client.mutation(DROP_SHARDS, { inputs }).toPromise();
+      if (error) throw error;
+      return data;
+    },
+  };
 }
 
 describe('urql 6 with its defaults', () => {
@@ -56,7 +33,7 @@ describe('urql 6 with its defaults', () => {
     const sent = recordRequests();
     const { data, error } = await defaultClient().query(DASHBOARD, {}).toPromise();
     expect(error).toBeUndefined();
-    expect(withoutTypenames(data)).toEqual(await dashboardAnswer(server()));
+    await expectDashboard(server(), data);
     expect(sent[0]).toMatchObject({ method: 'GET', document: true, hash: false });
     expect(Object.keys(sent[0].headers).filter((name) => /csrf|preflight/i.test(name))).toEqual([]);
   });
@@ -73,11 +50,11 @@ describe('urql 6 with its defaults', () => {
 
 describe('urql 6 as docs/api.md configures it', () => {
   it('hears crystallizationReady over WebSocket (graphql-ws)', async () => {
-    await readinessHeard(soulsUrqlClient(server().url), 'websocket');
+    await readinessHeard(server(), 'websocket', 'Oswin', readiness(soulsUrqlClient(server().url)));
   });
 
   it('hears crystallizationReady over Server-Sent Events (graphql-sse)', async () => {
-    await readinessHeard(soulsUrqlClient(server().url, { subscriptions: 'sse' }), 'sse');
+    await readinessHeard(server(), 'sse', 'Wren', readiness(soulsUrqlClient(server().url, { subscriptions: 'sse' })));
   });
 
   it('sends a query by its hash, over GET, once the server has learned it', async () => {
@@ -103,9 +80,9 @@ describe('urql 6 on a server with tokens', () => {
   it('sends the token as a Bearer header, as connectionParams and on the event stream', async () => {
     const { data, error } = await soulsUrqlClient(tokened().url, { token: TOKEN }).query(DASHBOARD, {}).toPromise();
     expect(error).toBeUndefined();
-    expect(withoutTypenames(data)).toEqual(await dashboardAnswer(tokened(), bearer(TOKEN)));
-    await readinessHeard(soulsUrqlClient(tokened().url, { token: TOKEN }), 'websocket', bearer(TOKEN), tokened);
-    await readinessHeard(soulsUrqlClient(tokened().url, { token: TOKEN, subscriptions: 'sse' }), 'sse', bearer(TOKEN), tokened);
+    await expectDashboard(tokened(), data, bearer(TOKEN));
+    await readinessHeard(tokened(), 'websocket', 'Hale', readiness(soulsUrqlClient(tokened().url, { token: TOKEN })), bearer(TOKEN));
+    await readinessHeard(tokened(), 'sse', 'Idris', readiness(soulsUrqlClient(tokened().url, { token: TOKEN, subscriptions: 'sse' })), bearer(TOKEN));
   });
 
   it('reports a missing token as the server’s 401 with UNAUTHENTICATED', async () => {

@@ -3,20 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { subscribe, type Operation } from '../../examples/clients/websocket.ts';
 import type { LiveServer } from '../support/server.ts';
-import {
-  bearer,
-  CRYSTALLIZATION_READY,
-  DASHBOARD,
-  dashboardAnswer,
-  DROP_SHARDS,
-  INVALID_SHARDS_ERROR,
-  invalidShards,
-  newSoul,
-  readyingShards,
-  serverPerFile,
-  subscriptionsLive,
-  TOKEN,
-} from './support.ts';
+import { bearer, CRYSTALLIZATION_READY, DASHBOARD, DROP_SHARDS, expectDashboard, INVALID_SHARDS_ERROR, invalidShards, readinessHeard } from './support.ts';
+import { serverPerFile, TOKEN, type ReadinessClient } from './support.ts';
 
 const server = serverPerFile();
 
@@ -32,31 +20,30 @@ function run(live: LiveServer, token: string | undefined, operation: Operation):
   });
 }
 
-async function readinessHeard(live: LiveServer, token: string | undefined, name: string): Promise<void> {
-  const headers = token ? bearer(token) : {};
-  const id = await newSoul(live, name, headers);
-  let stop = () => {};
-  const event = new Promise<any>((resolve, reject) => {
-    stop = subscribe(live.url, token, { query: CRYSTALLIZATION_READY, variables: { soulIds: [id] } }, { next: resolve, error: reject, complete: () => reject(new Error('completed')) });
-  });
-  try {
-    await subscriptionsLive(live, 'websocket', 1, headers);
-    const dropped = await run(live, token, { query: DROP_SHARDS, variables: { inputs: readyingShards(live, id) } });
-    expect(dropped.data.dropShards.readySouls).toMatchObject([{ id }]);
-    expect(await event).toMatchObject({ data: { crystallizationReady: { soul: { id, name, crystallization: { ready: true } } } } });
-  } finally {
-    stop();
-  }
-  await subscriptionsLive(live, 'websocket', 0, headers);
+/** The client as the readiness check drives it: a socket for the subscription, another for the mutation. */
+function readiness(live: LiveServer, token?: string): ReadinessClient {
+  return {
+    subscribe(soulId) {
+      let stop = () => {};
+      const event = new Promise((resolve, reject) => {
+        const operation = { query: CRYSTALLIZATION_READY, variables: { soulIds: [soulId] } };
+        stop = subscribe(live.url, token, operation, { next: (result) => resolve(result.data), error: reject, complete: () => reject(new Error('completed')) });
+      });
+      return { event, stop: () => stop() };
+    },
+    dropShards: async (inputs) => (await run(live, token, { query: DROP_SHARDS, variables: { inputs } })).data,
+  };
 }
 
 describe('a plain WebSocket (graphql-transport-ws by hand)', () => {
   it('reads the dashboard over the socket, as the server answers it over HTTP', async () => {
-    expect(await run(server(), undefined, { query: DASHBOARD })).toEqual({ data: await dashboardAnswer(server()) });
+    const { data, errors } = await run(server(), undefined, { query: DASHBOARD });
+    expect(errors).toBeUndefined();
+    await expectDashboard(server(), data);
   });
 
   it('hears crystallizationReady when its own dropShards makes a soul ready', async () => {
-    await readinessHeard(server(), undefined, 'Tamsin');
+    await readinessHeard(server(), 'websocket', 'Tamsin', readiness(server()));
   });
 
   it('reads a ValidationError whole through `... on Error`', async () => {
@@ -74,8 +61,8 @@ describe('a plain WebSocket on a server with tokens', () => {
   const tokened = serverPerFile({ tokens: true });
 
   it('sends the token in connection_init', async () => {
-    expect(await run(tokened(), TOKEN, { query: DASHBOARD })).toEqual({ data: await dashboardAnswer(tokened(), bearer(TOKEN)) });
-    await readinessHeard(tokened(), TOKEN, 'Hale');
+    await expectDashboard(tokened(), (await run(tokened(), TOKEN, { query: DASHBOARD })).data, bearer(TOKEN));
+    await readinessHeard(tokened(), 'websocket', 'Hale', readiness(tokened(), TOKEN), bearer(TOKEN));
   });
 
   it('is closed with 4403 Forbidden without one', async () => {
