@@ -34,7 +34,7 @@ async function rawWriter(url: string, soulIds: readonly number[]): Promise<RawWr
     [soulIds],
   );
   const insert = async (input: Parameters<RawWriter['insertOne']>[0], now: number) => {
-    const { rows } = await client.query(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES ($1, $2, 'pending', 0, $3, $4) RETURNING id`, [
+    const { rows } = await client.query(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, recorded_at) VALUES ($1, $2, 'pending', 0, $3, $4, $4) RETURNING id`, [
       input.content,
       input.source,
       input.createdAt ?? now,

@@ -61,11 +61,11 @@ async function seedSouls(db: SoulsDb, count: number): Promise<number[]> {
 
 /** The same rows dropShard writes (shard, attribution, tags, FTS via trigger), with no validation, gate or clustering. */
 function rawInsert(database: DatabaseSync) {
-  const shard = database.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES (?, ?, 'pending', 0, ?, ?)`);
+  const shard = database.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, recorded_at) VALUES (?, ?, 'pending', 0, ?, ?, ?)`);
   const soul = database.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)');
   const tag = database.prepare('INSERT OR IGNORE INTO shard_tags (shard_id, tag) VALUES (?, ?)');
   return (input: ShardInput, now: number) => {
-    const { lastInsertRowid } = shard.run(input.content, input.source, input.createdAt ?? now, now);
+    const { lastInsertRowid } = shard.run(input.content, input.source, input.createdAt ?? now, now, now);
     for (const soulId of input.soulIds) soul.run(lastInsertRowid, soulId);
     for (const t of input.tags ?? []) tag.run(lastInsertRowid, t);
   };
@@ -128,7 +128,7 @@ function rawMultiInsert(database: DatabaseSync) {
   };
   return (inputs: readonly ShardInput[], now: number) => {
     const first = Number((database.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM soul_shards').get() as { id: number }).id);
-    many(`INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at) `, "(?, ?, ?, 'pending', 0, ?, ?)", inputs.map((input, i) => [first + i, input.content, input.source, input.createdAt ?? now, now]));
+    many(`INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, recorded_at) `, "(?, ?, ?, 'pending', 0, ?, ?, ?)", inputs.map((input, i) => [first + i, input.content, input.source, input.createdAt ?? now, now, now]));
     many('INSERT INTO shard_souls (shard_id, soul_id)', '(?, ?)', inputs.flatMap((input, i) => input.soulIds.map((soulId) => [first + i, soulId])));
     many('INSERT OR IGNORE INTO shard_tags (shard_id, tag)', '(?, ?)', inputs.flatMap((input, i) => (input.tags ?? []).map((tag) => [first + i, tag])));
   };

@@ -107,12 +107,12 @@ async function dashboardCurve(dir: string): Promise<BenchRow[]> {
 /** Background shards straight into the tables (shard, its soul), in one transaction: what dropShard writes, without the engine. */
 function fillRaw(path: string, soulIds: number[], count: number, seed: number, now: number): void {
   const raw = new DatabaseSync(path);
-  const shard = raw.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at) VALUES (?, ?, 'pending', 0, ?, ?)`);
+  const shard = raw.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, recorded_at) VALUES (?, ?, 'pending', 0, ?, ?, ?)`);
   const owner = raw.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)');
   raw.exec('BEGIN IMMEDIATE');
   for (let start = 0; start < count; start += 10_000) {
     for (const input of inputs(Math.min(10_000, count - start), soulIds, seed + start, now, 365)) {
-      const { lastInsertRowid } = shard.run(input.content, input.source, input.createdAt!, now);
+      const { lastInsertRowid } = shard.run(input.content, input.source, input.createdAt!, now, now);
       owner.run(lastInsertRowid, input.soulIds[0]);
     }
   }

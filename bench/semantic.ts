@@ -63,7 +63,7 @@ async function dropShardRatio(mode: SimilarityMode): Promise<Row[]> {
     initSoulsTables(raw);
     for (const id of souls) raw.prepare('INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)').run(id, `soul-${id}`, `soul-${id}`, `soul-${id}`, 'x');
     // The raw rows carry what dropShard stores: with provided, the encoded vector too.
-    const insertShard = raw.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, embedding) VALUES (?, ?, 'pending', 0, ?, ?, ?)`);
+    const insertShard = raw.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, recorded_at, embedding) VALUES (?, ?, 'pending', 0, ?, ?, ?, ?)`);
     const insertSoul = raw.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)');
     const texts = makeObservationCorpus(1200, 7);
     const random = makeRng(7);
@@ -78,7 +78,7 @@ async function dropShardRatio(mode: SimilarityMode): Promise<Row[]> {
       let start = performance.now();
       slice.forEach((content, i) => {
         raw.exec('BEGIN IMMEDIATE');
-        const { lastInsertRowid } = insertShard.run(content, sources[i % 4], now - (i % 30) * DAY_MS, now, encoded[round * 400 + i]);
+        const { lastInsertRowid } = insertShard.run(content, sources[i % 4], now - (i % 30) * DAY_MS, now, now, encoded[round * 400 + i]);
         insertSoul.run(lastInsertRowid, souls[i % 200]);
         raw.exec('COMMIT');
       });

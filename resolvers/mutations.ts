@@ -228,6 +228,7 @@ builder.mutationType({
     citeShard: t.field({
       authScopes: { refine: true },
       type: CiteShardResult,
+      description: 'links a shard of the trait’s soul to the trait; a member of a theme that opposes the trait is refused (ValidationError shardId): judged counter-evidence is never support',
       args: { shardId: t.arg.id({ required: true }), traitId: t.arg.id({ required: true }) },
       resolve: async (_, args, ctx) => {
         const { shard, trait } = await citeShard(ctx.db, existingId('Shard', args.shardId), existingId('Trait', args.traitId));

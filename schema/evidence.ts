@@ -16,12 +16,14 @@ import { Trait } from './trait.ts';
 type ClusterAlignmentRecord = ShardClusterRecord['alignment'];
 type SharedSoulRecord = ShardClusterRecord['sharedWith'][number];
 
-const AlignmentKind = builder.enumType('AlignmentKind', { values: ['REINFORCING', 'NOVEL'] as const });
+const AlignmentKind = builder.enumType('AlignmentKind', { values: ['REINFORCING', 'NOVEL', 'CONTRADICTING'] as const });
 
 const SuggestedActionKind = builder.enumType('SuggestedActionKind', { values: suggestedActionKinds });
 
 const ClusterAlignment = builder.objectRef<ClusterAlignmentRecord>('ClusterAlignment').implement({
-  description: 'REINFORCING an existing trait (a member is cited by it, or the representative resembles its principle), else NOVEL.',
+  description:
+    'REINFORCING an existing trait (a member is cited by it, or the representative resembles its principle); CONTRADICTING the trait a theme ' +
+    'opposes (a judged theme whose members are counter-evidence: never NOVEL, never reinforcing); else NOVEL.',
   fields: (t) => ({
     kind: t.field({ type: AlignmentKind, resolve: (a) => a.kind }),
     trait: t.field({ type: Trait, nullable: true, resolve: (a, _, ctx) => (a.traitId === null ? null : ctx.loaders.trait.load(a.traitId)) }),
@@ -65,7 +67,7 @@ const TraitPair = builder.objectRef<TraitPairRecord>('TraitPair').implement({
 const PromotionCandidate = builder.objectRef<{ traitId: number; score: number }>('PromotionCandidate').implement({
   fields: (t) => ({
     trait: t.field({ type: Trait, resolve: async (p, _, ctx) => (await ctx.loaders.trait.load(p.traitId))! }),
-    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy; only traits that survived an attunement or are promotionTenureDays old' }),
+    score: t.exposeFloat('score', { description: 'tenure × citationDensity × essenceRedundancy, highest first; only traits at least promotionTenureDays old' }),
   }),
 });
 
@@ -104,10 +106,23 @@ const SuggestedAction = builder.objectRef<SuggestedActionRecord>('SuggestedActio
 });
 
 const EvidenceSimilarity = builder.objectRef<EvidenceReportRecord['similarity']>('EvidenceSimilarity').implement({
-  description: 'The similarity mode and clustering threshold that produced a report.',
+  description: 'The similarity mode and clustering threshold that produced a report, and how many of its clustered shards had vectors.',
   fields: (t) => ({
     mode: t.field({ type: SimilarityMode, resolve: (s) => s.mode }),
     threshold: t.exposeFloat('threshold'),
+    vectorModel: t.string({
+      nullable: true,
+      description: "the model whose vectors the mode compares: the embedder's (semantic), 'provided' (callers' vectors); null in trigram and lexical",
+      resolve: (s) => s.vectors.model,
+    }),
+    shardsWithVectors: t.int({ description: 'clustered shards with a stored vector of that model', resolve: (s) => s.vectors.withVectors }),
+    vectorsPending: t.int({ description: 'clustered shards whose vector is being computed (semantic): compared lexically until it lands', resolve: (s) => s.vectors.pending }),
+    shardsWithoutVectors: t.int({
+      description: 'the other clustered shards, compared lexically (in trigram and lexical, every clustered shard: no vectors at all)',
+      resolve: (s) => s.vectors.without,
+    }),
+    reindexNeeded: t.boolean({ description: 'semantic mode: some shards will get no vector until `souls reindex` (written before vectors were configured, or their embedding failed)', resolve: (s) => s.vectors.reindexNeeded }),
+    vectors: t.string({ description: 'all of it in words, as the markdown says it', resolve: (s) => s.vectors.message }),
   }),
 });
 

@@ -101,7 +101,7 @@ export const LevelUpResult = builder.errorUnion('LevelUpResult', { types: [Level
 export const RevertLevelUpResult = builder.errorUnion('RevertLevelUpResult', { types: [RevertLevelUpPayload, NotFoundError, InvalidStateError] });
 export const DropShardResult = builder.errorUnion('DropShardResult', { types: [DropShardPayload, NotFoundError, ValidationError] });
 export const DropShardsResult = builder.errorUnion('DropShardsResult', { types: [DropShardsPayload, NotFoundError, ValidationError] });
-export const CiteShardResult = builder.errorUnion('CiteShardResult', { types: [CiteShardPayload, NotFoundError, InvalidStateError] });
+export const CiteShardResult = builder.errorUnion('CiteShardResult', { types: [CiteShardPayload, NotFoundError, ValidationError, InvalidStateError] });
 export const RevealShardsResult = builder.errorUnion('RevealShardsResult', { types: [RevealShardsPayload, NotFoundError] });
 
 export const AssignThemesPayload = builder.objectRef<Named<'AssignThemesPayload', { soul: SoulRecord; themes: ThemeRecord[] }>>('AssignThemesPayload').implement({
@@ -115,5 +115,5 @@ export const ThemePayload = builder.objectRef<Named<'ThemePayload', { theme: The
   fields: (t) => ({ theme: t.field({ type: Theme, resolve: (p) => p.theme }) }),
 });
 
-export const AssignThemesResult = builder.errorUnion('AssignThemesResult', { types: [AssignThemesPayload, NotFoundError, ValidationError] });
+export const AssignThemesResult = builder.errorUnion('AssignThemesResult', { types: [AssignThemesPayload, NotFoundError, ValidationError, InvalidStateError] });
 export const ThemeResult = builder.errorUnion('ThemeResult', { types: [ThemePayload, NotFoundError, ValidationError, InvalidStateError] });

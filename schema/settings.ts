@@ -44,6 +44,6 @@ export const Settings = builder.objectRef<SettingsView>('Settings').implement({
     staleDays: t.exposeInt('staleDays'),
     redundancyThreshold: t.exposeFloat('redundancyThreshold'),
     consolidationThreshold: t.exposeFloat('consolidationThreshold'),
-    promotionTenureDays: t.exposeFloat('promotionTenureDays', { description: 'a trait is a promotion candidate once it survived an attunement or is this many days old' }),
+    promotionTenureDays: t.exposeFloat('promotionTenureDays', { description: 'a trait is a promotion candidate only once it is this many days old (surviving an attunement does not count)' }),
   }),
 });

@@ -20,8 +20,13 @@ Shard.implement({
     status: t.field({ type: ShardStatus, resolve: (shard) => shard.status }),
     sealed: t.exposeBoolean('sealed', { description: 'hidden from crystallization and reports until revealed' }),
     tags: t.exposeStringList('tags'),
-    createdAt: t.field({ type: 'DateTime', resolve: (shard) => shard.createdAt }),
+    createdAt: t.field({ type: 'DateTime', description: 'when it was observed: the write, or the earlier time a historical import gave', resolve: (shard) => shard.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (shard) => shard.updatedAt }),
+    recordedAt: t.field({
+      type: 'DateTime',
+      description: 'when it was written to Souls, whatever its createdAt: a shard recorded after the last attunement is new evidence (crystallization recency)',
+      resolve: (shard) => shard.recordedAt,
+    }),
     revealedAt: t.field({
       type: 'DateTime',
       nullable: true,

@@ -1,4 +1,4 @@
-import { formatEvidence, type Crystallization as CrystallizationRecord, type Soul as SoulRecord } from '../src/engine/index.ts';
+import { formatEvidence, unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
 import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
@@ -12,6 +12,14 @@ export const SoulOrder = builder.enumType('SoulOrder', {
 
 export const CrystallizationCondition = builder.enumType('CrystallizationCondition', {
   values: ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const,
+});
+
+const UnmetNeed = builder.objectRef<UnmetNeedRecord>('UnmetNeed').implement({
+  description: 'An unmet crystallization condition and, in words, what would meet it.',
+  fields: (t) => ({
+    condition: t.field({ type: CrystallizationCondition, resolve: (n) => n.condition }),
+    message: t.exposeString('message', { description: 'e.g. "2 more shards (1 of the 3 needed)"' }),
+  }),
 });
 
 export const Crystallization = builder.objectRef<CrystallizationRecord>('Crystallization').implement({
@@ -29,6 +37,11 @@ export const Crystallization = builder.objectRef<CrystallizationRecord>('Crystal
       description: 'how many shards clustering covered: pendingCount, or maxClusteredShards (the most recently dropped) when there are more; null when skipped',
     }),
     unmet: t.field({ type: [CrystallizationCondition], resolve: (c) => c.unmet }),
+    needs: t.field({
+      type: [UnmetNeed],
+      description: "what would meet each unmet condition, in unmet's order, in words (RECENCY: the last attunement's time, and that any shard recorded after it counts, whatever its createdAt)",
+      resolve: async (c, _, ctx) => unmetNeeds(c, (await ctx.loaders.soul.load(c.soulId))?.lastAttunedAt ?? null, ctx.db.settings),
+    }),
   }),
 });
 

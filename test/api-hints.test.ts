@@ -99,7 +99,7 @@ describe('the evidence report', () => {
     markdown
   } } }`;
 
-  it('lists possible counter-evidence with its reason, and a promotion candidate only after promotionTenureDays', async () => {
+  it('lists possible counter-evidence with its reason, and a promotion candidate only after promotionTenureDays, an attunement survived or not', async () => {
     const { soulId, shardIds, traitIds } = await setup();
     expect((await gql('{ settings { promotionTenureDays } }')).settings).toEqual({ promotionTenureDays: 7 });
     const fresh = (await gql(EVIDENCE, { id: soulId })).soul.evidence;
@@ -111,6 +111,10 @@ describe('the evidence report', () => {
     expect(fresh.markdown).toContain(`- #${shardIds[2]} vs trait #${traitIds[0]} "Said tests were overkill": same topic ("tests")`);
     // Minutes old, never through an attunement: not a promotion candidate.
     expect(fresh.promotionCandidates).toEqual([]);
+    // Nor once it survives an attunement stamped minutes later (SPEC §13: that is no tenure).
+    server.clock.advance(5 * 60_000);
+    expect((await gql(`mutation($id: ID!) { stampAttuned(soulId: $id) { __typename } }`, { id: soulId })).stampAttuned.__typename).toBe('SoulPayload');
+    expect((await gql(EVIDENCE, { id: soulId })).soul.evidence.promotionCandidates).toEqual([]);
     server.clock.advance(7 * DAY_MS);
     const later = (await gql(EVIDENCE, { id: soulId })).soul.evidence;
     expect(later.promotionCandidates).toEqual([{ trait: { id: traitIds[0] } }]);

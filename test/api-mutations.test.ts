@@ -860,6 +860,27 @@ describe('stampAttuned', () => {
     expect(result.soul).toMatchObject({ lastAttunedAt: iso(T0 + MINUTE), updatedAt: iso(T0), crystallization: { ready: false, unmet: ['RECENCY'] } });
   });
 
+  it('counts arrival (SPEC §13): a backdated import recorded after the attunement makes the soul ready, and until then the soul says what it needs', async () => {
+    const ada = await newSoul('Ada');
+    for (const { content, source, age } of evidence) await newShard(content, source, [ada], { createdAt: iso(T0 - age * DAY_MS) });
+    tick();
+    await soulMutation('stampAttuned', { soulId: ada });
+    const attunedAt = iso(now());
+    const READ = `query($id: ID!) { soul(id: $id) { crystallization { ready unmet needs { condition message } } evidence { markdown } } }`;
+    const waiting = (await gql(READ, { id: ada })).soul;
+    const recency = `a shard recorded or revealed after the last attunement (${attunedAt}): any shard recorded since counts, whatever its createdAt`;
+    expect(waiting.crystallization).toEqual({ ready: false, unmet: ['RECENCY'], needs: [{ condition: 'RECENCY', message: recency }] });
+    expect(waiting.evidence.markdown).toContain(`Readiness: not ready — RECENCY needs ${recency}\n`);
+    tick();
+    // Observed a week before the attunement, recorded after it: new evidence.
+    const imported = await gql(
+      `mutation($inputs: [DropShardInput!]!) { dropShards(inputs: $inputs) { __typename ... on DropShardsPayload { shards { createdAt recordedAt } readySouls { id } } } }`,
+      { inputs: [{ content: 'Wrote the migration notes before the release', source: 'import', soulIds: [ada], createdAt: iso(T0 - 7 * DAY_MS) }] },
+    );
+    expect(imported.dropShards).toEqual({ __typename: 'DropShardsPayload', shards: [{ createdAt: iso(T0 - 7 * DAY_MS), recordedAt: iso(now()) }], readySouls: [{ id: ada }] });
+    expect((await gql(READ, { id: ada })).soul.crystallization).toEqual({ ready: true, unmet: [], needs: [] });
+  });
+
   it('answers NotFoundError, ValidationError and InvalidStateError, writing nothing', async () => {
     const ada = await newSoul('Ada');
     expect(await soulMutation('stampAttuned', { soulId: '99' })).toEqual({ __typename: 'NotFoundError', entity: 'Soul', id: '99', message: 'Soul 99 not found' });

@@ -180,7 +180,7 @@ async function miraState(): Promise<unknown> {
 }
 
 const readyMira = { ready: true, priority: 12, pendingCount: 3, distinctSources: 2, ageSpreadDays: 2, newSinceAttuned: true, clusterCount: 2, unmet: [] };
-const emptyVerdict = { ready: false, priority: 0, pendingCount: 0, distinctSources: 0, ageSpreadDays: 0, newSinceAttuned: false, clusterCount: null, unmet: ['MIN_SHARDS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY'] };
+const emptyVerdict = { ready: false, priority: 0, pendingCount: 0, distinctSources: 0, ageSpreadDays: 0, newSinceAttuned: true, clusterCount: null, unmet: ['MIN_SHARDS', 'SOURCE_DIVERSITY', 'AGE_SPREAD'] };
 const CRYSTALLIZATION = 'crystallization { ready priority pendingCount distinctSources ageSpreadDays newSinceAttuned clusterCount unmet }';
 
 const miraLean = `# Mira\n\n*Careful engineer*\n\n${ESSENCE.Mira}\n\n## Traits\n- ${PRINCIPLE.t1}\n- ${PRINCIPLE.t2}\n`;
@@ -344,7 +344,8 @@ describe('Soul fields', () => {
   it('answers crystallization with the unmet conditions', async () => {
     const { souls } = await gql(`{ souls(orderBy: NAME) { name ${CRYSTALLIZATION} } dormantSouls { ${CRYSTALLIZATION} } }`);
     expect(souls).toEqual([
-      { name: 'Ada', crystallization: emptyVerdict },
+      // Attuned, with nothing since; Eve was never attuned, so recency holds for her (SPEC §4).
+      { name: 'Ada', crystallization: { ...emptyVerdict, newSinceAttuned: false, unmet: [...emptyVerdict.unmet, 'RECENCY'] } },
       {
         name: 'Bram',
         crystallization: { ready: false, priority: 6, pendingCount: 2, distinctSources: 1, ageSpreadDays: 3, newSinceAttuned: true, clusterCount: null, unmet: ['MIN_SHARDS', 'SOURCE_DIVERSITY'] },

@@ -38,7 +38,7 @@ function gql(query: string, variables?: Record<string, unknown>): Promise<any> {
   return server.data(query, variables, judge);
 }
 
-/** A soul with the four texts as shards, from two sources over four days, and a trait citing the first. */
+/** A soul with the four texts as shards, from two sources over four days, and a trait citing the third. */
 async function seed() {
   const soul = (await gql(`mutation { createSoul(input: { name: "Ada", essence: "A careful engineer." }) { ... on SoulPayload { soul { id } } } }`)).createSoul.soul.id;
   const shardIds: string[] = [];
@@ -52,7 +52,7 @@ async function seed() {
   const trait = (
     await gql(`mutation($soul: ID!, $shard: ID!) { addTrait(soulId: $soul, input: { principle: "Fixed the Docker build cache for every image", provenance: "p", citeShardIds: [$shard] }) { ... on TraitPayload { trait { id } } } }`, {
       soul,
-      shard: shardIds[0],
+      shard: shardIds[2],
     })
   ).addTrait.trait.id;
   return { soul, shardIds, trait };
@@ -116,6 +116,10 @@ describe('themes over HTTP', () => {
     data = await gql(report, { id: soul });
     expect(data.soul.traits).toEqual([{ id: trait, counterEvidence: [{ id: shardIds[0] }, { id: shardIds[1] }] }]);
     expect(data.soul.evidence.markdown).toContain(`contradicted by theme "Build caching" (#${builds}): #${shardIds[0]}, #${shardIds[1]}`);
+    // Its cluster contradicts the trait (SPEC §13): never NOVEL, never a new-trait candidate.
+    const aligned = await gql(`query($id: ID!) { soul(id: $id) { evidence { clusters { theme { id } alignment { kind trait { id } } } suggestedActions { kind } } } }`, { id: soul });
+    expect(aligned.soul.evidence.clusters.find((c: { theme: { id: string } | null }) => c.theme?.id === builds).alignment).toEqual({ kind: 'CONTRADICTING', trait: { id: trait } });
+    expect(aligned.soul.evidence.suggestedActions.map((a: { kind: string }) => a.kind)).not.toContain('NOVEL_CLUSTER');
 
     const unopposed = await gql(`mutation($theme: ID!, $trait: ID!) { unopposeTrait(themeId: $theme, traitId: $trait) { __typename ... on ThemePayload { theme { opposes { id } } } } }`, { theme: builds, trait });
     expect(unopposed.unopposeTrait.theme.opposes).toEqual([]);
@@ -158,6 +162,58 @@ describe('themes over HTTP', () => {
 
     const data = await gql(`query($id: ID!) { soul(id: $id) { themes { name memberCount opposes { id } } } }`, { id: soul });
     expect(data.soul.themes).toEqual([{ name: 'Builds', memberCount: 1, opposes: [] }]);
+  });
+
+  it('refuses judged counter-evidence as support (SPEC §13), naming the field and the conflict; nothing is written', async () => {
+    const { soul, shardIds, trait } = await seed();
+    const [builds] = (await gql(assign, { soulId: soul, assignments: [{ shardIds: [shardIds[0], shardIds[1]], newThemeName: 'Builds' }] })).assignThemes.themes;
+    const errors = `__typename ... on ValidationError { field message } ... on InvalidStateError { message }`;
+    // The trait cites no member of Builds: the theme may oppose it. Then it may not cite one.
+    expect((await gql(`mutation($t: ID!, $r: ID!) { opposeTrait(themeId: $t, traitId: $r) { __typename } }`, { t: builds.id, r: trait })).opposeTrait.__typename).toBe('ThemePayload');
+    expect((await gql(`mutation($s: ID!, $r: ID!) { citeShard(shardId: $s, traitId: $r) { ${errors} } }`, { s: shardIds[1], r: trait })).citeShard).toEqual({
+      __typename: 'ValidationError',
+      field: 'shardId',
+      message: `shard ${shardIds[1]} is a member of theme "Builds" (#${builds.id}), which opposes trait ${trait}: judged counter-evidence is never support (cite other shards, or unoppose the theme first)`,
+    });
+    // Nor may a shard it cites join the theme.
+    expect((await gql(assign, { soulId: soul, assignments: [{ shardIds: [shardIds[3], shardIds[2]], themeId: builds.id }] })).assignThemes).toMatchObject({
+      __typename: 'ValidationError',
+      field: 'assignments[0].shardIds[1]',
+      message: expect.stringContaining(`trait ${trait} cites shard ${shardIds[2]}, and theme "Builds" (#${builds.id}) opposes it`),
+    });
+    // A theme whose members the trait cites (a wrong id) may not oppose it.
+    const [food] = (await gql(assign, { soulId: soul, assignments: [{ shardIds: [shardIds[2]], newThemeName: 'Cache work' }] })).assignThemes.themes;
+    expect((await gql(`mutation($t: ID!, $r: ID!) { opposeTrait(themeId: $t, traitId: $r) { ${errors} } }`, { t: food.id, r: trait })).opposeTrait).toEqual({
+      __typename: 'ValidationError',
+      field: 'traitId',
+      message: `trait ${trait} cites shard ${shardIds[2]} of theme "Cache work" (#${food.id}): a theme whose members a trait cites cannot oppose it (check the trait id, or take those citations back first)`,
+    });
+    const state = await gql(`query($id: ID!) { soul(id: $id) { themes { name members { id } opposes { id } } } trait(id: "${trait}") { counterEvidence { id } } }`, { id: soul });
+    expect(state.soul.themes).toEqual([
+      { name: 'Builds', members: [{ id: shardIds[0] }, { id: shardIds[1] }], opposes: [{ id: trait }] },
+      { name: 'Cache work', members: [{ id: shardIds[2] }], opposes: [] },
+    ]);
+    expect(state.trait.counterEvidence).toEqual([{ id: shardIds[0] }, { id: shardIds[1] }]);
+  });
+
+  it('refuses a theme write that changes nothing as an InvalidStateError, recording nothing', async () => {
+    const { soul, shardIds, trait } = await seed();
+    const [builds] = (await gql(assign, { soulId: soul, assignments: [{ shardIds: [shardIds[0]], newThemeName: 'Builds' }] })).assignThemes.themes;
+    await gql(`mutation($t: ID!, $r: ID!) { opposeTrait(themeId: $t, traitId: $r) { __typename } }`, { t: builds.id, r: trait });
+    const history = `query($id: ID!) { soul(id: $id) { themes { name members { id } opposes { id } } } }`;
+    const before = await gql(history, { id: soul });
+    const invalid = { __typename: 'InvalidStateError', message: expect.stringContaining('nothing to') };
+    const state = `__typename ... on InvalidStateError { message }`;
+    expect((await gql(`mutation($t: ID!, $r: ID!) { opposeTrait(themeId: $t, traitId: $r) { ${state} } }`, { t: builds.id, r: trait })).opposeTrait).toEqual(invalid);
+    expect((await gql(`mutation($t: ID!) { renameTheme(id: $t, name: "Builds") { ${state} } }`, { t: builds.id })).renameTheme).toEqual(invalid);
+    expect((await gql(assign.replace('... on NotFoundError', '... on InvalidStateError { message } ... on NotFoundError'), { soulId: soul, assignments: [{ shardIds: [shardIds[0]], themeId: builds.id }] })).assignThemes).toEqual({
+      __typename: 'InvalidStateError',
+      message: `shard ${shardIds[0]} is in theme ${builds.id} already: nothing to change`,
+    });
+    expect((await gql(`mutation($s: ID!, $ids: [ID!]!) { unassignShards(soulId: $s, shardIds: $ids) { ${state} } }`, { s: soul, ids: [shardIds[3]] })).unassignShards).toEqual(invalid);
+    expect(await gql(history, { id: soul })).toEqual(before);
+    expect((await gql(`mutation($t: ID!, $r: ID!) { unopposeTrait(themeId: $t, traitId: $r) { __typename } }`, { t: builds.id, r: trait })).unopposeTrait.__typename).toBe('ThemePayload');
+    expect((await gql(`mutation($t: ID!, $r: ID!) { unopposeTrait(themeId: $t, traitId: $r) { ${state} } }`, { t: builds.id, r: trait })).unopposeTrait).toEqual(invalid);
   });
 
   it('needs the refine scope to judge', async () => {

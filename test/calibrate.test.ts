@@ -82,7 +82,7 @@ describe('calibrateThreshold from a labelled set', () => {
     expect(next.clusteringThresholdSource).toBe('calibrated');
     // Clustered at the calibrated threshold: the three labels, where the default (0.25) makes one cluster of all twelve.
     const report = await formatEvidence(next, soul.id);
-    expect(report.similarity).toEqual({ mode: 'provided', threshold: KNOWN_BEST_THRESHOLD });
+    expect(report.similarity).toMatchObject({ mode: 'provided', threshold: KNOWN_BEST_THRESHOLD });
     expect(report.clusters.map((c) => c.memberCount)).toEqual([4, 4, 4]);
     expect((await formatEvidence(db, soul.id)).clusters.map((c) => c.memberCount)).toEqual([12]);
     expect(await getStoredCalibration(next)).toMatchObject({ threshold: KNOWN_BEST_THRESHOLD });

@@ -320,6 +320,10 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     expect(shown.traits.map((t: { principle: string }) => t.principle)).toEqual(['Runs the tests before pushing', 'Writes down why, not only what']);
     expect(shown).toMatchObject({ activeTraitCount: 2, traitLimit: 10, pendingShardCount: 0, shardCountsBySource: [] });
     expect(shown.crystallization).toMatchObject({ ready: false, pendingCount: 0, unmet: expect.arrayContaining(['MIN_SHARDS', 'SOURCE_DIVERSITY']) });
+    expect(shown.crystallization.needs).toContainEqual({
+      condition: 'RECENCY',
+      message: `a shard recorded or revealed after the last attunement (${iso(at.attuned)}): any shard recorded since counts, whatever its createdAt`,
+    });
 
     const every = JSON.parse((await run(['show', String(soul.id), '--all', '--json', '--db', db])).stdout);
     expect(every.traits.map((t: { id: string; status: string }) => [t.id, t.status])).toEqual(all.toSorted((a, b) => a.id - b.id).map((t) => [String(t.id), t.status]));
@@ -333,7 +337,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     const verdict = await engineView(async (engine) => (await getCrystallization(engine, [Number(bram.soul.id)])).get(Number(bram.soul.id))!);
     const { soulId: _, clusteredShardCount: __, ...apiFields } = verdict;
     // Bram was never attuned, so its priority does not move with the clock: the whole verdict matches.
-    expect(bram.crystallization).toEqual(apiFields);
+    expect(bram.crystallization).toEqual({ ...apiFields, needs: [] });
     expect(bram.crystallization).toMatchObject({ ready: true, clusterCount: 3 });
   });
 
@@ -389,7 +393,9 @@ describe('output for people', { timeout: 240_000 }, () => {
   it('list, show and history print readable text, with no colour codes when not on a terminal', async () => {
     const list = await run(['list', '--db', db]);
     expect(list.stdout.split('\n')[0]).toMatch(/^ID +NAME +LEVEL +TRAITS +PENDING +READINESS$/);
-    expect(list.stdout).toMatch(/^\d+ +Ada +0 +2\/10 +0 +not ready: 0\/3 shards, 0\/2 sources, shards span a day or less, nothing new since attuned$/m);
+    expect(list.stdout).toMatch(
+      /^\d+ +Ada +0 +2\/10 +0 +not ready: needs 3 more shards \(0 of the 3 needed\); shards from 2 more sources \(0 of the 2 needed\); shards observed more than a day apart \(one shard spans no time\); a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts, whatever its createdAt$/m,
+    );
     expect(list.stdout).toMatch(/^\d+ +Bram +0 +1\/10 +3 +ready \(priority 24\)$/m);
     const show = await run(['show', 'Ada', '--db', db]);
     expect(show.stdout).toContain(`Ada (#1, ada) · level 0 · awake · since ${iso(at.adaCreated)!.slice(0, 16).replace('T', ' ')} UTC\nCareful engineer\n\nEssence\n  Calm under pressure.\n`);

@@ -24,7 +24,9 @@ describe('souls refiner', { timeout: 30_000 }, () => {
     const named = await exited(cli(['refiner', 'init', '--name', 'Scout', '--db', db]));
     expect(named.stdout).toContain('Created the refiner Refiner Scout (soul 2, slug refiner-scout)');
     const status = await exited(cli(['refiner', 'status', '--db', db]));
-    expect(status.stdout).toBe('Refiner (soul 1, level 0): 0 outcome shards, 0 regret shards pending; not ready (unmet: MIN_SHARDS, SOURCE_DIVERSITY, AGE_SPREAD, RECENCY)\n');
+    expect(status.stdout).toBe(
+      'Refiner (soul 1, level 0): 0 outcome shards, 0 regret shards pending; not ready (needs 3 more shards (0 of the 3 needed); shards from 2 more sources (0 of the 2 needed); shards observed more than a day apart (one shard spans no time))\n',
+    );
     const check = openSoulsDb({ path: db, mode: 'read-only' });
     expect(await listTraits(check, 1)).toHaveLength(5);
     closeSoulsDb(check);

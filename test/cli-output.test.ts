@@ -33,11 +33,11 @@ describe('readiness in words', { timeout: 30_000 }, () => {
     await createSoul(handle, { name: 'Nova', essence: 'New here.' });
     closeSoulsDb(handle);
     const list = await run(['list', '--db', db]);
-    expect(list.stdout).toMatch(/^\d+ +Nova +0 +0\/10 +0 +not ready: 0\/3 shards, 0\/2 sources, shards span a day or less$/m);
+    expect(list.stdout).toMatch(/^\d+ +Nova +0 +0\/10 +0 +not ready: needs 3 more shards \(0 of the 3 needed\); shards from 2 more sources \(0 of the 2 needed\); shards observed more than a day apart \(one shard spans no time\)$/m);
     const show = await run(['show', 'Nova', '--db', db]);
     expect(show.code).toBe(0);
-    expect(show.stdout).toContain('not ready: 0/3 shards');
-    expect(`${list.stdout}${show.stdout}`).not.toContain('since attuned');
+    expect(show.stdout).toContain('Readiness: not ready: needs 3 more shards (0 of the 3 needed);');
+    expect(`${list.stdout}${show.stdout}`).not.toContain('attune');
   });
 });
 

@@ -17,7 +17,9 @@ import {
   citeShard,
   fadeExhaustedShards,
   getShard,
+  getSoul,
   levelUp,
+  unmetNeeds,
   revertLevelUp,
   type Crystallization,
   type SoulsDb,
@@ -193,7 +195,7 @@ describe('crystallization conditions, each failing alone', () => {
     expect(c.ageSpreadDays).toBe((DAY_MS + 1) / DAY_MS);
   });
 
-  it('RECENCY: after stampAttuned the soul waits for a shard created after the attunement', async () => {
+  it('RECENCY: after stampAttuned the soul waits for a shard recorded after the attunement', async () => {
     const { db, clock } = fresh();
     const { soulId } = await baselineSoul(db);
     await stampAttuned(db, soulId);
@@ -222,7 +224,7 @@ describe('crystallization conditions, each failing alone', () => {
     expect(await verdict(db, soulId)).toMatchObject({ ready: true, unmet: [] });
   });
 
-  it('an empty soul fails every cheap condition and skips clustering', async () => {
+  it('an empty soul fails every cheap condition but recency (never attuned: nothing to be new since) and skips clustering', async () => {
     const { db } = fresh();
     const soulId = await soul(db);
     expect(await verdict(db, soulId)).toEqual({
@@ -232,10 +234,10 @@ describe('crystallization conditions, each failing alone', () => {
       pendingCount: 0,
       distinctSources: 0,
       ageSpreadDays: 0,
-      newSinceAttuned: false,
+      newSinceAttuned: true,
       clusterCount: null,
       clusteredShardCount: null,
-      unmet: ['MIN_SHARDS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY'],
+      unmet: ['MIN_SHARDS', 'SOURCE_DIVERSITY', 'AGE_SPREAD'],
     });
   });
 });
@@ -478,7 +480,62 @@ describe('every write that can make a soul ready reports it (SPEC §3)', () => {
     expect(await fadeExhaustedShards(db)).toEqual({ fadedCount: 0, readySoulIds: [] });
   });
 
-  it('RECENCY counts a sealed shard revealed after the attunement as new evidence (max of created and revealed)', async () => {
+  it('RECENCY counts arrival (SPEC §13): shards recorded after the attunement meet it whatever their createdAt, alone or in a batch', async () => {
+    for (const batch of [false, true]) {
+      const { db, clock } = fresh();
+      const { soulId } = await baselineSoul(db);
+      await stampAttuned(db, soulId);
+      const attunedAt = clock.now();
+      expect(await verdict(db, soulId)).toMatchObject({ ready: false, newSinceAttuned: false, unmet: ['RECENCY'] });
+      clock.advance(HOUR_MS);
+      // A historical import: observed days before the attunement, recorded an hour after it.
+      const backdated = [
+        { content: distinct[3], source: 'import', soulIds: [soulId], createdAt: attunedAt - 5 * DAY_MS },
+        { content: distinct[4], source: 'import', soulIds: [soulId], createdAt: attunedAt - 4 * DAY_MS },
+      ];
+      const ready = batch ? (await dropShards(db, backdated)).readySoulIds : (await dropShard(db, backdated[0].content, 'import', [soulId], { createdAt: backdated[0].createdAt })).readySoulIds;
+      expect(ready, `batch ${batch}`).toEqual([soulId]);
+      const c = await verdict(db, soulId);
+      expect(c, `batch ${batch}`).toMatchObject({ ready: true, newSinceAttuned: true, unmet: [] });
+      // Observation time still drives the age spread: 5 days from the oldest import to the newest baseline shard.
+      expect(c.ageSpreadDays).toBe(4);
+      expect(await crystallizationReadiness(db)).toEqual([expect.objectContaining({ soulId })]);
+    }
+  });
+
+  it('says in words what would meet each unmet condition: for RECENCY the attunement time and that any shard recorded since counts', async () => {
+    const { db, clock } = fresh();
+    const { soulId } = await baselineSoul(db);
+    await stampAttuned(db, soulId);
+    const attuned = (await getSoul(db, soulId))!;
+    expect(unmetNeeds(await verdict(db, soulId), attuned.lastAttunedAt, db.settings)).toEqual([
+      {
+        condition: 'RECENCY',
+        message: `a shard recorded or revealed after the last attunement (${new Date(clock.now()).toISOString()}): any shard recorded since counts, whatever its createdAt`,
+      },
+    ]);
+    const other = await soul(db);
+    await drop(db, other, distinct[0], 'chat', 12 * HOUR_MS);
+    expect(unmetNeeds(await verdict(db, other), null, db.settings)).toEqual([
+      { condition: 'MIN_SHARDS', message: '2 more shards (1 of the 3 needed)' },
+      { condition: 'SOURCE_DIVERSITY', message: 'shards from 1 more source (1 of the 2 needed)' },
+      { condition: 'AGE_SPREAD', message: 'shards observed more than a day apart (one shard spans no time)' },
+    ]);
+    await drop(db, other, distinct[1], 'email', 0);
+    await drop(db, other, distinct[2], 'email', 0);
+    expect(unmetNeeds(await verdict(db, other), null, db.settings)).toEqual([
+      { condition: 'AGE_SPREAD', message: 'shards observed more than a day apart (the oldest and newest are 0.50 days apart)' },
+    ]);
+    const alike = await soul(db);
+    for (const [i, text] of nearDuplicates.entries()) await drop(db, alike, text, i === 0 ? 'chat' : 'email', (3 - i) * DAY_MS);
+    expect(unmetNeeds(await verdict(db, alike), null, db.settings)).toEqual([
+      { condition: 'MIN_CLUSTERS', message: 'shards on 1 more distinct topic (1 of the 2 clusters needed; a judged theme counts as one)' },
+    ]);
+    await retireSoul(db, alike);
+    expect(unmetNeeds(await verdict(db, alike), null, db.settings)).toEqual([{ condition: 'DORMANT', message: 'awakening: a dormant soul is never ready' }]);
+  });
+
+  it('RECENCY counts a sealed shard revealed after the attunement as new evidence (max of created, recorded and revealed)', async () => {
     const { db, clock } = fresh();
     const { soulId } = await baselineSoul(db);
     const sealed = await drop(db, soulId, distinct[3], 'chat', HOUR_MS, true);

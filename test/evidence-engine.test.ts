@@ -189,7 +189,7 @@ describe('formatEvidence wiring', () => {
       expect((await formatEvidence(db, soul.id, { query: 'tea' })).crystallization, soul.name).toEqual(expected);
     }
     expect((await formatEvidence(db, souls.ada.id)).markdown).toContain('Readiness: ready (priority');
-    expect((await formatEvidence(db, souls.grace.id)).markdown).toContain('Readiness: not ready — unmet: MIN_CLUSTERS');
+    expect((await formatEvidence(db, souls.grace.id)).markdown).toContain('Readiness: not ready — MIN_CLUSTERS needs shards on 1 more distinct topic (1 of the 2 clusters needed; a judged theme counts as one)');
   });
 
   it('names the other souls attributed to each cluster', async () => {

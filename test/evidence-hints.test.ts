@@ -42,6 +42,7 @@ const shard = (id: number, content: string, source = 'chat', ageDays = 1): Shard
   soulIds: [1],
   createdAt: daysAgo(ageDays),
   updatedAt: daysAgo(ageDays),
+  recordedAt: daysAgo(ageDays),
   revealedAt: null,
 });
 
@@ -190,6 +191,38 @@ describe('principleHints: dry-run warnings for a new principle', () => {
   });
 });
 
+describe('a contradiction is never offered as a new trait (SPEC §13)', () => {
+  const MERGE = 'Merge only after the tests pass';
+
+  it('labels a theme opposing traits CONTRADICTING the one its representative most resembles, in the JSON and the markdown', () => {
+    const traits = [trait(1, 'Reply to customer emails within a day', daysAgo(30)), trait(2, TESTS, daysAgo(30)), trait(3, MERGE, daysAgo(30))];
+    const shards = [shard(1, 'Merged the branch without running the tests', 'chat', 2), shard(2, 'Merged the hotfix without running the tests', 'email', 1)];
+    const themes = [{ id: 7, name: 'Skips the tests', opposes: [3, 2] }];
+    const r = report({ shards, activeTraits: traits, themeOf: new Map([[1, 7], [2, 7]]), themes });
+    const [cluster] = r.clusters;
+    const rep = shards.find((x) => x.id === cluster.representativeId)!.content;
+    expect(similarity(rep, TESTS)).toBeGreaterThan(similarity(rep, MERGE));
+    expect(cluster).toMatchObject({ themeId: 7, opposes: [2, 3], alignment: { kind: 'CONTRADICTING', traitId: 2, similarity: similarity(rep, TESTS) } });
+    expect(r.suggestedActions.map((a) => a.kind)).not.toContain('NOVEL_CLUSTER');
+    expect(r.markdown).toContain(`1. [theme "Skips the tests" (#7); weight ${cluster.weight.toFixed(2)}; size 2; sources chat, email; contradicts traits #2, #3] #${cluster.representativeId}`);
+  });
+
+  it('before it is judged: a cluster with a member that reads as possible counter-evidence is no NOVEL_CLUSTER candidate', () => {
+    const traits = [trait(1, TESTS, daysAgo(30))];
+    const against = [shard(1, 'Merged the branch without waiting for the tests', 'chat', 3), shard(2, 'Merged the branch after waiting for the tests', 'email', 2)];
+    const other = [shard(3, 'Cooked a spicy curry for the whole team on friday', 'chat', 2), shard(4, 'Cooked a spicy curry for the whole team on monday', 'email', 1)];
+    const flagged = report({ shards: against, activeTraits: traits });
+    expect(flagged.clusters).toHaveLength(1);
+    expect(flagged.clusters[0]).toMatchObject({ memberCount: 2, alignment: { kind: 'NOVEL' } });
+    expect(flagged.possibleCounterEvidence.map((h) => [h.traitId, h.shardId])).toEqual([[1, 1]]);
+    expect(flagged.suggestedActions.map((a) => a.kind)).toEqual(['POSSIBLE_COUNTER_EVIDENCE']);
+    expect(flagged.markdown).toContain('; novel; may contradict trait #1 (possible counter-evidence)]');
+    // A novel cluster nothing flags is still a candidate, beside the flagged one.
+    const both = report({ shards: [...against, ...other], activeTraits: traits });
+    expect(both.suggestedActions.find((a) => a.kind === 'NOVEL_CLUSTER')).toEqual({ kind: 'NOVEL_CLUSTER', count: 1, message: '1 cluster (size 2) not aligned with any trait', traitIds: [] });
+  });
+});
+
 describe('the evidence report never misleads', () => {
   it('lists possible counter-evidence per trait with its reason, in the JSON, the actions and the markdown', () => {
     const shards = [
@@ -259,7 +292,7 @@ describe('the evidence report never misleads', () => {
     expect(grouped.suggestedActions.map((a) => a.kind)).not.toContain('NO_CLUSTER_SIGNAL');
   });
 
-  it('makes a trait a promotion candidate only with real tenure: an attunement survived or promotionTenureDays', () => {
+  it('makes a trait a promotion candidate only with real tenure: promotionTenureDays old, an attunement survived is not enough (SPEC §13)', () => {
     const essence = 'Runs the tests before merging, always.';
     const input = (t: Trait, attunedAt: number[], knobs = defaultKnobs) =>
       report({ soul: { ...soul, essence }, activeTraits: [t], citations: [{ traitId: t.id, shardId: 1, createdAt: t.createdAt }], attunedAt, knobs });
@@ -269,12 +302,26 @@ describe('the evidence report never misleads', () => {
     expect(freshReport.traits[0].tenure * freshReport.traits[0].citationDensity * freshReport.traits[0].essenceRedundancy).toBeGreaterThan(0);
     expect(freshReport.promotionCandidates).toEqual([]);
     expect(freshReport.suggestedActions.map((a) => a.kind)).not.toContain('PROMOTION_CANDIDATES');
-    // Survived an attunement after its creation.
-    expect(input(fresh, [now - MINUTE]).promotionCandidates.map((p) => p.traitId)).toEqual([1]);
+    // Survived an attunement stamped minutes after its creation: still no tenure.
+    const survived = input(fresh, [now - MINUTE]);
+    expect(survived.traits[0].survivalCount).toBe(1);
+    expect(survived.promotionCandidates).toEqual([]);
     // Old enough (defaults: 7 days), exactly at the boundary and just below it.
     expect(defaultKnobs.promotionTenureDays).toBe(7);
     expect(input(trait(1, TESTS, daysAgo(7)), []).promotionCandidates.map((p) => p.traitId)).toEqual([1]);
     expect(input(trait(1, TESTS, daysAgo(7) + MINUTE), []).promotionCandidates).toEqual([]);
     expect(input(trait(1, TESTS, daysAgo(2)), [], { ...defaultKnobs, promotionTenureDays: 1 }).promotionCandidates.map((p) => p.traitId)).toEqual([1]);
+  });
+
+  it('ranks the tenured traits by the seed\'s score (tenure × citation density × essence redundancy), leaving out a younger one that scores higher', () => {
+    const essence = 'Runs the tests before merging, always, and keeps commits small.';
+    const traits = [trait(1, 'Keep commits small', daysAgo(30)), trait(2, TESTS, daysAgo(60)), trait(3, 'Always run the tests before merging, always', daysAgo(3))];
+    const citations: Citation[] = [1, 2, 3].flatMap((traitId) => [1, 2, 3, 4].map((shardId) => ({ traitId, shardId, createdAt: daysAgo(1) })));
+    const r = report({ soul: { ...soul, essence }, activeTraits: traits, citations, attunedAt: [daysAgo(1)] });
+    const score = new Map(r.traits.map((s) => [s.traitId, s.tenure * s.citationDensity * s.essenceRedundancy]));
+    expect(score.get(3)!).toBeGreaterThan(score.get(1)!);
+    expect(score.get(3)!).toBeGreaterThan(score.get(2)!);
+    const expected = [1, 2].sort((a, b) => score.get(b)! - score.get(a)!);
+    expect(r.promotionCandidates).toEqual(expected.map((traitId) => ({ traitId, score: score.get(traitId)! })));
   });
 });

@@ -27,7 +27,7 @@ const soul: Soul = {
 
 function shard(id: number, content: string, source: string, ageDays: number, soulIds: number[] = [1]): Shard {
   const at = daysAgo(ageDays);
-  return { id, content, source, status: 'pending', sealed: false, tags: ['work'], soulIds, createdAt: at, updatedAt: at, revealedAt: null };
+  return { id, content, source, status: 'pending', sealed: false, tags: ['work'], soulIds, createdAt: at, updatedAt: at, recordedAt: at, revealedAt: null };
 }
 
 function trait(id: number, principle: string, ageDays: number): Trait {
@@ -358,7 +358,7 @@ describe('buildEvidenceReport variants', () => {
         '# Evidence: Grace (soul #1, level 3)',
         'Scope: tags nothing-here',
         'Shards: 0, clusters: 0, active traits: 0',
-        'Readiness: not ready — unmet: MIN_SHARDS, SOURCE_DIVERSITY',
+        'Readiness: not ready — MIN_SHARDS needs 3 more shards (0 of the 3 needed); SOURCE_DIVERSITY needs shards from 2 more sources (0 of the 2 needed)',
         '',
         '## Suggested actions',
         '- none',

@@ -381,6 +381,31 @@ describe('a write reusing what the last shard write read', () => {
     closeSoulsDb(upgraded);
   });
 
+  it('upgrades a version 8 file: shards get their recorded time, gate rows count arrival, and a soul a backdated import left waiting is ready', async () => {
+    const clock = manualClock(T0 + 10 * DAY_MS);
+    const { path, db } = fileDb('v8.db', clock);
+    const soul = (await createSoul(db, { name: 'Waiting', essence: 'e' })).id;
+    for (let i = 0; i < 3; i++) await dropShard(db, TOPICS[i], `source-${i % 2}`, [soul], { createdAt: clock.now() - (i + 1) * DAY_MS });
+    await stampAttuned(db, soul);
+    clock.advance(DAY_MS);
+    // Recorded a day after the attunement, observed four days before it (within shardExpiryDays).
+    const imported = (await dropShard(db, TOPICS[3], 'source-2', [soul], { createdAt: clock.now() - 5 * DAY_MS })).shardId;
+    closeSoulsDb(db);
+    // Version 8 knew no recorded time: its gate rows' latest was max(created, revealed), which left the soul waiting.
+    const v8 = new DatabaseSync(path);
+    v8.exec(`ALTER TABLE soul_shards DROP COLUMN recorded_at;
+      UPDATE soul_gate SET latest = (SELECT MAX(MAX(s.created_at, COALESCE(s.revealed_at, s.created_at))) FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id
+        WHERE ss.soul_id = soul_gate.soul_id AND s.status = 'pending' AND s.sealed = 0 AND s.created_at > soul_gate.floor AND s.id <= soul_gate.through);
+      PRAGMA user_version = 8`);
+    const updatedAt = Number((v8.prepare('SELECT updated_at FROM soul_shards WHERE id = ?').get(imported) as { updated_at: number }).updated_at);
+    v8.close();
+    const upgraded = openSoulsDb({ path, clock, settings: SETTINGS });
+    expect((await upgraded.store.getShards([imported])).get(imported)!.recordedAt).toBe(updatedAt);
+    await expectRowsMatch(upgraded, [soul], 'after the upgrade');
+    expect((await getCrystallization(upgraded, [soul])).get(soul)).toMatchObject({ ready: true, unmet: [] });
+    closeSoulsDb(upgraded);
+  });
+
   it('reads the gate again after another connection wrote, or this store wrote something else', async () => {
     const clock = manualClock(T0 + 10 * DAY_MS);
     const { path, db } = fileDb('two.db', clock);

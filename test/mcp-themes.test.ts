@@ -41,7 +41,7 @@ afterEach(async () => {
 });
 afterAll(() => stopSentenceEncoder());
 
-/** A soul with the four texts as shards from two sources over four days, a trait citing the first, and another soul. */
+/** A soul with the four texts as shards from two sources over four days, a trait citing the third, and another soul. */
 async function seed(db: SoulsDb) {
   const soul = await createSoul(db, { name: 'Ada', essence: 'A careful engineer.' });
   const other = await createSoul(db, { name: 'Bea', essence: 'A baker.' });
@@ -50,7 +50,7 @@ async function seed(db: SoulsDb) {
     TEXTS.map((content, i) => ({ content, source: i % 2 ? 'chat' : 'journal', soulIds: [soul.id], createdAt: db.clock.now() - (4 - i) * DAY_MS })),
   );
   const { shardIds: otherShards } = await dropShards(db, [{ content: 'Baked bread at dawn', source: 'chat', soulIds: [other.id] }]);
-  const trait = await addTrait(db, soul.id, { principle: 'Fixed the Docker build cache for every image', provenance: 'p', citeShardIds: [shardIds[0]] });
+  const trait = await addTrait(db, soul.id, { principle: 'Fixed the Docker build cache for every image', provenance: 'p', citeShardIds: [shardIds[2]] });
   return { soulId: soul.id, otherId: other.id, shardIds, otherShard: otherShards[0], traitId: trait.id };
 }
 
@@ -204,6 +204,38 @@ describe('evidence_judge', () => {
     expect(await state(db, soulId)).toBe(before);
   });
 
+  it('refuses, dry run or not, counter-evidence as support and a change of nothing (SPEC §13), naming the field; nothing written', async () => {
+    const { db, session, judge, soulId, shardIds, traitId } = await local();
+    const [builds, food] = (await judge({ action: 'assign', soulId, assignments: [{ shardIds: [shardIds[0], shardIds[1]], newThemeName: 'Builds' }, { shardIds: [shardIds[2]], newThemeName: 'Food' }] })).data.themes.map(
+      (t: { id: number }) => t.id,
+    );
+    expect((await judge({ action: 'oppose', themeId: builds, traitId })).isError).toBe(false);
+    const before = await state(db, soulId);
+    const refusals: [Record<string, unknown>, string][] = [
+      // The trait cites shardIds[2], a member of Food: Food may not oppose it, nor may the shard join Builds, which does.
+      [{ action: 'oppose', themeId: food, traitId }, `traitId: trait ${traitId} cites shard ${shardIds[2]} of theme "Food" (#${food}): a theme whose members a trait cites cannot oppose it`],
+      [{ action: 'assign', soulId, assignments: [{ shardIds: [shardIds[3], shardIds[2]], themeId: builds }] }, `assignments[0].shardIds[1]: trait ${traitId} cites shard ${shardIds[2]}, and theme "Builds" (#${builds}) opposes it`],
+      [{ action: 'oppose', themeId: builds, traitId }, `theme ${builds} already opposes trait ${traitId}: nothing to change.`],
+      [{ action: 'unoppose', themeId: food, traitId }, `theme ${food} does not oppose trait ${traitId}: nothing to take back.`],
+      [{ action: 'assign', soulId, assignments: [{ shardIds: [shardIds[1], shardIds[0]], themeId: builds }] }, `shards ${shardIds[0]}, ${shardIds[1]} are in theme ${builds} already: nothing to change.`],
+      [{ action: 'unassign', soulId, shardIds: [shardIds[3]] }, `shard ${shardIds[3]} has no theme in soul ${soulId}: nothing to unassign.`],
+      [{ action: 'rename', themeId: food, name: ' Food ' }, `theme ${food} is already named "Food": nothing to change.`],
+    ];
+    for (const [args, message] of refusals) {
+      for (const dryRun of [false, true]) {
+        const refused = await judge({ ...args, dryRun });
+        expect(refused.isError, `${JSON.stringify(args)} dryRun ${dryRun}: ${refused.text}`).toBe(true);
+        expect(refused.text, `dryRun ${dryRun}`).toContain(message);
+      }
+    }
+    // Nor may the trait cite a member of Builds.
+    const cite = await call(session.client, 'trait_change', { action: 'cite', traitId, citeShardIds: [shardIds[3], shardIds[1]] });
+    expect(cite.isError).toBe(true);
+    expect(cite.text).toContain(`citeShardIds: shard ${shardIds[1]} is a member of theme "Builds" (#${builds}), which opposes trait ${traitId}: judged counter-evidence is never support`);
+    expect(await state(db, soulId)).toBe(before);
+    expect((await db.store.citationsOfTraits([traitId])).map((c) => c.shardId)).toEqual([shardIds[2]]);
+  });
+
   it('records a refiner session\'s changes under the refiner\'s slug', async () => {
     const clock = manualClock(T0);
     const db = openSoulsDb({ clock });
@@ -241,13 +273,13 @@ describe('soul_evidence and themes', () => {
     expect(json.data.report.clusters).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ memberIds: [shardIds[0], shardIds[1]], themeId: builds, suggestedTheme: null, opposes: [] }),
-        expect.objectContaining({ memberIds: [shardIds[3]], themeId: food, suggestedTheme: null, opposes: [traitId] }),
+        expect.objectContaining({ memberIds: [shardIds[3]], themeId: food, suggestedTheme: null, opposes: [traitId], alignment: { kind: 'CONTRADICTING', traitId } }),
         expect.objectContaining({ memberIds: [shardIds[2]], themeId: null, suggestedTheme: { id: builds, name: 'Builds' }, opposes: [] }),
       ]),
     );
   });
 
-  it('counts the shards whose semantic vectors are still pending, down to none once they land', { timeout: 60_000 }, async () => {
+  it('says that shards written before vectors were configured compare lexically until souls reindex, and that they have vectors after it', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'souls-mcp-themes-'));
     open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
     const path = join(dir, 'souls.db');
@@ -260,9 +292,15 @@ describe('soul_evidence and themes', () => {
     const session = await connect(db, { pubsub: createSoulsPubSub() });
     open.push(session);
     const pending = await call(session.client, 'soul_evidence', { soulId });
-    expect(pending.data.similarity).toEqual({ mode: 'semantic', vectorsPending: 4 });
+    // None of them waits for a vector: they were written before vectors were configured (the issue: silently lexical).
+    expect(pending.data.similarity).toEqual({
+      mode: 'semantic',
+      vectorsPending: 0,
+      vectors: '0 of the 4 clustered shards have vectors of use-lite-512; 4 are compared lexically and will get none until `souls reindex` (written before vectors were configured, or their embedding failed)',
+    });
+    expect(pending.blocks[0]).toContain('\nVectors (similarity semantic): 0 of the 4 clustered shards have vectors of use-lite-512; 4 are compared lexically');
     await reindexEmbeddings(db);
-    expect((await call(session.client, 'soul_evidence', { soulId })).data.similarity).toEqual({ mode: 'semantic', vectorsPending: 0 });
+    expect((await call(session.client, 'soul_evidence', { soulId })).data.similarity).toEqual({ mode: 'semantic', vectorsPending: 0, vectors: '4 of the 4 clustered shards have vectors of use-lite-512' });
   });
 });
 

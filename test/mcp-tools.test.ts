@@ -40,7 +40,7 @@ describe('soul_read', () => {
     expect(all.isError).toBe(false);
     expect(all.data.totalCount).toBe(4);
     expect(all.data.souls.map((s: { name: string }) => s.name)).toEqual(['Brannoc', 'Relay', 'Mira', 'Sela']);
-    expect(all.data.souls[3]).toMatchObject({ ready: false, unmet: ['SOURCE_DIVERSITY'] });
+    expect(all.data.souls[3]).toMatchObject({ ready: false, unmet: ['SOURCE_DIVERSITY needs shards from 1 more source (1 of the 2 needed)'] });
     const first = await tool('soul_read', { limit: 3 });
     expect(first.data.souls).toHaveLength(3);
     expect(first.data.nextCursor).toEqual(expect.any(String));
@@ -143,9 +143,22 @@ describe('soul_evidence', () => {
     expect(r.data).toMatchObject({ markdownClipped: false, reportUri: `souls://${ids.Mira}/evidence.md` });
   });
 
-  it('gives the unmet conditions of a soul that is not ready', async () => {
+  it('gives the unmet conditions of a soul that is not ready, each with what would meet it', async () => {
     const r = await tool('soul_evidence', { soulId: ids.Sela });
-    expect(r.data.verdict).toMatchObject({ ready: false, unmet: ['SOURCE_DIVERSITY'] });
+    expect(r.data.verdict).toMatchObject({ ready: false, unmet: ['SOURCE_DIVERSITY needs shards from 1 more source (1 of the 2 needed)'] });
+    expect(r.blocks[0]).toContain('Readiness: not ready — SOURCE_DIVERSITY needs shards from 1 more source (1 of the 2 needed)\n');
+  });
+
+  it('after an attunement, names its time and that a shard recorded since counts; a backdated one recorded later makes the soul ready (SPEC §13)', async () => {
+    clock.advance(60_000);
+    expect((await tool('soul_attune', { soulId: ids.Mira })).isError).toBe(false);
+    const recency = `RECENCY needs a shard recorded or revealed after the last attunement (${new Date(clock.now()).toISOString()}): any shard recorded since counts, whatever its createdAt`;
+    expect((await tool('soul_evidence', { soulId: ids.Mira })).data.verdict).toMatchObject({ ready: false, unmet: [recency] });
+    expect((await tool('soul_read', { soulId: ids.Mira, sections: ['crystallization'] })).data.soul.crystallization.unmet).toEqual([recency]);
+    clock.advance(60_000);
+    const observed = await tool('shard_observe', { shards: [{ content: 'Logged a ledger entry from last season', source: 'import', soulIds: [ids.Mira], createdAt: new Date(clock.now() - 30 * 86_400_000).toISOString() }] });
+    expect(observed.isError, observed.text).toBe(false);
+    expect((await tool('soul_evidence', { soulId: ids.Mira })).data.verdict).toMatchObject({ ready: true, unmet: [] });
   });
 
   it('pages the clusters of the json report with cursors', async () => {

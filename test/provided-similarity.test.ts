@@ -207,7 +207,7 @@ describe('the provided similarity', () => {
       reports.push(JSON.stringify(await formatEvidence(db, soul)));
     }
     expect(reports[0]).toBe(reports[1]);
-    expect(JSON.parse(reports[0]).similarity).toEqual({ mode: 'provided', threshold: THRESHOLD });
+    expect(JSON.parse(reports[0]).similarity).toMatchObject({ mode: 'provided', threshold: THRESHOLD, vectors: { model: 'provided' } });
   });
 
   it('drives the gate and the report: old shards without vectors and new ones with them, the gate’s count equal to clustering afresh', async () => {

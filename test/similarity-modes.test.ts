@@ -100,7 +100,11 @@ describe.each(similarityModes)('similarity mode %s', (mode: SimilarityMode) => {
       reports.push(JSON.stringify(await formatEvidence(db, soul.id)));
     }
     expect(reports[0]).toBe(reports[1]);
-    expect(JSON.parse(reports[0]).similarity).toEqual({ mode, threshold });
+    const { vectors, ...similarity } = JSON.parse(reports[0]).similarity;
+    expect(similarity).toEqual({ mode, threshold });
+    // Every clustered shard: with a vector once semantic's have landed; provided shards here came without one.
+    const expected = { trigram: [null, 0, 60], lexical: [null, 0, 60], provided: ['provided', 0, 60], semantic: ['use-lite-512', 60, 0] }[mode];
+    expect([vectors.model, vectors.withVectors, vectors.without, vectors.pending]).toEqual([...expected, 0]);
   }, 30_000);
 });
 
@@ -257,7 +261,7 @@ describe('alignment follows the mode', () => {
     expect(report.clusters).toHaveLength(1);
     expect(report.clusters[0].memberCount).toBe(2);
     expect(report.clusters[0].alignment).toMatchObject({ kind: 'REINFORCING', traitId: trait.id });
-    expect(report.similarity).toEqual({ mode: 'lexical', threshold: defaultClusteringThresholds.lexical });
+    expect(report.similarity).toMatchObject({ mode: 'lexical', threshold: defaultClusteringThresholds.lexical, vectors: { model: null, withVectors: 0 } });
   });
 
   it('labels them NOVEL, each a cluster of its own, under trigram', async () => {
@@ -266,7 +270,7 @@ describe('alignment follows the mode', () => {
       [1, 'NOVEL'],
       [1, 'NOVEL'],
     ]);
-    expect(report.similarity).toEqual({ mode: 'trigram', threshold: 0.4 });
+    expect(report.similarity).toMatchObject({ mode: 'trigram', threshold: 0.4, vectors: { model: null, withVectors: 0 } });
   });
 
   const server = serverPerTest(afterEach);

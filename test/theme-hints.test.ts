@@ -1,8 +1,8 @@
 // Issue 26: themes are topics too. An unjudged shard against a theme a trait draws on is possible counter-evidence
 // for that trait, and a new principle citing shards of such a theme is a near-duplicate of that trait.
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, addTrait, assignThemes, createSoul, dropShard, formatEvidence, opposeTrait, previewTraitChanges, type SoulsDb } from '../src/engine/index.ts';
-import { freshDb } from './support/engine.ts';
+import { DAY_MS, ValidationError, addTrait, assignThemes, createSoul, dropShard, formatEvidence, opposeTrait, previewTraitChanges, type SoulsDb } from '../src/engine/index.ts';
+import { freshDb, rejection } from './support/engine.ts';
 
 const T0 = Date.UTC(2026, 2, 1);
 const EYES = 'Keep screens easy on the eyes at night';
@@ -30,7 +30,7 @@ describe('a theme a trait draws on is a topic for possible counter-evidence', ()
     expect(report.markdown).toContain(`#${against} vs trait #${eyes.id}`);
   });
 
-  it('says nothing for a theme the trait does not cite, nor for one that opposes it', async () => {
+  it('says nothing for a theme the trait does not cite; a theme it cites cannot oppose it (SPEC §13)', async () => {
     const { db } = freshDb(T0);
     const { soul, commits, against } = await judgedSoul(db);
     await addTrait(db, soul.id, { principle: 'Keep a tidy history', provenance: 'judged', citeShardIds: [commits[0]] });
@@ -38,8 +38,7 @@ describe('a theme a trait draws on is a topic for possible counter-evidence', ()
     const { db: db2 } = freshDb(T0);
     const second = await judgedSoul(db2);
     const eyes = await addTrait(db2, second.soul.id, { principle: EYES, provenance: 'judged', citeShardIds: [second.dark[0]] });
-    await opposeTrait(db2, second.darkTheme.id, eyes.id);
-    expect((await formatEvidence(db2, second.soul.id)).possibleCounterEvidence.filter((h) => h.shardId === second.against)).toEqual([]);
+    expect((await rejection(opposeTrait(db2, second.darkTheme.id, eyes.id), ValidationError)).field).toBe('traitId');
   });
 });
 
@@ -56,14 +55,14 @@ describe('a principle citing a theme another trait draws on is a near-duplicate'
     expect(elsewhere.warnings).toEqual([]);
   });
 
-  it('warns in the revise dry run when the revised trait’s citations lie in that theme; not when the theme opposes the other trait', async () => {
+  it('warns in the revise dry run when the revised trait’s citations lie in that theme', async () => {
     const { db } = freshDb(T0);
     const { soul, dark, darkTheme } = await judgedSoul(db);
     const eyes = await addTrait(db, soul.id, { principle: EYES, provenance: 'judged', citeShardIds: [dark[0]] });
     const glare = await addTrait(db, soul.id, { principle: 'Choose low-glare colours', provenance: 'p', citeShardIds: [dark[1]] });
     const revise = { revise: [{ traitId: glare.id, principle: 'Pick calm, low-glare palettes' }] };
     expect((await previewTraitChanges(db, soul.id, revise)).warnings.map((w) => [w.kind, w.traitIds])).toEqual([['NEAR_DUPLICATE', [eyes.id]]]);
-    await opposeTrait(db, darkTheme.id, eyes.id);
-    expect((await previewTraitChanges(db, soul.id, revise)).warnings).toEqual([]);
+    // The theme cannot oppose the trait drawing on it, so it stays a near-duplicate's theme (SPEC §13).
+    await rejection(opposeTrait(db, darkTheme.id, eyes.id), ValidationError);
   });
 });

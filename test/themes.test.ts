@@ -5,11 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   DAY_MS,
   InvalidStateError,
+  LevelUpPlanError,
   NotFoundError,
   ValidationError,
   addTrait,
   assignThemes,
   citeShard,
+  citeShards,
   closeSoulsDb,
   createSoul,
   dropShard,
@@ -18,6 +20,7 @@ import {
   formatEvidence,
   getCounterEvidence,
   getCrystallization,
+  getLevelHistory,
   getShardThemes,
   getTheme,
   getThemeHistory,
@@ -27,6 +30,7 @@ import {
   manualClock,
   openSoulsDb,
   opposeTrait,
+  previewLevelUp,
   renameTheme,
   retireSoul,
   revealShards,
@@ -112,24 +116,37 @@ describe('the judge’s verbs', () => {
     expect((await listThemes(db, soul.id)).map((t) => t.name)).toEqual(['Build caching', 'Cooking']);
   });
 
-  it('renames, opposes and unopposes, each recorded; repeating a change records nothing', async () => {
+  it('renames, opposes and unopposes, each recorded; repeating a change is refused (InvalidStateError) and records nothing', async () => {
     const { db, clock } = freshDb(T0);
     const { soul, ids } = await soulWith(db, clock, docker);
     const trait = await addTrait(db, soul.id, { principle: 'Never touches the build', provenance: 'said so' });
     const [theme] = (await assignThemes(db, soul.id, [{ shardIds: [ids[0]], newThemeName: 'Builds' }])).themes;
     expect(await renameTheme(db, theme.id, 'Build work', { actor: 'ann' })).toMatchObject({ name: 'Build work' });
-    expect(await renameTheme(db, theme.id, 'Build work')).toMatchObject({ name: 'Build work' });
+    clock.advance(DAY_MS);
+    // The same name, after normalization, changes nothing; another case of it is a change (the name is shown as given).
+    expect((await rejection(renameTheme(db, theme.id, ' Build\u200b work '), InvalidStateError)).message).toBe(`theme ${theme.id} is already named "Build work": nothing to change`);
     expect(await opposeTrait(db, theme.id, trait.id, { actor: 'ann' })).toMatchObject({ opposes: [trait.id] });
-    await opposeTrait(db, theme.id, trait.id);
+    expect((await rejection(opposeTrait(db, theme.id, trait.id), InvalidStateError)).message).toBe(`theme ${theme.id} already opposes trait ${trait.id}: nothing to change`);
     expect(await getCounterEvidence(db, [trait.id])).toEqual(new Map([[trait.id, [ids[0]]]]));
     expect(await unopposeTrait(db, theme.id, trait.id)).toMatchObject({ opposes: [] });
-    await unopposeTrait(db, theme.id, trait.id);
+    expect((await rejection(unopposeTrait(db, theme.id, trait.id), InvalidStateError)).message).toBe(`theme ${theme.id} does not oppose trait ${trait.id}: nothing to take back`);
     expect(await getCounterEvidence(db, [trait.id])).toEqual(new Map([[trait.id, []]]));
-    const history = (await getThemeHistory(db, [soul.id])).filter((e) => e.kind !== 'assign');
+    // Assigning shards to the theme they are in, or unassigning shards in none, changes nothing either.
+    expect((await rejection(assignThemes(db, soul.id, [{ shardIds: [ids[0]], themeId: theme.id }]), InvalidStateError)).message).toBe(
+      `shard ${ids[0]} is in theme ${theme.id} already: nothing to change`,
+    );
+    expect((await rejection(unassignShards(db, soul.id, [ids[1], ids[2]]), InvalidStateError)).message).toBe(`shards ${ids[1]}, ${ids[2]} have no theme in soul ${soul.id}: nothing to unassign`);
+    // One shard already there among others that move is a change: the call is accepted, the others move.
+    expect((await assignThemes(db, soul.id, [{ shardIds: [ids[0], ids[1]], themeId: theme.id }])).themes[0].memberIds).toEqual([ids[0], ids[1]]);
+    expect((await getTheme(db, theme.id))!.name).toBe('Build work');
+    expect(await renameTheme(db, theme.id, 'build work')).toMatchObject({ name: 'build work' });
+    const history = (await getThemeHistory(db, [soul.id])).filter((e) => e.kind !== 'assign' || e.shardId === ids[1]);
     expect(history.map((e) => [e.kind, e.themeId, e.traitId, e.detail, e.actor])).toEqual([
       ['rename', theme.id, null, 'Builds', 'ann'],
       ['oppose', theme.id, trait.id, null, 'ann'],
       ['unoppose', theme.id, trait.id, null, 'local'],
+      ['assign', theme.id, null, null, 'local'],
+      ['rename', theme.id, null, 'Build work', 'local'],
     ]);
   });
 
@@ -327,10 +344,11 @@ describe('the evidence report honours themes', () => {
 });
 
 describe('counter-evidence', () => {
-  it('lists the members of a theme opposing a trait under it and as a tension, never as reinforcing it nor as a novel trait', async () => {
+  it('lists the members of a theme opposing a trait under it and as a tension, its cluster CONTRADICTING the trait, never reinforcing it nor novel', async () => {
     const { db, clock } = freshDb(T0);
     const { soul, ids } = await soulWith(db, clock, [...docker, unrelated[0]]);
-    const trait = await addTrait(db, soul.id, { principle: 'Fixed the Docker build cache for every image', provenance: 'p', citeShardIds: [ids[0]] });
+    // No citation: a theme whose members the trait cites could not oppose it. The principle's likeness aligns the cluster.
+    const trait = await addTrait(db, soul.id, { principle: 'Fixed the Docker build cache for every image', provenance: 'p' });
     const before = await formatEvidence(db, soul.id);
     expect(clusterOf(before, ids[0]).alignment).toMatchObject({ kind: 'REINFORCING', traitId: trait.id });
 
@@ -339,8 +357,8 @@ describe('counter-evidence', () => {
     const report = await formatEvidence(db, soul.id);
     const cluster = clusterOf(report, ids[0]);
     expect(cluster).toMatchObject({ themeId: theme.id, opposes: [trait.id], memberIds: [ids[0], ids[1], ids[2]] });
-    expect(cluster.alignment.kind).toBe('NOVEL');
-    expect(report.clusters.some((c) => c.alignment.traitId === trait.id)).toBe(false);
+    expect(cluster.alignment).toEqual({ kind: 'CONTRADICTING', traitId: trait.id, similarity: clusterOf(before, ids[0]).alignment.similarity });
+    expect(report.clusters.filter((c) => c.alignment.traitId === trait.id)).toEqual([cluster]);
     expect(report.counterEvidence).toEqual([{ traitId: trait.id, themeIds: [theme.id], shardIds: [ids[0], ids[1], ids[2]] }]);
     expect(report.suggestedActions.find((a) => a.kind === 'NOVEL_CLUSTER')).toBeUndefined();
     expect(report.suggestedActions.filter((a) => a.kind === 'TENSION')).toEqual([
@@ -348,7 +366,8 @@ describe('counter-evidence', () => {
     ]);
     expect(report.markdown).toContain(`- #${trait.id} Fixed the Docker build cache for every image — contradicted by theme "Gave up on caching" (#${theme.id}): #${ids[0]}, #${ids[1]}, #${ids[2]}\n`);
     expect(report.markdown).toContain(`## Tensions\n- theme "Gave up on caching" (#${theme.id}) vs #${trait.id}\n`);
-    expect(report.markdown).toContain(`contradicts #${trait.id}`);
+    expect(report.markdown).toContain(`sources chat, journal; contradicts trait #${trait.id}] #${cluster.representativeId}`);
+    expect(report.markdown).not.toMatch(/novel/);
     expect(await getCounterEvidence(db, [trait.id])).toEqual(new Map([[trait.id, [ids[0], ids[1], ids[2]]]]));
 
     await unopposeTrait(db, theme.id, trait.id);
@@ -379,6 +398,94 @@ describe('counter-evidence', () => {
   });
 });
 
+describe('judged counter-evidence is never support (SPEC §13)', () => {
+  /** A soul whose theme "Skips the tests" (ids[0..1]) opposes trait `tests`; `docs` cites ids[2]. */
+  async function opposed() {
+    const { db, clock } = freshDb(T0);
+    const { soul, ids } = await soulWith(db, clock, [...docker, ...unrelated]);
+    const tests = await addTrait(db, soul.id, { principle: 'Runs the tests before merging', provenance: 'p' });
+    const docs = await addTrait(db, soul.id, { principle: 'Documents every cache fix', provenance: 'p', citeShardIds: [ids[2]] });
+    const [theme] = (await assignThemes(db, soul.id, [{ shardIds: [ids[0], ids[1]], newThemeName: 'Skips the tests' }])).themes;
+    await opposeTrait(db, theme.id, tests.id);
+    return { db, clock, soul, ids, tests, docs, theme };
+  }
+
+  const judgement = async (db: SoulsDb, soulId: number, traitIds: number[]) => ({
+    citations: await db.store.citationsOfTraits(traitIds),
+    themes: await listThemes(db, soulId),
+    history: await getThemeHistory(db, [soulId]),
+  });
+
+  it('refuses citing a shard of a theme that opposes the trait, naming the theme; nothing is written', async () => {
+    const { db, soul, ids, tests, docs, theme } = await opposed();
+    const before = await judgement(db, soul.id, [tests.id, docs.id]);
+    const one = await rejection(citeShard(db, ids[1], tests.id), ValidationError);
+    expect(one).toMatchObject({
+      field: 'shardId',
+      message: `shard ${ids[1]} is a member of theme "Skips the tests" (#${theme.id}), which opposes trait ${tests.id}: judged counter-evidence is never support (cite other shards, or unoppose the theme first)`,
+    });
+    const many = await rejection(citeShards(db, tests.id, [ids[3], ids[0], ids[1]]), ValidationError);
+    expect(many.field).toBe('citeShardIds');
+    expect(many.message).toContain(`shards ${ids[0]}, ${ids[1]} are members of theme "Skips the tests" (#${theme.id}), which opposes trait ${tests.id}`);
+    expect(await judgement(db, soul.id, [tests.id, docs.id])).toEqual(before);
+    // A shard of no opposing theme is cited as ever; another trait may cite the theme's members.
+    expect((await citeShards(db, tests.id, [ids[3]])).cited).toEqual([ids[3]]);
+    expect((await citeShards(db, docs.id, [ids[0]])).cited).toEqual([ids[0]]);
+  });
+
+  it('refuses opposing a trait with a theme whose members it cites (a wrong id), naming the citations; nothing is recorded', async () => {
+    const { db, soul, ids, tests, docs, theme } = await opposed();
+    const [cache] = (await assignThemes(db, soul.id, [{ shardIds: [ids[2], ids[3]], newThemeName: 'Cache fixes' }])).themes;
+    await citeShard(db, ids[3], docs.id);
+    const before = await judgement(db, soul.id, [tests.id, docs.id]);
+    const error = await rejection(opposeTrait(db, cache.id, docs.id), ValidationError);
+    expect(error).toMatchObject({
+      field: 'traitId',
+      message: `trait ${docs.id} cites shards ${ids[2]}, ${ids[3]} of theme "Cache fixes" (#${cache.id}): a theme whose members a trait cites cannot oppose it (check the trait id, or take those citations back first)`,
+    });
+    expect(await judgement(db, soul.id, [tests.id, docs.id])).toEqual(before);
+    // The theme may oppose the trait it was meant for.
+    expect((await opposeTrait(db, cache.id, tests.id)).opposes).toEqual([tests.id]);
+    expect((await getTheme(db, theme.id))!.opposes).toEqual([tests.id]);
+  });
+
+  it('refuses moving a shard a trait cites into a theme that opposes the trait, at that shard; nothing moves', async () => {
+    const { db, soul, ids, tests, theme } = await opposed();
+    await citeShard(db, ids[4], tests.id);
+    const before = await judgement(db, soul.id, [tests.id]);
+    const error = await rejection(assignThemes(db, soul.id, [{ shardIds: [ids[3], ids[4]], themeId: theme.id }]), ValidationError);
+    expect(error).toMatchObject({
+      field: 'assignments[0].shardIds[1]',
+      message: `trait ${tests.id} cites shard ${ids[4]}, and theme "Skips the tests" (#${theme.id}) opposes it: judged counter-evidence is never support (take the citation back or unoppose the theme first, or choose another theme)`,
+    });
+    expect(await judgement(db, soul.id, [tests.id])).toEqual(before);
+    expect((await assignThemes(db, soul.id, [{ shardIds: [ids[3]], themeId: theme.id }])).themes[0].memberIds).toEqual([ids[0], ids[1], ids[3]]);
+  });
+
+  it('refuses a consolidation whose merged trait would cite what a theme opposing one source holds, in the plan, its preview and the store itself', async () => {
+    const { db, soul, ids, tests, docs, theme } = await opposed();
+    await citeShard(db, ids[0], docs.id);
+    const plan = {
+      newEssence: 'A careful engineer who tests.',
+      consolidations: [{ sourceTraitIds: [tests.id, docs.id], mergedPrinciple: 'Tests and documents cache fixes', mergedProvenance: 'p' }],
+      promotedTraitIds: [],
+      carriedTraitIds: [],
+    };
+    const problem = {
+      field: 'consolidations[0].sourceTraitIds',
+      message: `theme "Skips the tests" (#${theme.id}) opposes trait ${tests.id}, and trait ${docs.id} cites its member ${ids[0]}: the merged trait would cite judged counter-evidence (consolidate them apart, or take those citations back first)`,
+    };
+    const before = { ...(await judgement(db, soul.id, [tests.id, docs.id])), levels: await getLevelHistory(db, soul.id) };
+    expect((await rejection(levelUp(db, soul.id, plan), LevelUpPlanError)).problems).toEqual([problem]);
+    const preview = await previewLevelUp(db, soul.id, plan);
+    expect([preview.valid, preview.error?.problems]).toEqual([false, [problem]]);
+    // A citation made after the plan was checked is caught where the level-up is written.
+    const store = await rejection(Promise.resolve().then(() => db.store.applyLevelUp(soul.id, { ...plan, activeTraitIds: [tests.id, docs.id] }, db.clock.now())), LevelUpPlanError);
+    expect(store.problems).toEqual([problem]);
+    expect({ ...(await judgement(db, soul.id, [tests.id, docs.id])), levels: await getLevelHistory(db, soul.id) }).toEqual(before);
+  });
+});
+
 /** A small deterministic generator (mulberry32), so a failure replays. */
 function rng(seed: number) {
   let a = seed;
@@ -392,6 +499,13 @@ function rng(seed: number) {
 }
 
 const vocabulary = [...docker, ...unrelated, 'Fixed the Docker build cache for the cron image', 'Cooked a mild curry for the whole team on monday', 'Jogged ten kilometres along the river at dusk'];
+
+/** A write the rules may refuse (SPEC §13: counter-evidence cited as support, a change of nothing); the history goes on either way. */
+async function refusable(write: Promise<unknown>): Promise<void> {
+  await write.catch((error: unknown) => {
+    if (!(error instanceof ValidationError || error instanceof InvalidStateError || error instanceof LevelUpPlanError)) throw error;
+  });
+}
 
 describe('a randomized history never splits, merges or mixes judged themes', () => {
   const dirs: string[] = [];
@@ -448,19 +562,19 @@ describe('a randomized history never splits, merges or mixes judged themes', () 
         } else if (action === 3) {
           const traits = [await addTrait(db, soul.id, { principle: `${random.pick(vocabulary)} (step ${step})`, provenance: 'p', citeShardIds: [random.pick(pending)] })];
           traits.push(await addTrait(db, soul.id, { principle: `${random.pick(vocabulary)} (step ${step}, again)`, provenance: 'p', citeShardIds: [random.pick(pending), random.pick(pending)] }));
-          if (themes.length > 0) await opposeTrait(db, random.pick(themes).id, traits[0].id);
+          if (themes.length > 0) await refusable(opposeTrait(db, random.pick(themes).id, traits[0].id));
           await citeShard(db, random.pick(pending), traits[1].id);
           await fadeExhaustedShards(db);
           label = 'cite and fade';
         } else if (action === 4) {
           const active = (await formatEvidence(db, soul.id)).traits.map((t) => t.traitId);
           if (active.length >= 2) {
-            await levelUp(db, soul.id, {
+            await refusable(levelUp(db, soul.id, {
               newEssence: `A careful engineer, step ${step}.`,
               consolidations: [{ sourceTraitIds: active.slice(0, 2), mergedPrinciple: `merged at step ${step}`, mergedProvenance: 'p' }],
               promotedTraitIds: [],
               carriedTraitIds: active.slice(2),
-            });
+            }));
             label = 'level up';
           }
         } else if (action === 5) {
@@ -470,14 +584,14 @@ describe('a randomized history never splits, merges or mixes judged themes', () 
           label = 'revert level-up';
         } else if (action === 6 && themes.length > 0) {
           const chosen = pending.filter(() => random.int(3) === 0);
-          if (chosen.length > 0) await unassignShards(db, soul.id, chosen);
+          if (chosen.length > 0) await refusable(unassignShards(db, soul.id, chosen));
           label = `unassign ${chosen.join(',')}`;
         } else {
           const chosen = [...new Set(pending.filter(() => random.int(2) === 0))];
           if (chosen.length > 0) {
             const toNew = created < themeNames.length && (themes.length < 2 || random.int(3) === 0);
             const assignment = toNew ? { shardIds: chosen, newThemeName: themeNames[created++] } : { shardIds: chosen, themeId: random.pick(themes).id };
-            await assignThemes(db, soul.id, [assignment]);
+            await refusable(assignThemes(db, soul.id, [assignment]));
             label = `assign ${chosen.join(',')} to ${toNew ? assignment.newThemeName : assignment.themeId}`;
           }
         }

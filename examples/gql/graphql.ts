@@ -13,6 +13,7 @@ export type AddTraitInput = {
 };
 
 export type AlignmentKind =
+  | 'CONTRADICTING'
   | 'NOVEL'
   | 'REINFORCING';
 

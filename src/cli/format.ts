@@ -1,5 +1,5 @@
 /** What list, show and history print: times, readiness in words, aligned columns, and the JSON shapes scripts read. */
-import type { Crystallization, Soul } from '../engine/index.ts';
+import type { Crystallization, Soul, UnmetNeed } from '../engine/index.ts';
 
 /** Epoch milliseconds as minutes in UTC, the same wherever the command runs. */
 export const humanTime = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
@@ -8,33 +8,17 @@ export const isoTime = (ms: number | null) => (ms === null ? null : new Date(ms)
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
 /**
- * "ready (priority 12.5)", "dormant", or what is missing: "not ready: 2/3 shards, 1/2 sources". A soul never attuned
- * has nothing to be new since: the engine lists RECENCY when it has no shard at all, which the shard count already says.
+ * "ready (priority 12.5)", "dormant", or what would make it ready, in the engine's words (unmetNeeds): "not ready:
+ * needs 2 more shards (1 of the 3 needed); a shard recorded or revealed after the last attunement (…)".
  */
-export function readinessText(c: Crystallization, crystallizationThreshold: number, lastAttunedAt: number | null): string {
+export function readinessText(c: Crystallization, needs: readonly UnmetNeed[]): string {
   if (c.ready) return `ready (priority ${round(c.priority)})`;
   if (c.unmet.includes('DORMANT')) return 'dormant';
-  const missing = c.unmet.filter((condition) => condition !== 'RECENCY' || lastAttunedAt !== null).map((condition) => {
-    switch (condition) {
-      case 'MIN_SHARDS':
-        return `${c.pendingCount}/${crystallizationThreshold} shards`;
-      case 'SOURCE_DIVERSITY':
-        return `${c.distinctSources}/2 sources`;
-      case 'AGE_SPREAD':
-        return 'shards span a day or less';
-      case 'RECENCY':
-        return 'nothing new since attuned';
-      case 'MIN_CLUSTERS':
-        return `${c.clusterCount ?? 0}/2 clusters`;
-      default:
-        return condition;
-    }
-  });
-  return `not ready: ${missing.join(', ')}`;
+  return `not ready: needs ${needs.map((n) => n.message).join('; ')}`;
 }
 
 /** The crystallization verdict as the API's Crystallization type has it. */
-export function crystallizationJson(c: Crystallization) {
+export function crystallizationJson(c: Crystallization, needs: readonly UnmetNeed[]) {
   return {
     ready: c.ready,
     priority: c.priority,
@@ -44,6 +28,7 @@ export function crystallizationJson(c: Crystallization) {
     newSinceAttuned: c.newSinceAttuned,
     clusterCount: c.clusterCount,
     unmet: c.unmet,
+    needs,
   };
 }
 

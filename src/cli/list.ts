@@ -1,5 +1,5 @@
 // souls list: every soul with its level, trait count and readiness.
-import { getCrystallization, listDormantSouls, listSouls, listTraitsOfSouls, pendingShardCounts, soulOrders, sortSouls, type SoulOrder } from '../engine/index.ts';
+import { getCrystallization, listDormantSouls, listSouls, listTraitsOfSouls, pendingShardCounts, soulOrders, sortSouls, unmetNeeds, type SoulOrder } from '../engine/index.ts';
 import { jsonOption, parseArguments, UsageError } from './arguments.ts';
 import type { Command } from './command.ts';
 import { withExistingDb } from './database.ts';
@@ -47,14 +47,15 @@ export const listCommand: Command = {
       const pending = await pendingShardCounts(db, ids);
       return sortSouls(souls, order.toUpperCase() as SoulOrder, verdicts).map((soul) => {
         const activeTraitCount = active.get(soul.id)?.length ?? 0;
+        const needs = unmetNeeds(verdicts.get(soul.id)!, soul.lastAttunedAt, db.settings);
         return {
           ...soulJson(soul),
           activeTraitCount,
           traitLimit: db.settings.traitLimit,
           atCapacity: activeTraitCount >= db.settings.traitLimit,
           pendingShardCount: pending.get(soul.id) ?? 0,
-          crystallization: crystallizationJson(verdicts.get(soul.id)!),
-          readiness: readinessText(verdicts.get(soul.id)!, db.settings.crystallizationThreshold, soul.lastAttunedAt),
+          crystallization: crystallizationJson(verdicts.get(soul.id)!, needs),
+          readiness: readinessText(verdicts.get(soul.id)!, needs),
         };
       });
     });

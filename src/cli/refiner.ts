@@ -1,6 +1,6 @@
 // souls refiner init | status — the refiner soul that operates the engine through the MCP tools and learns from its outcomes.
 import type { Command } from './command.ts';
-import { closeSoulsDb, getCrystallization, listShards, SoulsError } from '../engine/index.ts';
+import { closeSoulsDb, getCrystallization, listShards, SoulsError, unmetNeeds } from '../engine/index.ts';
 import { parseArguments, UsageError } from './arguments.ts';
 import { openDb, withExistingDb } from './database.ts';
 import { commandHelp } from './help.ts';
@@ -45,7 +45,7 @@ export const refinerCommand: Command = {
       const verdict = (await getCrystallization(db, [refiner.id])).get(refiner.id)!;
       io.stdout.write(
         `${refiner.name} (soul ${refiner.id}, level ${refiner.level}): ${await count(OUTCOME_SOURCE)} outcome shards, ${await count(REGRET_SOURCE)} regret shards pending; ` +
-          `${verdict.ready ? 'ready for refinement' : `not ready (unmet: ${verdict.unmet.join(', ')})`}\n`,
+          `${verdict.ready ? 'ready for refinement' : `not ready (needs ${unmetNeeds(verdict, refiner.lastAttunedAt, db.settings).map((n) => n.message).join('; ')})`}\n`,
       );
       return 0;
     });

@@ -1,5 +1,5 @@
 // souls show: one soul whole — essence, traits with provenance, readiness.
-import { getCrystallization, getTraitSignals, listTraits, pendingShardCounts, shardCountsBySource, type TraitStatus } from '../engine/index.ts';
+import { getCrystallization, getTraitSignals, listTraits, pendingShardCounts, shardCountsBySource, unmetNeeds, type TraitStatus } from '../engine/index.ts';
 import { jsonOption, parseArguments } from './arguments.ts';
 import type { Command } from './command.ts';
 import { findSoul, withExistingDb } from './database.ts';
@@ -33,6 +33,7 @@ export const showCommand: Command = {
       const signals = await getTraitSignals(db, traits.map((t) => t.id));
       const activeTraitCount = values.all ? (await listTraits(db, soul.id, { status: 'active' })).length : traits.length;
       const crystallization = (await getCrystallization(db, [soul.id])).get(soul.id)!;
+      const needs = unmetNeeds(crystallization, soul.lastAttunedAt, db.settings);
       return {
         soul: soulJson(soul, { essence: true }),
         activeTraitCount,
@@ -53,8 +54,8 @@ export const showCommand: Command = {
           })),
         pendingShardCount: (await pendingShardCounts(db, [soul.id])).get(soul.id) ?? 0,
         shardCountsBySource: (await shardCountsBySource(db, [soul.id])).get(soul.id) ?? [],
-        crystallization: crystallizationJson(crystallization),
-        readiness: readinessText(crystallization, db.settings.crystallizationThreshold, soul.lastAttunedAt),
+        crystallization: crystallizationJson(crystallization, needs),
+        readiness: readinessText(crystallization, needs),
         createdAtMs: soul.createdAt,
       };
     });

@@ -43,10 +43,12 @@ function ageSpreadMs(agg: ShardAggregate): number {
   return agg.oldest === null || agg.newest === null ? 0 : agg.newest - agg.oldest;
 }
 
-/** A shard revealed after the attunement is new evidence too: it was invisible when the soul was attuned. */
+/**
+ * Recency counts arrival (SPEC §13): a shard recorded after the attunement is new evidence whatever its createdAt, and
+ * so is one revealed after it (invisible when the soul was attuned). A soul never attuned has nothing to be new since.
+ */
 function newSinceAttuned(agg: ShardAggregate, lastAttunedAt: number | null): boolean {
-  if (agg.latest === null) return false;
-  return lastAttunedAt === null || agg.latest > lastAttunedAt;
+  return lastAttunedAt === null || (agg.latest !== null && agg.latest > lastAttunedAt);
 }
 
 /** priority = pendingCount × distinctSources × ageSpreadDays × recencyFactor, the seed's formula taken literally. */
@@ -78,6 +80,41 @@ export function assessCrystallization(
     clusteredShardCount: clusterCount === null ? null : Math.min(agg.count, knobs.maxClusteredShards),
     unmet,
   };
+}
+
+/** An unmet condition and, in words, what would meet it (SPEC §13): the report, the API, MCP, the CLI and the web app all show these. */
+export type UnmetNeed = { condition: CrystallizationCondition; message: string };
+
+/** "RECENCY needs a shard recorded …": a need with its condition's name, for a line a model or a script reads. */
+export const unmetNeedLine = (need: UnmetNeed): string => `${need.condition} needs ${need.message}`;
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * What would meet each of the verdict's unmet conditions, in its order: how many more shards, sources or clusters,
+ * the spread the shards lack, and for RECENCY the attunement's time and that any shard recorded (or revealed) after it
+ * counts, whatever its createdAt. `lastAttunedAt` is the soul's.
+ */
+export function unmetNeeds(c: Crystallization, lastAttunedAt: number | null, knobs: Pick<Knobs, 'crystallizationThreshold'>): UnmetNeed[] {
+  return c.unmet.map((condition) => ({ condition, message: unmetNeed(condition, c, lastAttunedAt, knobs.crystallizationThreshold) }));
+}
+
+function unmetNeed(condition: CrystallizationCondition, c: Crystallization, lastAttunedAt: number | null, threshold: number): string {
+  switch (condition) {
+    case 'DORMANT':
+      return 'awakening: a dormant soul is never ready';
+    case 'MIN_SHARDS':
+      return `${count(threshold - c.pendingCount, 'more shard', 'more shards')} (${c.pendingCount} of the ${threshold} needed)`;
+    case 'SOURCE_DIVERSITY':
+      return `shards from ${count(MIN_DISTINCT_SOURCES - c.distinctSources, 'more source', 'more sources')} (${c.distinctSources} of the ${MIN_DISTINCT_SOURCES} needed)`;
+    case 'AGE_SPREAD':
+      return `shards observed more than a day apart (${c.pendingCount < 2 ? 'one shard spans no time' : `the oldest and newest are ${c.ageSpreadDays.toFixed(2)} days apart`})`;
+    case 'RECENCY':
+      if (lastAttunedAt === null) return 'a shard (the soul was never attuned: any shard counts)';
+      return `a shard recorded or revealed after the last attunement (${new Date(lastAttunedAt).toISOString()}): any shard recorded since counts, whatever its createdAt`;
+    case 'MIN_CLUSTERS':
+      return `shards on ${count(MIN_CLUSTERS - (c.clusterCount ?? 0), 'more distinct topic', 'more distinct topics')} (${c.clusterCount ?? 0} of the ${MIN_CLUSTERS} clusters needed; a judged theme counts as one)`;
+  }
 }
 
 export function passesCheapGate(stats: GateStats, which: 'before' | 'after', knobs: Pick<Knobs, 'crystallizationThreshold'>): boolean {

@@ -1,5 +1,5 @@
 import { DAY_MS } from './clock.ts';
-import { getCrystallization, type Crystallization } from './crystallization.ts';
+import { getCrystallization, unmetNeedLine, unmetNeeds, type Crystallization } from './crystallization.ts';
 import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { textQuery } from './shards.ts';
@@ -13,6 +13,8 @@ import { dot, lexicalVectors } from './lexical.ts';
 import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
 import { clusterSignalWarning, isTenured } from './report-hints.ts';
+import { vectorUse, type VectorUse } from './vector-use.ts';
+import { PROVIDED_MODEL } from '../store/store.ts';
 import { oppositePolarity, possibleCounterEvidenceSteps, type CounterEvidenceHint } from './polarity.ts';
 import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
 import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
@@ -31,6 +33,10 @@ export type EvidenceInput = {
   crystallization: Crystallization;
   /** Stored embeddings by shard id (similarity `provided`); a shard missing here is compared lexically. */
   embeddings?: ReadonlyMap<number, Float32Array>;
+  /** The model the mode's vectors come from (the embedder's in semantic, PROVIDED_MODEL in provided); null or absent in trigram and lexical. */
+  vectorModel?: string | null;
+  /** Shards whose vector is being computed (semantic mode): they wait for it rather than lack it. */
+  vectorsWaiting?: ReadonlySet<number>;
   /** The clustered shards' single-linkage partition as lists of shard ids, when the caller already has it; computed otherwise. */
   partition?: readonly (readonly number[])[];
   /** Clusters cover at most this many shards, the most recently dropped (highest ids); default: all. */
@@ -53,7 +59,8 @@ export type EvidenceInput = {
 /** What the report needs of a theme: its name, and the traits its members contradict. */
 export type ThemeSummary = { id: number; name: string; opposes: readonly number[] };
 
-export type AlignmentKind = 'REINFORCING' | 'NOVEL';
+/** REINFORCING a trait, CONTRADICTING one (the cluster is a theme judged to oppose it, SPEC §13), else NOVEL. */
+export type AlignmentKind = 'REINFORCING' | 'NOVEL' | 'CONTRADICTING';
 export type ClusterAlignment = { kind: AlignmentKind; traitId: number | null; similarity: number };
 export type SharedSoul = { soulId: number; sharedCount: number; fraction: number };
 export type ShardCluster = {
@@ -119,8 +126,8 @@ export type EvidenceReport = {
   suggestedActions: SuggestedAction[];
   markdown: string;
   scope: { tags: string[]; query: string | null };
-  /** The similarity that produced the clusters, alignments and trait pairs, and the clustering threshold. */
-  similarity: { mode: SimilarityMode; threshold: number };
+  /** The similarity that produced the clusters, alignments and trait pairs, the clustering threshold, and how many clustered shards had vectors. */
+  similarity: { mode: SimilarityMode; threshold: number; vectors: VectorUse };
 };
 
 export const TREND_WINDOW_DAYS = 14;
@@ -218,7 +225,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   );
   const traitById = new Map(traits.map((t) => [t.id, t]));
   const promotionCandidates = signals
-    .filter((s) => isTenured(traitById.get(s.traitId)!, s, knobs, now))
+    .filter((s) => isTenured(traitById.get(s.traitId)!, knobs, now))
     .map((s) => ({ traitId: s.traitId, score: s.tenure * s.citationDensity * s.essenceRedundancy }))
     .filter((p) => p.score > 0)
     .sort((x, y) => rankKey(y.score) - rankKey(x.score) || x.traitId - y.traitId);
@@ -242,7 +249,11 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     suggestedActions: [],
     markdown: '',
     scope: { tags: [...input.scope.tags], query: input.scope.query },
-    similarity: { mode: knobs.similarity, threshold: knobs.clusteringThreshold },
+    similarity: {
+      mode: knobs.similarity,
+      threshold: knobs.clusteringThreshold,
+      vectors: vectorUse(knobs.similarity, input.vectorModel ?? null, clustered.map((s) => input.embeddings?.has(s.id) ?? false), (i) => input.vectorsWaiting?.has(clustered[i].id) ?? false),
+    },
   };
   report.suggestedActions = suggestActions(report, shards, input.activeTraits.length, knobs);
   report.markdown = renderMarkdown(report, input);
@@ -400,7 +411,7 @@ function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<
     ageSpanDays,
     freshness,
     weight: memberCount * sourceDiversity * freshness,
-    alignment: align(ctx, rep, members, citedBy, new Set(opposes)),
+    alignment: opposes.length > 0 ? contradicting(ctx, rep, opposes) : align(ctx, rep, members, citedBy),
     sharedWith: sharedWith(members, shards, input.soul.id),
     themeId,
     suggestedThemeId: null,
@@ -505,8 +516,24 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** A judged contradiction outweighs resemblance and citations: a cluster never reinforces a trait its theme opposes. */
-function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>, opposed: ReadonlySet<number>): ClusterAlignment {
+/**
+ * A judged contradiction outweighs resemblance and citations: a theme opposing active traits contradicts the one its
+ * representative most resembles (ties: the lowest id), never reinforces any, and is never NOVEL.
+ */
+function contradicting(ctx: Context, rep: number, opposes: readonly number[]): ClusterAlignment {
+  const opposed = new Set(opposes);
+  let best: ClusterAlignment | null = null;
+  // traits are in id order, so strict ">" keeps the lowest id on ties.
+  for (let t = 0; t < ctx.traits.length; t++) {
+    if (!opposed.has(ctx.traits[t].id)) continue;
+    const sim = ctx.pair(rep, ctx.shards.length + t);
+    if (best === null || sim > best.similarity) best = { kind: 'CONTRADICTING', traitId: ctx.traits[t].id, similarity: sim };
+  }
+  return best!;
+}
+
+/** REINFORCING the trait a member is cited by or the representative resembles (the most similar wins), else NOVEL. */
+function align(ctx: Context, rep: number, members: readonly number[], citedBy: ReadonlyMap<number, number[]>): ClusterAlignment {
   const { traits, shards, input } = ctx;
   const cited = new Set<number>();
   for (const i of members) for (const traitId of citedBy.get(shards[i].id) ?? []) cited.add(traitId);
@@ -515,7 +542,6 @@ function align(ctx: Context, rep: number, members: readonly number[], citedBy: R
   let bestSeen = 0;
   // traits are in id order, so strict ">" keeps the lowest id on ties.
   for (let t = 0; t < traits.length; t++) {
-    if (opposed.has(traits[t].id)) continue;
     const sim = ctx.pair(rep, shards.length + t);
     if (sim > bestSeen) bestSeen = sim;
     const qualifies = cited.has(traits[t].id) || sim >= input.knobs.redundancyThreshold;
@@ -634,8 +660,10 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
   const redundant = report.traits.filter((s) => s.essenceRedundancy > knobs.redundancyThreshold).map((s) => s.traitId);
   add('ESSENCE_REDUNDANT', redundant.length, `${plural(redundant.length, 'trait', 'traits')} redundant with essence`, distinctAscending(redundant));
 
-  // A cluster contradicting a trait is a tension to resolve, not a new trait to propose.
-  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2 && c.opposes.length === 0);
+  // A cluster contradicting a trait is a tension to resolve, not a new trait to propose: judged (CONTRADICTING), or
+  // not yet, when a member reads as possible counter-evidence to a trait.
+  const flagged = new Set(report.possibleCounterEvidence.map((h) => h.shardId));
+  const novel = report.clusters.filter((c) => c.alignment.kind === 'NOVEL' && c.memberCount >= 2 && !c.memberIds.some((id) => flagged.has(id)));
   const sizes = novel.map((c) => c.memberCount).join(', ');
   add(
     'NOVEL_CLUSTER',
@@ -714,12 +742,10 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   if (report.clusteredShardCount < report.shardCount) {
     lines.push(`Clusters cover the ${report.clusteredShardCount} most recently dropped shards of ${report.shardCount} (maxClusteredShards)`);
   }
+  if (report.similarity.vectors.model !== null) lines.push(`Vectors (similarity ${report.similarity.mode}): ${report.similarity.vectors.message}`);
   const cr = report.crystallization;
-  lines.push(
-    cr.ready
-      ? `Readiness: ready (priority ${fixed(cr.priority, 2)})`
-      : `Readiness: not ready${cr.unmet.length > 0 ? ` — unmet: ${cr.unmet.join(', ')}` : ''}`,
-  );
+  const needs = unmetNeeds(cr, soul.lastAttunedAt, input.knobs).map(unmetNeedLine);
+  lines.push(cr.ready ? `Readiness: ready (priority ${fixed(cr.priority, 2)})` : `Readiness: not ready${needs.length > 0 ? ` — ${needs.join('; ')}` : ''}`);
 
   lines.push('', '## Suggested actions');
   if (report.suggestedActions.length === 0) lines.push('- none');
@@ -789,13 +815,17 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   // A theme is listed as a cluster whatever its size; only unjudged shards alike to no other are folded.
   const groups = report.clusters.filter((c) => c.memberCount > 1 || c.themeId !== null);
   const singles = report.clusters.filter((c) => c.memberCount === 1 && c.themeId === null);
+  const traitList = (ids: readonly number[]) => `${ids.length === 1 ? 'trait' : 'traits'} ${ids.map((id) => `#${id}`).join(', ')}`;
+  const hintedTraits = Map.groupBy(report.possibleCounterEvidence, (h) => h.shardId);
   if (groups.length > 0) {
     lines.push('', '## Clusters (highest weight first)');
     groups.forEach((c, k) => {
-      const alignment = c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : 'novel';
+      const alignment =
+        c.alignment.kind === 'REINFORCING' ? `reinforces trait #${c.alignment.traitId}` : c.alignment.kind === 'CONTRADICTING' ? `contradicts ${traitList(c.opposes)}` : 'novel';
       const parts = [`weight ${fixed(c.weight, 2)}`, `size ${c.memberCount}`, `sources ${c.sources.join(', ')}`, alignment];
       if (c.themeId !== null) parts.unshift(themeLabel(c.themeId));
-      if (c.opposes.length > 0) parts.push(`contradicts ${c.opposes.map((id) => `#${id}`).join(', ')}`);
+      const mayContradict = distinctAscending(c.memberIds.flatMap((id) => (hintedTraits.get(id) ?? []).map((h) => h.traitId)));
+      if (mayContradict.length > 0) parts.push(`may contradict ${traitList(mayContradict)} (possible counter-evidence)`);
       if (c.suggestedThemeId !== null) parts.push(`resembles ${themeLabel(c.suggestedThemeId)}`);
       if (c.sharedWith.length > 0) {
         const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);
@@ -871,6 +901,8 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
       crystallization,
       partition,
       embeddings,
+      vectorModel: db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null),
+      vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
       clusterLimit,
       themeOf,
       themes: themes.map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),

@@ -1,6 +1,24 @@
 /** The Souls engine's public surface: an async library API, usable with no server. */
 export { DAY_MS, manualClock, systemClock, type Clock } from './clock.ts';
-export { CapacityError, ConflictError, InvalidStateError, LevelUpPlanError, NotFoundError, SoulsError, StorageError, ValidationError, describeError } from './errors.ts';
+export {
+  alreadyAssigned,
+  alreadyNamed,
+  alreadyOpposed,
+  assignedSupport,
+  CapacityError,
+  ConflictError,
+  describeError,
+  InvalidStateError,
+  LevelUpPlanError,
+  NotFoundError,
+  nothingToUnassign,
+  notOpposed,
+  opposedSupport,
+  SoulsError,
+  StorageError,
+  ValidationError,
+  type CounterCitation,
+} from './errors.ts';
 export type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, ThemeEventKind, Trait, TraitStatus } from './model.ts';
 export {
   defaultClusteringThresholds,
@@ -67,6 +85,7 @@ export {
   citeShards,
   countActiveTraits,
   getCitations,
+  getShardCitations,
   getTrait,
   getTraitLimit,
   getTraits,
@@ -108,7 +127,17 @@ export {
   type ShardHit,
   type ShardInput,
 } from './shards.ts';
-export { crystallizationConditions, crystallizationReadiness, getCrystallization, type Crystallization, type CrystallizationCondition, type ReadySoul } from './crystallization.ts';
+export {
+  crystallizationConditions,
+  crystallizationReadiness,
+  getCrystallization,
+  unmetNeedLine,
+  unmetNeeds,
+  type Crystallization,
+  type CrystallizationCondition,
+  type ReadySoul,
+  type UnmetNeed,
+} from './crystallization.ts';
 export { getLevelHistory, levelUp, previewLevelUp, revertLevelUp, type LevelUpPlan, type LevelUpPreview, type LevelUpResult, type LevelUpWarning } from './levels.ts';
 export { renderSoul, renderSouls, type RenderOptions } from './render.ts';
 export { expiryCutoff } from './settings.ts';
@@ -153,6 +182,7 @@ export {
   type Trend,
 } from './evidence.ts';
 export {
+  assignmentCounterCitations,
   assignThemes,
   DEFAULT_THEME_ACTOR,
   getCounterEvidence,
@@ -163,6 +193,7 @@ export {
   listThemes,
   listThemesOfSouls,
   opposeTrait,
+  oppositionCounterCitations,
   renameTheme,
   unassignShards,
   unopposeTrait,

@@ -1,4 +1,3 @@
-import { InvalidStateError, LevelUpPlanError, NotFoundError, type PlanProblem } from './errors.ts';
 import type { LevelEvent, Soul, Trait } from './model.ts';
 import { requireText } from './normalize.ts';
 import { renderBlock, renderInputs } from './render.ts';
@@ -7,6 +6,7 @@ import { meanPairwise, textSimilarity } from './similarity-modes.ts';
 import type { SoulsDb } from './souls-db.ts';
 import { readyEdges } from './crystallization.ts';
 import { principleHints, similarityMeasure, type TraitHintCode } from './polarity.ts';
+import { consolidationConflicts, InvalidStateError, LevelUpPlanError, NotFoundError, type CounterCitation, type PlanProblem } from './errors.ts';
 
 export type ConsolidationGroup = { sourceTraitIds: readonly number[]; mergedPrinciple: string; mergedProvenance: string };
 export type LevelUpPlan = {
@@ -25,8 +25,9 @@ const sortedUnique = (ids: Iterable<number>) => [...new Set(ids)].sort((a, b) =>
 /**
  * Every active trait exactly once across consolidations, promotions and
  * carries; every listed id an active trait of this soul; non-empty texts; no
- * merged principle repeating a carried trait's or another merged one; and a
- * change (a consolidation, a promotion or a new essence).
+ * merged principle repeating a carried trait's or another merged one; no merged
+ * trait citing counter-evidence (`counterCitations` among the active traits,
+ * SPEC §13); and a change (a consolidation, a promotion or a new essence).
  * Returns the cleaned plan, or the structured diff as a LevelUpPlanError.
  */
 export function checkLevelUpPlan(
@@ -34,6 +35,7 @@ export function checkLevelUpPlan(
   activeTraits: readonly Trait[],
   plan: LevelUpPlan,
   knobs: { maxEssenceBytes: number; maxPrincipleBytes: number; maxProvenanceBytes: number },
+  counterCitations: readonly CounterCitation[] = [],
 ): CleanPlan | LevelUpPlanError {
   const problems: PlanProblem[] = [];
   const text = (field: string, value: unknown, max: number): string => {
@@ -68,6 +70,7 @@ export function checkLevelUpPlan(
     problems,
   };
   problems.push(...repeatedPrinciples(activeTraits, consolidations, plan.carriedTraitIds ?? []));
+  problems.push(...consolidationConflicts(consolidations, counterCitations));
   if (consolidations.length === 0 && (plan.promotedTraitIds ?? []).length === 0 && newEssence === soul.essence) {
     problems.push({ field: 'newEssence', message: 'the plan changes nothing (no consolidation, no promotion, the same essence): consolidate or promote traits, or give a new essence' });
   }
@@ -122,19 +125,21 @@ export function levelUpWarnings(activeTraits: readonly Trait[], plan: CleanPlan,
   return warnings;
 }
 
+/** The soul's render inputs, and the counter-citations among its active traits (what a consolidation could merge). */
 async function planContext(db: SoulsDb, soulId: number) {
   const input = (await renderInputs(db, [soulId])).get(soulId);
   if (!input) throw new NotFoundError('Soul', soulId);
   if (input.soul.deletedAt !== null) throw new InvalidStateError(`soul ${soulId} is dormant: awaken it first`);
-  return input;
+  const active = input.traits.map((t) => t.id);
+  return { ...input, counterCitations: await db.store.counterCitations(active, active) };
 }
 
 export type LevelUpResult = { soul: Soul; event: LevelEvent; warnings: LevelUpWarning[] };
 
 /** Consolidates, promotes and carries traits, rewrites the essence and raises the level, all at once. */
 export async function levelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan): Promise<LevelUpResult> {
-  const { soul, traits } = await planContext(db, soulId);
-  const checked = checkLevelUpPlan(soul, traits, plan, db.settings);
+  const { soul, traits, counterCitations } = await planContext(db, soulId);
+  const checked = checkLevelUpPlan(soul, traits, plan, db.settings, counterCitations);
   if (checked instanceof LevelUpPlanError) throw checked;
   const warnings = levelUpWarnings(traits, checked, db.settings);
   const event = await db.store.applyLevelUp(soulId, { ...checked, activeTraitIds: traits.map((t) => t.id) }, db.clock.now());
@@ -161,9 +166,9 @@ export type LevelUpPreview = { valid: boolean; error: LevelUpPlanError | null; w
 
 /** Validation, warnings and the rendered block before and after the plan, as if applied now; writes nothing. */
 export async function previewLevelUp(db: SoulsDb, soulId: number, plan: LevelUpPlan, options: { includeProvenance?: boolean } = {}): Promise<LevelUpPreview> {
-  const { soul, traits, citationCounts } = await planContext(db, soulId);
+  const { soul, traits, citationCounts, counterCitations } = await planContext(db, soulId);
   const before = renderBlock(soul, traits, citationCounts, options);
-  const checked = checkLevelUpPlan(soul, traits, plan, db.settings);
+  const checked = checkLevelUpPlan(soul, traits, plan, db.settings, counterCitations);
   if (checked instanceof LevelUpPlanError) return { valid: false, error: checked, warnings: [], before, after: null };
   const now = db.clock.now();
   const byId = new Map(traits.map((t) => [t.id, t]));

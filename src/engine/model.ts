@@ -41,8 +41,11 @@ export type Shard = {
   sealed: boolean;
   tags: string[];
   soulIds: number[];
+  /** When it was observed: the write's time, or the earlier one a historical import gives. */
   createdAt: number;
   updatedAt: number;
+  /** When it was written to Souls, whatever its createdAt: what recency counts (SPEC §13). */
+  recordedAt: number;
   /** When a sealed shard was revealed; null if it never was sealed or is sealed still. */
   revealedAt: number | null;
 };

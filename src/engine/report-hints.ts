@@ -2,11 +2,13 @@
 import { DAY_MS } from './clock.ts';
 import type { Trait } from './model.ts';
 import type { Knobs, SimilarityMode } from './settings.ts';
-import type { TraitSignals } from './signals.ts';
 
-/** A promotion needs real tenure: the trait survived at least one attunement, or is promotionTenureDays old. */
-export function isTenured(trait: Pick<Trait, 'createdAt'>, signals: Pick<TraitSignals, 'survivalCount'>, knobs: Pick<Knobs, 'promotionTenureDays'>, now: number): boolean {
-  return signals.survivalCount >= 1 || now - trait.createdAt >= knobs.promotionTenureDays * DAY_MS;
+/**
+ * A promotion needs real tenure (SPEC §13): the trait is at least promotionTenureDays old. Surviving an attunement
+ * does not stand in for it: a cycle can be stamped minutes after the trait was made.
+ */
+export function isTenured(trait: Pick<Trait, 'createdAt'>, knobs: Pick<Knobs, 'promotionTenureDays'>, now: number): boolean {
+  return now - trait.createdAt >= knobs.promotionTenureDays * DAY_MS;
 }
 
 /** Below this many clustered shards a report is too small for "most are singletons" to mean anything. */

@@ -261,6 +261,11 @@ export class SemanticEmbeddings {
     return this.queue.length;
   }
 
+  /** Whether this process is computing the shard's vector (queued or in a call): it will land, no `souls reindex` needed. */
+  isWaiting(shardId: number): boolean {
+    return this.waiting.has(shardId);
+  }
+
   /** Shards waiting for their vector in this process: queued or in a call. */
   get pending(): number {
     return this.queue.length + this.inFlight;

@@ -40,7 +40,7 @@ export type Knobs = {
   staleDays: number;
   redundancyThreshold: number;
   consolidationThreshold: number;
-  /** A trait is a promotion candidate only once it has survived an attunement or is at least this many days old. */
+  /** A trait is a promotion candidate only once it is at least this many days old (SPEC §13). */
   promotionTenureDays: number;
 };
 

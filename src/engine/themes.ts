@@ -1,5 +1,5 @@
-import { ValidationError } from './errors.ts';
-import type { Soul, Theme, ThemeEvent } from './model.ts';
+import { ValidationError, type CounterCitation } from './errors.ts';
+import type { Citation, Soul, Theme, ThemeEvent } from './model.ts';
 import { exceedsCodePoints, nameKey, requireId, requireIds, requireText } from './normalize.ts';
 import { getCrystallization } from './crystallization.ts';
 import type { SoulsDb } from './souls-db.ts';
@@ -63,7 +63,8 @@ export function validThemeAssignments(db: SoulsDb, assignments: readonly ThemeAs
 /**
  * The judge's verb (SPEC §12): puts each assignment's shards in its theme, moving any that had another one in this
  * soul, in one unit of work with one recorded event per shard moved. Returns the soul and the assignments' themes,
- * in order.
+ * in order. A call that moves no shard and creates no theme is an InvalidStateError; moving a shard a trait cites
+ * into a theme opposing that trait is a ValidationError at the shard's field (SPEC §13).
  */
 export async function assignThemes(db: SoulsDb, soulId: number | string, assignments: readonly ThemeAssignment[], options: ThemeActorOptions = {}): Promise<AssignThemesResult> {
   const id = requireId('soulId', soulId);
@@ -71,7 +72,7 @@ export async function assignThemes(db: SoulsDb, soulId: number | string, assignm
   return judged(db, id, () => db.store.assignThemes(id, writes, actorOf(options), db.clock.now()));
 }
 
-/** Returns the shards to the soul's unjudged pool; shards without a theme are left as they are. Returns the themes they left. */
+/** Returns the shards to the soul's unjudged pool; shards without a theme are left as they are (none with one: InvalidStateError). Returns the themes they left. */
 export async function unassignShards(db: SoulsDb, soulId: number | string, shardIds: readonly (number | string)[], options: ThemeActorOptions = {}): Promise<AssignThemesResult> {
   const id = requireId('soulId', soulId);
   const ids = requireShardIds(db, 'shardIds', shardIds, new Set());
@@ -86,16 +87,21 @@ async function judged(db: SoulsDb, soulId: number, write: () => Awaitable<Theme[
   return { soul: (await db.store.getSouls([soulId])).get(soulId)!, themes, readySoulIds: ready ? [soulId] : [] };
 }
 
+/** Renaming a theme to the name it has (after normalization) is an InvalidStateError: it would change nothing. */
 export async function renameTheme(db: SoulsDb, themeId: number | string, name: string, options: ThemeActorOptions = {}): Promise<Theme> {
   const id = requireId('id', themeId);
   return await db.store.renameTheme(id, requireThemeName(db, 'name', name), actorOf(options), db.clock.now());
 }
 
-/** The theme's members become counter-evidence for the trait (never reinforcement); opposing it again changes nothing. */
+/**
+ * The theme's members become counter-evidence for the trait (never reinforcement). Opposing it again is an
+ * InvalidStateError (it would change nothing); a theme whose members the trait cites cannot oppose it (SPEC §13).
+ */
 export async function opposeTrait(db: SoulsDb, themeId: number | string, traitId: number | string, options: ThemeActorOptions = {}): Promise<Theme> {
   return await db.store.setThemeOpposition(requireId('themeId', themeId), requireId('traitId', traitId), true, actorOf(options), db.clock.now());
 }
 
+/** Unopposing what the theme does not oppose is an InvalidStateError: it would change nothing. */
 export async function unopposeTrait(db: SoulsDb, themeId: number | string, traitId: number | string, options: ThemeActorOptions = {}): Promise<Theme> {
   return await db.store.setThemeOpposition(requireId('themeId', themeId), requireId('traitId', traitId), false, actorOf(options), db.clock.now());
 }
@@ -130,4 +136,20 @@ export async function getCounterEvidence(db: SoulsDb, traitIds: readonly number[
 /** Every recorded theme change of the souls, oldest first: who, when, and what each replaced. */
 export async function getThemeHistory(db: SoulsDb, soulIds: readonly number[]): Promise<ThemeEvent[]> {
   return await db.store.themeHistory(soulIds);
+}
+
+/** The counter-citations opposing `traitId` with `theme` would make: the trait's citations of its members. */
+export function oppositionCounterCitations(theme: Theme, traitId: number, citations: readonly Citation[]): CounterCitation[] {
+  const members = new Set(theme.memberIds);
+  return citations
+    .filter((c) => c.traitId === traitId && members.has(c.shardId))
+    .map((c) => ({ themeId: theme.id, themeName: theme.name, opposedTraitId: traitId, citingTraitId: traitId, shardId: c.shardId }));
+}
+
+/** The counter-citations moving `shardId` into `theme` would make: citations of it by traits the theme opposes. */
+export function assignmentCounterCitations(theme: Theme, shardId: number, citations: readonly Citation[]): CounterCitation[] {
+  const opposed = new Set(theme.opposes);
+  return citations
+    .filter((c) => c.shardId === shardId && opposed.has(c.traitId))
+    .map((c) => ({ themeId: theme.id, themeName: theme.name, opposedTraitId: c.traitId, citingTraitId: c.traitId, shardId }));
 }

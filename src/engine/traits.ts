@@ -46,9 +46,22 @@ export async function reactivateTrait(db: SoulsDb, traitId: number): Promise<Tra
   return await db.store.setTraitStatus(traitId, 'active', db.clock.now(), db.settings.traitLimit);
 }
 
-/** Links a shard to the trait it informed; citing the same pair again changes nothing. The shard must be attributed to the trait's soul. */
+/** The store names the shards of a refused citation `shardIds`; callers know them by their own field. */
+async function citing<T>(field: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof ValidationError && error.field === 'shardIds') throw new ValidationError(field, error.message);
+    throw error;
+  }
+}
+
+/**
+ * Links a shard to the trait it informed; citing the same pair again changes nothing. The shard must be attributed to
+ * the trait's soul, and may not be a member of a theme that opposes the trait (SPEC §13: a ValidationError `shardId`).
+ */
 export async function citeShard(db: SoulsDb, shardId: number, traitId: number): Promise<{ shard: Shard; trait: Trait }> {
-  await db.store.citeShards(traitId, [shardId], db.clock.now());
+  await citing('shardId', async () => db.store.citeShards(traitId, [shardId], db.clock.now()));
   return { shard: (await db.store.getShards([shardId])).get(shardId)!, trait: (await db.store.getTraits([traitId])).get(traitId)! };
 }
 
@@ -56,12 +69,13 @@ export type CiteResult = { trait: Trait; cited: number[]; alreadyCited: number[]
 
 /**
  * Cites several shards from one trait at once (all or nothing). `cited` are the shards it did not cite before,
- * `alreadyCited` the ones it already cited (left as they were), both in the order given.
+ * `alreadyCited` the ones it already cited (left as they were), both in the order given. A shard of a theme opposing
+ * the trait is refused (ValidationError `citeShardIds`).
  */
 export async function citeShards(db: SoulsDb, traitId: number, shardIds: readonly number[]): Promise<CiteResult> {
   const wanted = [...new Set(requireIds('citeShardIds', shardIds))];
   if (wanted.length === 0) throw new ValidationError('citeShardIds', 'must list at least one shard');
-  const fresh = new Set(await db.store.citeShards(traitId, wanted, db.clock.now()));
+  const fresh = new Set(await citing('citeShardIds', async () => db.store.citeShards(traitId, wanted, db.clock.now())));
   return { trait: (await db.store.getTraits([traitId])).get(traitId)!, cited: wanted.filter((id) => fresh.has(id)), alreadyCited: wanted.filter((id) => !fresh.has(id)) };
 }
 
@@ -86,6 +100,11 @@ export async function unciteShards(db: SoulsDb, traitId: number, shardIds: reado
 /** The citations of these traits: which shards each cites, and since when. */
 export async function getCitations(db: SoulsDb, traitIds: readonly number[]): Promise<Citation[]> {
   return await db.store.citationsOfTraits(traitIds);
+}
+
+/** The citations of these shards: which traits cite each, and since when. */
+export async function getShardCitations(db: SoulsDb, shardIds: readonly number[]): Promise<Citation[]> {
+  return await db.store.citationsOfShards(shardIds);
 }
 
 export async function getTrait(db: SoulsDb, traitId: number): Promise<Trait | null> {

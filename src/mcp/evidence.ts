@@ -1,6 +1,6 @@
 // The evidence tool: the readiness verdict with its unmet conditions, and the report that pre-digests a soul's shards.
 import { z } from 'zod';
-import { formatEvidence, getShardEmbeddings, getShards, getThemes, listThemes, type EvidenceReport } from '../engine/index.ts';
+import { formatEvidence, getShards, getThemes, listThemes, type EvidenceReport } from '../engine/index.ts';
 import { annotations, defineTool } from './context.ts';
 import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, okWithText, toolError, ToolRefusal } from './results.ts';
 import { soulNamed, verdictOf } from './souls.ts';
@@ -13,7 +13,7 @@ const cluster = z.object({
   memberCount: z.number().int(),
   sources: z.array(z.string()),
   weight: z.number(),
-  alignment: z.object({ kind: z.enum(['REINFORCING', 'NOVEL']), traitId: z.number().int().nullable() }),
+  alignment: z.object({ kind: z.enum(['REINFORCING', 'NOVEL', 'CONTRADICTING']), traitId: z.number().int().nullable() }),
   sharedWith: z.array(z.object({ soulId: z.number().int(), sharedCount: z.number().int() })),
   themeId: z.number().int().nullable(),
   suggestedTheme: z.object({ id: z.number().int(), name: z.string() }).nullable(),
@@ -39,7 +39,7 @@ export const soulEvidence = defineTool({
   title: 'Evidence report and readiness',
   description:
     'Read before changing a soul: readiness, suggested actions, themes, unjudgedCount, similarity (mode, vectorsPending), the report: trait ' +
-    'signals, candidates, tensions, counter-evidence, trend, clusters by weight with shard ids (NOVEL: new trait? REINFORCING: cite; ' +
+    'signals, candidates, tensions, counter-evidence, trend, clusters by weight with shard ids (NOVEL: new trait? REINFORCING: cite; CONTRADICTING: judged against; ' +
     'suggestedTheme: assign). "markdown" is its own text block, cut to the budget (reportUri is whole); "json" pages clusters. ' +
     'Next: evidence_judge, trait_change, or levelup at capacity.',
   scope: 'read',
@@ -59,7 +59,7 @@ export const soulEvidence = defineTool({
     reportUri: z.string(),
     markdownClipped: z.boolean().optional(),
     unjudgedCount: z.number().int(),
-    similarity: z.object({ mode: z.string(), vectorsPending: z.number().int() }),
+    similarity: z.object({ mode: z.string(), vectorsPending: z.number().int(), vectors: z.string() }),
     themes: z.array(z.object({ id: z.number().int(), name: z.string(), memberCount: z.number().int(), opposes: idList })),
     report: z
       .object({
@@ -82,11 +82,11 @@ export const soulEvidence = defineTool({
       const report = await formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query });
       const head = {
         soul: { id: soul.id, name: soul.name, level: soul.level },
-        verdict: verdictOf(report.crystallization),
+        verdict: verdictOf(report.crystallization, soul, ctx.db.settings),
         suggestedActions: report.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, traitIds: a.traitIds })),
         reportUri: evidenceUri(soul.id),
         unjudgedCount: report.unjudgedCount,
-        similarity: { mode: report.similarity.mode, vectorsPending: await vectorsPending(ctx.db, report) },
+        similarity: { mode: report.similarity.mode, vectorsPending: report.similarity.vectors.pending, vectors: report.similarity.vectors.message },
         themes: (await listThemes(ctx.db, soul.id)).slice(0, LISTED_THEMES).map((t) => ({ id: t.id, name: t.name, memberCount: t.memberIds.length, opposes: t.opposes })),
       };
       if (args.format === 'markdown') {
@@ -103,13 +103,6 @@ export const soulEvidence = defineTool({
     }
   },
 });
-
-/** Semantic mode: how many of the report's shards still compare lexically, their vector not stored yet (landing, or after a failure until `souls reindex`). */
-async function vectorsPending(db: Parameters<typeof getShards>[0], report: EvidenceReport): Promise<number> {
-  if (report.similarity.mode !== 'semantic') return 0;
-  const ids = [...new Set(report.clusters.flatMap((c) => c.memberIds))];
-  return ids.length - (await getShardEmbeddings(db, ids)).size;
-}
 
 async function jsonPage(db: Parameters<typeof getShards>[0], head: Record<string, unknown>, report: EvidenceReport, cursorValue: string | undefined, pageSize: number) {
   const { o: offset } = decodeCursor(cursorValue);

@@ -20,8 +20,11 @@ import {
   shardCountsBySource,
   shardCountsByTag,
   stampAttuned,
+  unmetNeedLine,
+  unmetNeeds,
   updateSoul,
   type Crystallization,
+  type Knobs,
   type Soul,
 } from '../engine/index.ts';
 import { announceReady, annotations, defineTool, soulChanged, type ToolContext } from './context.ts';
@@ -29,10 +32,13 @@ import { clip, decodeCursor, encodeCursor, fitText, fitToBudget, ok, RESPONSE_BU
 import { cursor, id, idList, iso, limit, paging, readySouls, verdict } from './schemas.ts';
 import { recordOutcome } from './refiner.ts';
 
-export const verdictOf = (c: Crystallization) => ({
+/** Each unmet condition with what would meet it, in the engine's words: "RECENCY needs a shard recorded … after the last attunement (…)". */
+export const unmetOf = (c: Crystallization, soul: Pick<Soul, 'lastAttunedAt'>, knobs: Pick<Knobs, 'crystallizationThreshold'>) => unmetNeeds(c, soul.lastAttunedAt, knobs).map(unmetNeedLine);
+
+export const verdictOf = (c: Crystallization, soul: Pick<Soul, 'lastAttunedAt'>, knobs: Pick<Knobs, 'crystallizationThreshold'>) => ({
   ready: c.ready,
   priority: Number(c.priority.toFixed(3)),
-  unmet: [...c.unmet],
+  unmet: unmetOf(c, soul, knobs),
   pendingCount: c.pendingCount,
   distinctSources: c.distinctSources,
   ageSpreadDays: Number(c.ageSpreadDays.toFixed(2)),
@@ -162,7 +168,7 @@ async function roster(ctx: ToolContext, args: { orderBy: 'READINESS' | 'NAME' | 
     activeTraitCount: active.get(s.id)?.length ?? 0,
     pendingShardCount: pending.get(s.id) ?? 0,
     ready: verdicts.get(s.id)?.ready ?? false,
-    unmet: [...(verdicts.get(s.id)?.unmet ?? [])],
+    unmet: verdicts.has(s.id) ? unmetOf(verdicts.get(s.id)!, s, ctx.db.settings) : [],
   }));
   const frame = (kept: typeof items) => ({
     souls: kept,
@@ -178,7 +184,7 @@ async function oneSoul(ctx: ToolContext, soul: Soul, render: 'lean' | 'full', se
   const active = traits.filter((t) => t.status === 'active');
   const want = new Set(sections);
   const signals = want.has('traits') ? await getTraitSignals(db, active.map((t) => t.id)) : new Map();
-  const verdict = want.has('crystallization') ? verdictOf((await getCrystallization(db, [soul.id])).get(soul.id)!) : undefined;
+  const verdict = want.has('crystallization') ? verdictOf((await getCrystallization(db, [soul.id])).get(soul.id)!, soul, db.settings) : undefined;
   const history = want.has('levels') ? (await getLevelHistory(db, soul.id)).slice(-10) : [];
   const counts = want.has('shardCounts')
     ? { bySource: ((await shardCountsBySource(db, [soul.id])).get(soul.id) ?? []).slice(0, 20), byTag: (await shardCountsByTag(db, soul.id)).slice(0, 30) }

@@ -2,8 +2,15 @@
 // counter-evidence for a trait. A dry run computes the same change from the current state and writes nothing.
 import { z } from 'zod';
 import {
+  alreadyAssigned,
+  alreadyNamed,
+  alreadyOpposed,
+  assignedSupport,
+  assignmentCounterCitations,
   assignThemes,
   formatEvidence,
+  getCitations,
+  getShardCitations,
   getShards,
   getShardThemes,
   getSoul,
@@ -12,7 +19,11 @@ import {
   InvalidStateError,
   listThemes,
   NotFoundError,
+  nothingToUnassign,
+  notOpposed,
+  opposedSupport,
   opposeTrait,
+  oppositionCounterCitations,
   renameTheme,
   requireThemeName,
   unassignShards,
@@ -51,7 +62,7 @@ export const evidenceJudge = defineTool({
   description:
     '"assign": shards of soulId to themes: each assignment names themeId or newThemeName (a shard in another theme moves). "unassign": ' +
     'shardIds back to unjudged. "rename" themeId to name. "oppose" / "unoppose": themeId\'s shards are (not) counter-evidence for traitId. ' +
-    'dryRun: the moves and unjudgedCount after. Then trait_change from themes.',
+    'Refuses no-ops and counter-evidence as support. dryRun: the moves and unjudgedCount after. Then trait_change from themes.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -98,7 +109,7 @@ export const evidenceJudge = defineTool({
           Theme: { field: args.assignments ? fieldOfTheme(args.assignments, error) : 'themeId', hint: 'Call soul_evidence with soulId to see theme ids' },
           Shard: { field: fieldOfShard(args, error), hint: 'Call shard_search with soulId to find shard ids' },
         },
-        invalidState: 'Call soul_read with sections ["traits"] to see the active traits',
+        invalidState: 'Call soul_evidence with soulId to see the themes, their members and what they oppose, or soul_read with sections ["traits"] for the active traits',
       });
     }
   },
@@ -201,11 +212,34 @@ async function plan(ctx: ToolContext, action: 'assign' | 'unassign', soulId: num
       target?.memberIds.push(shardId);
     }
   }
+  await refuseNoChangeOrCounterCitation(ctx, soul.id, action, writes, current, moves, after);
   const report = withReport ? await formatEvidence(ctx.db, soul.id) : null;
   const delta = report === null ? 0 : moves.filter((m) => inReport(report, shards.get(m.shardId)!)).reduce((n, m) => n + (m.fromThemeId === null ? -1 : m.toThemeId === null && m.toNewTheme === undefined ? 1 : 0), 0);
   // The themes the call touches: the assignments' (in order), or those the shards leave.
   const touched = action === 'assign' ? targets : [...new Set(moves.map((m) => m.fromThemeId!))].sort((a, b) => a - b).map((themeId) => after.get(themeId)!);
   return { soul, moves, themes: touched.map((t) => ({ ...themeView(t), id: t.id === 0 ? null : t.id })), unjudgedAfter: report === null ? null : report.unjudgedCount + delta };
+}
+
+/** The engine's refusals (SPEC §13) for a planned assign or unassign: it moves nothing, or makes a trait cite a shard of a theme opposing it. */
+async function refuseNoChangeOrCounterCitation(
+  ctx: ToolContext,
+  soulId: number,
+  action: 'assign' | 'unassign',
+  writes: ReadonlyArray<{ shardIds: readonly number[]; themeId: number | null }>,
+  current: ReadonlyMap<number, number>,
+  moves: readonly Move[],
+  themes: ReadonlyMap<number, Theme>,
+): Promise<void> {
+  const allIds = writes.flatMap((w) => w.shardIds);
+  if (moves.length === 0 && action === 'unassign') throw nothingToUnassign(soulId, allIds);
+  if (moves.length === 0 && writes.every((w) => w.themeId !== null)) throw alreadyAssigned(Map.groupBy(allIds, (id) => current.get(id)!));
+  const intoExisting = moves.filter((m) => m.toThemeId !== null);
+  const citations = await getShardCitations(ctx.db, intoExisting.map((m) => m.shardId));
+  for (const m of intoExisting) {
+    const rows = assignmentCounterCitations(themes.get(m.toThemeId!)!, m.shardId, citations);
+    const i = writes.findIndex((w) => w.shardIds.includes(m.shardId));
+    if (rows.length > 0) throw assignedSupport(`assignments[${i}].shardIds[${writes[i].shardIds.indexOf(m.shardId)}]`, rows);
+  }
 }
 
 /** Whether the report counts the shard: one of its clusters holds it, or (past the clustered cap) it is pending and unsealed. */
@@ -252,6 +286,7 @@ async function rename(ctx: ToolContext, themeId: number, name: string, dryRun: b
   const { theme, soul } = await themeOf(ctx, themeId);
   if (dryRun) {
     const trimmed = requireThemeName(ctx.db, 'name', name);
+    if (trimmed === theme.name) throw alreadyNamed(theme.id, trimmed);
     const holder = (await listThemes(ctx.db, soul.id)).find((t) => t.id !== theme.id && nameKey(t.name) === nameKey(trimmed));
     if (holder) throw new ValidationError('name', `the soul already has a theme named "${trimmed}" (theme ${holder.id})`);
     return { soul: { id: soul.id, name: soul.name }, applied: false, themes: [{ ...themeView(theme), name: trimmed }] };
@@ -269,6 +304,10 @@ async function oppose(ctx: ToolContext, action: 'oppose' | 'unoppose', themeId: 
     if (!trait) throw new NotFoundError('Trait', traitId);
     if (trait.soulId !== soul.id) throw new ValidationError('traitId', `trait ${traitId} belongs to another soul than theme ${themeId}`);
     if (action === 'oppose' && trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only an active trait can be opposed`);
+    if (action === 'oppose' && theme.opposes.includes(traitId)) throw alreadyOpposed(theme.id, traitId);
+    if (action === 'unoppose' && !theme.opposes.includes(traitId)) throw notOpposed(theme.id, traitId);
+    const conflicts = action === 'oppose' ? oppositionCounterCitations(theme, traitId, await getCitations(ctx.db, [traitId])) : [];
+    if (conflicts.length > 0) throw opposedSupport('traitId', conflicts);
     const opposes = action === 'oppose' ? [...new Set([...theme.opposes, traitId])].sort((a, b) => a - b) : theme.opposes.filter((t) => t !== traitId);
     return { soul: { id: soul.id, name: soul.name }, applied: false, themes: [{ ...themeView(theme), opposes }] };
   }

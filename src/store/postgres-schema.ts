@@ -167,6 +167,13 @@ export const pgMigrations: readonly string[] = [
   ALTER TABLE soul_shards ADD COLUMN IF NOT EXISTS embedding_hash text;
   CREATE INDEX IF NOT EXISTS idx_shards_embedding_hash ON soul_shards(embedding_hash) WHERE embedding_hash IS NOT NULL;
   `,
+  // Version 5 (SQLite's 9): when each shard was recorded (SPEC §13, recency counts arrival); earlier shards get their
+  // updated_at, their insertion unless a reveal or an un-fade came later.
+  `
+  ALTER TABLE soul_shards ADD COLUMN IF NOT EXISTS recorded_at bigint;
+  UPDATE soul_shards SET recorded_at = updated_at WHERE recorded_at IS NULL;
+  ALTER TABLE soul_shards ALTER COLUMN recorded_at SET NOT NULL;
+  `,
 ];
 
 /** The tables holding souls' data, parents first (copy inserts in this order; a reset truncates them all). */

@@ -6,11 +6,30 @@
  * or several) are serialized and each sees the other's committed shards.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { CapacityError, ConflictError, InvalidStateError, NotFoundError, SoulsError, StorageError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
+import {
+  alreadyAssigned,
+  alreadyNamed,
+  alreadyOpposed,
+  assignedSupport,
+  CapacityError,
+  citedCounterEvidence,
+  ConflictError,
+  consolidationConflicts,
+  InvalidStateError,
+  LevelUpPlanError,
+  NotFoundError,
+  notOpposed,
+  nothingToUnassign,
+  opposedSupport,
+  SoulsError,
+  StorageError,
+  ValidationError,
+  type CounterCitation,
+} from '../engine/errors.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
-import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, assignmentField, checkRevertTarget, citingTraitCount, considered, counterCitationsSql, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toCounterCitation, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
 import { PROVIDED_MODEL } from './store.ts';
 import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
@@ -584,6 +603,8 @@ export class PostgresStatements {
       await this.assertShardsOfSoul(soul, shardIds, (message) => new InvalidStateError(message), traitId);
       const cited: number[] = [];
       for (const shardId of new Set(shardIds)) if (await this.insertCitation(shardId, traitId, now)) cited.push(shardId);
+      const conflicts = await this.counterCitationsWhere('c.trait_id = :traitId AND o.trait_id = :traitId AND c.shard_id = ANY(:ids::bigint[])', { traitId, ids: [...shardIds] });
+      if (conflicts.length > 0) throw citedCounterEvidence('shardIds', conflicts);
       if (cited.length > 0) await this.touchSoul(trait.soulId, now);
       return cited;
     });
@@ -732,6 +753,7 @@ export class PostgresStatements {
         }
       }
       const current = await this.shardThemeIds(soulId, assignments.flatMap((a) => a.shardIds));
+      const moved: number[] = [];
       const themeIds: number[] = [];
       for (const a of assignments) {
         const themeId =
@@ -742,7 +764,7 @@ export class PostgresStatements {
               { soulId, name: a.newThemeName!, key: nameKey(a.newThemeName!), actor, now },
             ))!.id,
           );
-        let moved = false;
+        const movedBefore = moved.length;
         for (const shardId of a.shardIds) {
           const from = current.get(shardId) ?? null;
           if (from === themeId) continue;
@@ -753,11 +775,12 @@ export class PostgresStatements {
           );
           await this.themeEvent({ soulId, kind: 'assign', themeId, shardId, fromThemeId: from, toThemeId: themeId, actor, at: now });
           if (from !== null) await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :from', { from, now });
-          moved = true;
+          moved.push(shardId);
         }
-        if (moved) await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+        if (moved.length > movedBefore) await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
         themeIds.push(themeId);
       }
+      await this.assertAssignmentsChange(soulId, assignments, current, moved);
       const themes = await this.themesById(themeIds);
       return themeIds.map((id) => themes.get(id)!);
     }, 'write', [soulId]);
@@ -768,6 +791,7 @@ export class PostgresStatements {
       await this.themeSoul(soulId);
       await this.assertAttributed(soulId, shardIds.map((id, j) => ({ id, field: `shardIds[${j}]` })));
       const current = await this.shardThemeIds(soulId, shardIds);
+      if (current.size === 0) throw nothingToUnassign(soulId, shardIds);
       for (const shardId of shardIds) {
         const from = current.get(shardId);
         if (from === undefined) continue;
@@ -785,7 +809,7 @@ export class PostgresStatements {
     return this.transaction(async () => {
       const theme = await this.themeRow(themeId);
       await this.awakeSoulRow(theme.soulId);
-      if (theme.name === name) return theme;
+      if (theme.name === name) throw alreadyNamed(themeId, name);
       const key = nameKey(name);
       const holder = await this.get('SELECT id FROM soul_themes WHERE soul_id = :soulId AND name_key = :key AND id != :themeId', { soulId: theme.soulId, key, themeId });
       if (holder) throw new ValidationError('name', `the soul already has a theme named "${name}" (theme ${String(holder.id)})`);
@@ -805,7 +829,9 @@ export class PostgresStatements {
       const changed = opposed
         ? (await this.changes('INSERT INTO theme_oppositions (theme_id, trait_id) VALUES (:themeId, :traitId) ON CONFLICT DO NOTHING', { themeId, traitId })) > 0
         : (await this.changes('DELETE FROM theme_oppositions WHERE theme_id = :themeId AND trait_id = :traitId', { themeId, traitId })) > 0;
-      if (!changed) return theme;
+      if (!changed) throw opposed ? alreadyOpposed(themeId, traitId) : notOpposed(themeId, traitId);
+      const conflicts = opposed ? await this.counterCitationsWhere('o.theme_id = :themeId AND o.trait_id = :traitId AND c.trait_id = :traitId', { themeId, traitId }) : [];
+      if (conflicts.length > 0) throw opposedSupport('traitId', conflicts);
       await this.changes('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
       await this.themeEvent({ soulId: theme.soulId, kind: opposed ? 'oppose' : 'unoppose', themeId, traitId, actor, at: now });
       return this.themeRow(themeId);
@@ -842,6 +868,24 @@ export class PostgresStatements {
     return result;
   }
 
+  counterCitations(opposedTraitIds: readonly number[], citingTraitIds: readonly number[]): Promise<CounterCitation[]> {
+    return this.counterCitationsWhere('o.trait_id = ANY(:opposed::bigint[]) AND c.trait_id = ANY(:citing::bigint[])', { opposed: [...opposedTraitIds], citing: [...citingTraitIds] });
+  }
+
+  private async counterCitationsWhere(where: string, params: Params): Promise<CounterCitation[]> {
+    return (await this.all(counterCitationsSql(where), params)).map(toCounterCitation);
+  }
+
+  /**
+   * A call that moved no shard and created no theme changed nothing (SPEC §13); one that made a trait cite a shard of
+   * a theme opposing it is refused at the first such shard's field. Runs after the moves, inside their transaction.
+   */
+  private async assertAssignmentsChange(soulId: number, assignments: readonly ThemeAssignmentWrite[], current: ReadonlyMap<number, number>, moved: readonly number[]): Promise<void> {
+    if (moved.length === 0 && assignments.every((a) => a.themeId !== null)) throw alreadyAssigned(Map.groupBy(assignments.flatMap((a) => a.shardIds), (id) => current.get(id)!));
+    const conflicts = await this.counterCitationsWhere('c.trait_id = o.trait_id AND st.soul_id = :soulId AND st.shard_id = ANY(:moved::bigint[])', { soulId, moved: [...moved] });
+    if (conflicts.length > 0) throw assignedSupport(assignmentField(assignments, conflicts[0].shardId), conflicts);
+  }
+
   async themeHistory(soulIds: readonly number[]): Promise<ThemeEvent[]> {
     return (await this.all('SELECT * FROM theme_events WHERE soul_id = ANY(:ids::bigint[]) ORDER BY id', { ids: [...soulIds] })).map(toThemeEvent);
   }
@@ -856,8 +900,11 @@ export class PostgresStatements {
       if (active.length !== expected.length || active.some((id, i) => id !== expected[i])) {
         throw new InvalidStateError(`the active traits of soul ${soulId} changed while the plan was being checked: validate it again`);
       }
+      const sources = plan.consolidations.flatMap((g) => g.sourceTraitIds);
+      const conflicts = consolidationConflicts(plan.consolidations, await this.counterCitations(sources, sources));
+      if (conflicts.length > 0) throw new LevelUpPlanError({ missing: [], duplicated: [], notActive: [], problems: conflicts });
       const level = soul.level + 1;
-      const touched = [...plan.consolidations.flatMap((g) => g.sourceTraitIds), ...plan.promotedTraitIds, ...plan.carriedTraitIds];
+      const touched = [...sources, ...plan.promotedTraitIds, ...plan.carriedTraitIds];
       const updatedBefore: TraitTime[] = (await this.all('SELECT id, updated_at FROM soul_traits WHERE id = ANY(:ids::bigint[]) ORDER BY id', { ids: touched })).map(
         (r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }),
       );
@@ -991,8 +1038,8 @@ export class PostgresStatements {
            ), ids AS (
              SELECT n, nextval(pg_get_serial_sequence('soul_shards', 'id')) AS id FROM input
            ), shards AS (
-             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at)
-             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now FROM input JOIN ids USING (n)
+             INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, recorded_at)
+             SELECT ids.id, input.content, input.source, 'pending', input.sealed, input.created_at, :now, :now FROM input JOIN ids USING (n)
            ), attributions AS (
              INSERT INTO shard_souls (shard_id, soul_id) SELECT ids.id, p.soul_id FROM unnest(:pairShards::bigint[], :pairSouls::bigint[]) AS p(n, soul_id) JOIN ids USING (n)
            ), tagged AS (

@@ -1,6 +1,7 @@
 // Rows as both stores read them (the same columns, the same domain objects), and the statement pieces they share.
 import { InvalidStateError, NotFoundError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, Theme, ThemeEvent, ThemeEventKind, Trait, TraitStatus } from '../engine/model.ts';
+import type { CounterCitation } from '../engine/errors.ts';
 import type { GateStats, LevelUpWrite, ShardAggregate, ShardFilter, StoredCalibration } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -178,6 +179,7 @@ export function toShard(r: Row, tags: ReadonlyMap<number, string[]>, souls: Read
     soulIds: souls.get(Number(r.id)) ?? [],
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    recordedAt: Number(r.recorded_at),
     revealedAt: r.revealed_at === null ? null : Number(r.revealed_at),
   };
 }
@@ -275,7 +277,7 @@ export const considered = (alias: string) => `${alias}.status = 'pending' AND ${
 
 /** A shard row's columns but its embedding, which only similarity reads. */
 export const SHARD_COLUMNS = (alias: string) =>
-  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
+  ['id', 'content', 'source', 'status', 'sealed', 'created_at', 'updated_at', 'recorded_at', 'revealed_at'].map((c) => `${alias}.${c}`).join(', ');
 
 /** How a store's SQL spells what the statements both stores build from one text need. */
 export type Dialect = {
@@ -287,8 +289,12 @@ export type Dialect = {
   join: string;
 };
 
-/** When a shard became evidence the soul could see: its creation, or its reveal if it was sealed (SPEC §4 condition 5). */
-export const evidenceTime = (dialect: Dialect, alias: string) => `${dialect.greatest}(${alias}.created_at, COALESCE(${alias}.revealed_at, ${alias}.created_at))`;
+/**
+ * When a shard became evidence the soul could see (SPEC §4 condition 5, §13): when it was recorded, or revealed if it
+ * was sealed, whatever observation time (created_at) a historical import gave it; never before that time.
+ */
+export const evidenceTime = (dialect: Dialect, alias: string) =>
+  `${dialect.greatest}(${alias}.created_at, ${alias}.recorded_at, COALESCE(${alias}.revealed_at, ${alias}.recorded_at))`;
 
 /**
  * The cheap gate for each soul (`soulFilter` picks them) in one indexed query, once over every considered shard
@@ -346,6 +352,32 @@ export function foreignShardMessage(shardId: number, shardSouls: ReadonlyArray<{
   const whose = traitId === null ? 'the soul of the new trait' : `the soul of trait ${traitId}`;
   return `shard ${shardId} is attributed to ${owners}, not to soul ${soul.id} (${soul.name}), ${whose}: a trait cites only its own soul's shards`;
 }
+
+/**
+ * Counter-citations (SPEC §13): a trait's citation of a shard held by a theme that opposes a trait; `where` picks them
+ * (o: the opposition, t: its theme, st: the shard's membership, c: the citation).
+ */
+export const counterCitationsSql = (where: string) => `SELECT o.theme_id, t.name AS theme_name, o.trait_id AS opposed_id, c.trait_id AS citing_id, c.shard_id
+  FROM theme_oppositions o
+  JOIN soul_themes t ON t.id = o.theme_id
+  JOIN shard_themes st ON st.theme_id = o.theme_id
+  JOIN shard_citations c ON c.shard_id = st.shard_id
+  WHERE ${where}
+  ORDER BY o.theme_id, o.trait_id, c.trait_id, c.shard_id`;
+
+/** The field of a shard in a theme assignment call: `assignments[i].shardIds[j]` of its first mention. */
+export function assignmentField(assignments: ReadonlyArray<{ shardIds: readonly number[] }>, shardId: number): string {
+  const i = assignments.findIndex((a) => a.shardIds.includes(shardId));
+  return `assignments[${i}].shardIds[${assignments[i].shardIds.indexOf(shardId)}]`;
+}
+
+export const toCounterCitation = (r: Row): CounterCitation => ({
+  themeId: Number(r.theme_id),
+  themeName: String(r.theme_name),
+  opposedTraitId: Number(r.opposed_id),
+  citingTraitId: Number(r.citing_id),
+  shardId: Number(r.shard_id),
+});
 
 /** "an active trait (12) already has this principle". */
 export const duplicatePrincipleMessage = (traitId: number) => `active trait ${traitId} already has this principle`;

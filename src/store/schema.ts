@@ -57,6 +57,26 @@ function contentHashes(db: DatabaseSync): void {
 }
 
 /**
+ * Version 9 (SPEC §13, recency counts arrival): when each shard was recorded, apart from the observation time a
+ * historical import carries in created_at. A shard recorded before this version gets its updated_at, which is its
+ * insertion unless a reveal or an un-fade came later (a reveal counts as new evidence anyway). Each gate row's
+ * `latest` is computed again over the shards it covers (created after its floor, up to its `through`), by the new
+ * evidence time: max(created, recorded, revealed).
+ */
+function recordedAt(db: DatabaseSync): void {
+  const columns = db.prepare('PRAGMA table_info(soul_shards)').all() as Array<{ name: string }>;
+  if (!columns.some((c) => c.name === 'recorded_at')) db.exec('ALTER TABLE soul_shards ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0');
+  db.exec(`
+    UPDATE soul_shards SET recorded_at = updated_at WHERE recorded_at = 0;
+    UPDATE soul_gate SET latest = (
+      SELECT MAX(MAX(s.created_at, s.recorded_at, COALESCE(s.revealed_at, s.recorded_at)))
+      FROM shard_souls ss JOIN soul_shards s ON s.id = ss.shard_id
+      WHERE ss.soul_id = soul_gate.soul_id AND s.status = 'pending' AND s.sealed = 0 AND s.created_at > soul_gate.floor AND s.id <= soul_gate.through
+    );
+  `);
+}
+
+/**
  * Versioned migrations, applied in order; PRAGMA user_version records the last
  * one applied, so an existing file is upgraded in place.
  */
@@ -244,4 +264,5 @@ export const migrations: readonly Migration[] = [
   CREATE INDEX IF NOT EXISTS idx_theme_events_soul ON theme_events(soul_id, id);
   `,
   contentHashes,
+  recordedAt,
 ];

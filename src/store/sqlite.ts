@@ -1,10 +1,28 @@
 import { statSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { CapacityError, ConflictError, InvalidStateError, NotFoundError, StorageError, ValidationError } from '../engine/errors.ts';
 import type { CarriedTrait, Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
 import { freeSlug, nameKey, slugBase } from '../engine/normalize.ts';
+import {
+  alreadyAssigned,
+  alreadyNamed,
+  alreadyOpposed,
+  assignedSupport,
+  CapacityError,
+  citedCounterEvidence,
+  ConflictError,
+  consolidationConflicts,
+  InvalidStateError,
+  LevelUpPlanError,
+  NotFoundError,
+  notOpposed,
+  nothingToUnassign,
+  opposedSupport,
+  StorageError,
+  ValidationError,
+  type CounterCitation,
+} from '../engine/errors.ts';
 import { migrations } from './schema.ts';
-import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, checkRevertTarget, citingTraitCount, considered, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
+import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, assignmentField, checkRevertTarget, citingTraitCount, considered, counterCitationsSql, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toCounterCitation, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
 import { PROVIDED_MODEL } from './store.ts';
 import type {
@@ -627,6 +645,8 @@ export class SqliteStore implements SoulsStore {
       if (trait.status !== 'active') throw new InvalidStateError(`trait ${traitId} is ${trait.status}: only active traits can cite shards`);
       this.assertShardsOfSoul(soul, shardIds, (message) => new InvalidStateError(message), traitId);
       const cited = [...new Set(shardIds)].filter((shardId) => this.insertCitation(shardId, traitId, now));
+      const conflicts = this.counterCitationsWhere(`c.trait_id = :traitId AND o.trait_id = :traitId AND c.shard_id IN ${inList('ids')}`, { traitId, ids: json(shardIds) });
+      if (conflicts.length > 0) throw citedCounterEvidence('shardIds', conflicts);
       if (cited.length > 0) this.touchSoul(trait.soulId, now);
       return cited;
     });
@@ -769,6 +789,7 @@ export class SqliteStore implements SoulsStore {
         }
       });
       const current = this.shardThemeIds(soulId, assignments.flatMap((a) => a.shardIds));
+      const moved: number[] = [];
       const themeIds = assignments.map((a) => {
         const themeId =
           a.themeId ??
@@ -776,7 +797,7 @@ export class SqliteStore implements SoulsStore {
             `INSERT INTO soul_themes (soul_id, name, name_key, created_by, created_at, updated_at) VALUES (:soulId, :name, :key, :actor, :now, :now)`,
             { soulId, name: a.newThemeName!, key: nameKey(a.newThemeName!), actor, now },
           ).lastInsertRowid;
-        let moved = false;
+        const movedBefore = moved.length;
         for (const shardId of a.shardIds) {
           const from = current.get(shardId) ?? null;
           if (from === themeId) continue;
@@ -787,11 +808,12 @@ export class SqliteStore implements SoulsStore {
           );
           this.themeEvent({ soulId, kind: 'assign', themeId, shardId, fromThemeId: from, toThemeId: themeId, actor, at: now });
           if (from !== null) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :from', { from, now });
-          moved = true;
+          moved.push(shardId);
         }
-        if (moved) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
+        if (moved.length > movedBefore) this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
         return themeId;
       });
+      this.assertAssignmentsChange(soulId, assignments, current, moved);
       const themes = this.hydrateThemes(this.all(`SELECT * FROM soul_themes WHERE id IN ${inList('ids')}`, { ids: json(themeIds) }));
       return themeIds.map((id) => themes.get(id)!);
     });
@@ -802,6 +824,7 @@ export class SqliteStore implements SoulsStore {
       this.themeSoul(soulId);
       this.assertAttributed(soulId, shardIds.map((id, j) => ({ id, field: `shardIds[${j}]` })));
       const current = this.shardThemeIds(soulId, shardIds);
+      if (current.size === 0) throw nothingToUnassign(soulId, shardIds);
       for (const shardId of shardIds) {
         const from = current.get(shardId);
         if (from === undefined) continue;
@@ -819,7 +842,7 @@ export class SqliteStore implements SoulsStore {
     return this.transaction(() => {
       const theme = this.themeRow(themeId);
       this.awakeSoulRow(theme.soulId);
-      if (theme.name === name) return theme;
+      if (theme.name === name) throw alreadyNamed(themeId, name);
       const key = nameKey(name);
       const holder = this.get('SELECT id FROM soul_themes WHERE soul_id = :soulId AND name_key = :key AND id != :themeId', { soulId: theme.soulId, key, themeId });
       if (holder) throw new ValidationError('name', `the soul already has a theme named "${name}" (theme ${String(holder.id)})`);
@@ -839,7 +862,9 @@ export class SqliteStore implements SoulsStore {
       const changed = opposed
         ? this.run('INSERT OR IGNORE INTO theme_oppositions (theme_id, trait_id) VALUES (:themeId, :traitId)', { themeId, traitId }).changes > 0
         : this.run('DELETE FROM theme_oppositions WHERE theme_id = :themeId AND trait_id = :traitId', { themeId, traitId }).changes > 0;
-      if (!changed) return theme;
+      if (!changed) throw opposed ? alreadyOpposed(themeId, traitId) : notOpposed(themeId, traitId);
+      const conflicts = opposed ? this.counterCitationsWhere('o.theme_id = :themeId AND o.trait_id = :traitId AND c.trait_id = :traitId', { themeId, traitId }) : [];
+      if (conflicts.length > 0) throw opposedSupport('traitId', conflicts);
       this.run('UPDATE soul_themes SET updated_at = :now WHERE id = :themeId', { themeId, now });
       this.themeEvent({ soulId: theme.soulId, kind: opposed ? 'oppose' : 'unoppose', themeId, traitId, actor, at: now });
       return this.themeRow(themeId);
@@ -876,6 +901,24 @@ export class SqliteStore implements SoulsStore {
     return result;
   }
 
+  counterCitations(opposedTraitIds: readonly number[], citingTraitIds: readonly number[]): CounterCitation[] {
+    return this.counterCitationsWhere(`o.trait_id IN ${inList('opposed')} AND c.trait_id IN ${inList('citing')}`, { opposed: json(opposedTraitIds), citing: json(citingTraitIds) });
+  }
+
+  private counterCitationsWhere(where: string, params: Params): CounterCitation[] {
+    return this.all(counterCitationsSql(where), params).map(toCounterCitation);
+  }
+
+  /**
+   * A call that moved no shard and created no theme changed nothing (SPEC §13); one that made a trait cite a shard of
+   * a theme opposing it is refused at the first such shard's field. Runs after the moves, inside their transaction.
+   */
+  private assertAssignmentsChange(soulId: number, assignments: readonly ThemeAssignmentWrite[], current: ReadonlyMap<number, number>, moved: readonly number[]): void {
+    if (moved.length === 0 && assignments.every((a) => a.themeId !== null)) throw alreadyAssigned(Map.groupBy(assignments.flatMap((a) => a.shardIds), (id) => current.get(id)!));
+    const conflicts = this.counterCitationsWhere(`c.trait_id = o.trait_id AND st.soul_id = :soulId AND st.shard_id IN ${inList('moved')}`, { soulId, moved: json(moved) });
+    if (conflicts.length > 0) throw assignedSupport(assignmentField(assignments, conflicts[0].shardId), conflicts);
+  }
+
   themeHistory(soulIds: readonly number[]): ThemeEvent[] {
     return this.all(`SELECT * FROM theme_events WHERE soul_id IN ${inList('ids')} ORDER BY id`, { ids: json(soulIds) }).map(toThemeEvent);
   }
@@ -890,8 +933,11 @@ export class SqliteStore implements SoulsStore {
       if (active.length !== expected.length || active.some((id, i) => id !== expected[i])) {
         throw new InvalidStateError(`the active traits of soul ${soulId} changed while the plan was being checked: validate it again`);
       }
+      const sources = plan.consolidations.flatMap((g) => g.sourceTraitIds);
+      const conflicts = consolidationConflicts(plan.consolidations, this.counterCitations(sources, sources));
+      if (conflicts.length > 0) throw new LevelUpPlanError({ missing: [], duplicated: [], notActive: [], problems: conflicts });
       const level = soul.level + 1;
-      const touched = [...plan.consolidations.flatMap((g) => g.sourceTraitIds), ...plan.promotedTraitIds, ...plan.carriedTraitIds];
+      const touched = [...sources, ...plan.promotedTraitIds, ...plan.carriedTraitIds];
       const updatedBefore: TraitTime[] = this.all(`SELECT id, updated_at FROM soul_traits WHERE id IN ${inList('ids')} ORDER BY id`, { ids: json(touched) }).map(
         (r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }),
       );
@@ -1021,15 +1067,16 @@ export class SqliteStore implements SoulsStore {
       const first = lastShardId + 1;
       const shardIds = shards.map((_, i) => first + i);
       this.insertRows(
-        'INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, embedding)',
-        "(?, ?, ?, 'pending', ?, ?, ?, ?)",
-        shards.map((s, i) => [shardIds[i], s.content, s.source, s.sealed ? 1 : 0, s.createdAt, now, s.embedding]),
+        'INSERT INTO soul_shards (id, content, source, status, sealed, created_at, updated_at, recorded_at, embedding)',
+        "(?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+        shards.map((s, i) => [shardIds[i], s.content, s.source, s.sealed ? 1 : 0, s.createdAt, now, now, s.embedding]),
       );
       this.insertRows('INSERT INTO shard_souls (shard_id, soul_id)', '(?, ?)', attributions.flatMap((souls, i) => souls.map((soulId) => [shardIds[i], soulId])));
       this.insertRows('INSERT OR IGNORE INTO shard_tags (shard_id, tag)', '(?, ?)', shards.flatMap((s, i) => s.tags.map((tag) => [shardIds[i], tag])));
       const evidence = shards.flatMap((s, i) =>
         // As SQLite stores it: binding replaces a lone surrogate, and the rebuilt counts must use the same key.
-        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, shardId: shardIds[i], source: s.source.toWellFormed(), createdAt: s.createdAt, latest: s.createdAt })),
+        // Recorded now, whatever its createdAt (a historical import's): recency counts arrival (SPEC §13).
+        s.sealed ? [] : attributions[i].map((soulId) => ({ soulId, shardId: shardIds[i], source: s.source.toWellFormed(), createdAt: s.createdAt, latest: Math.max(s.createdAt, now) })),
       );
       const after = withEvidence(before, evidence, cutoff);
       const through = shardIds.at(-1)!;

@@ -1,4 +1,5 @@
 import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
+import type { CounterCitation } from '../engine/errors.ts';
 
 /** A value, or a promise of it: the SQLite store answers at once, the PostgreSQL store with promises. */
 export type Awaitable<T> = T | Promise<T>;
@@ -31,7 +32,10 @@ export interface SoulsStore {
   getTraits(ids: readonly number[]): Awaitable<Map<number, Trait>>;
   listTraits(soulIds: readonly number[], filter?: TraitFilter): Awaitable<Trait[]>;
   countActiveTraits(soulIds: readonly number[]): Awaitable<Map<number, number>>;
-  /** Cites the shards (each attributed to the trait's soul) from an active trait; returns the ids it did not cite before, in the order given. */
+  /**
+   * Cites the shards (each attributed to the trait's soul) from an active trait; returns the ids it did not cite before,
+   * in the order given. A shard of a theme that opposes the trait is refused (ValidationError `shardIds`, SPEC §13).
+   */
   citeShards(traitId: number, shardIds: readonly number[], now: number): Awaitable<number[]>;
   /**
    * Takes the trait's citations of the shards back (refused, nothing written, when one is not cited), un-fades any of them
@@ -53,14 +57,19 @@ export interface SoulsStore {
   /**
    * Moves each assignment's shards to its theme (an existing one of the soul, or a new one by name), recording what
    * each replaced; returns the assignments' themes in order. A shard not attributed to the soul, a theme of another
-   * soul or a new name the soul already has is a ValidationError naming `assignments[i]…`; nothing is written then.
+   * soul or a new name the soul already has is a ValidationError naming `assignments[i]…`; so is moving a shard a
+   * trait cites into a theme that opposes that trait (SPEC §13). A call that moves no shard and creates no theme is an
+   * InvalidStateError. Nothing is written then.
    */
   assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Awaitable<Theme[]>;
-  /** Returns the shards to the unjudged pool; returns the themes they left, by id. */
+  /** Returns the shards to the unjudged pool; returns the themes they left, by id. None of them in a theme: InvalidStateError. */
   unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Awaitable<Theme[]>;
-  /** A name another theme of the soul has (by folded key) is a ValidationError `name`. */
+  /** A name another theme of the soul has (by folded key) is a ValidationError `name`; the name it has already, an InvalidStateError. */
   renameTheme(themeId: number, name: string, actor: string, now: number): Awaitable<Theme>;
-  /** The trait must be of the theme's soul; opposing twice, or unopposing what is not opposed, changes nothing. */
+  /**
+   * The trait must be of the theme's soul; opposing twice, or unopposing what is not opposed, is an InvalidStateError.
+   * A theme whose members the trait cites cannot oppose it (ValidationError `traitId`, SPEC §13).
+   */
   setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Awaitable<Theme>;
   getThemes(ids: readonly number[]): Awaitable<Map<number, Theme>>;
   /** The souls' themes, by soul then id. */
@@ -71,9 +80,12 @@ export interface SoulsStore {
   shardThemesOfSouls(soulIds: readonly number[]): Awaitable<Map<number, Map<number, number>>>;
   /** The shards assigned to themes opposing each of the traits, ascending (every trait a key). */
   counterEvidence(traitIds: readonly number[]): Awaitable<Map<number, number[]>>;
+  /** Citations by any of `citingTraitIds` of shards held by themes opposing any of `opposedTraitIds`, by theme, opposed trait, citing trait, shard. */
+  counterCitations(opposedTraitIds: readonly number[], citingTraitIds: readonly number[]): Awaitable<CounterCitation[]>;
   themeHistory(soulIds: readonly number[]): Awaitable<ThemeEvent[]>;
 
   // Level-ups
+  /** A consolidation whose merged trait would cite counter-evidence (one source cites a theme opposing another) is a LevelUpPlanError. */
   applyLevelUp(soulId: number, plan: LevelUpWrite, now: number): Awaitable<LevelEvent>;
   /**
    * Reverts the latest unreverted level-up, or the event `levelEventId` when given, only if it is that latest one.
@@ -198,7 +210,7 @@ export type ShardFilter = {
 
 /**
  * What the cheap gate needs about one soul's considered shards. oldest and newest are creation
- * times (age spread); latest is when the newest evidence became visible, max(created, revealed) (recency).
+ * times (age spread); latest is when the newest evidence arrived, max(created, recorded, revealed) (recency, SPEC §13).
  */
 export type ShardAggregate = { count: number; distinctSources: number; oldest: number | null; newest: number | null; latest: number | null };
 

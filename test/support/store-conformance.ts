@@ -2,6 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { CapacityError, ConflictError, InvalidStateError, NotFoundError, ValidationError } from '../../src/engine/errors.ts';
+import { openStoreAsync } from '../../src/store/open.ts';
 import { PROVIDED_MODEL, type Awaitable, type NewShard, type SoulsStore, type TextQuery } from '../../src/store/store.ts';
 import type { WriterResult } from './store-writer.ts';
 
@@ -281,7 +282,8 @@ export function defineStoreConformance(backend: StoreBackend): void {
       await expect(async () => await store.renameTheme(t.id, 'u', 'bob', NOW + 2)).rejects.toThrow(ValidationError);
       await expect(async () => await store.renameTheme(999, 'V', 'bob', NOW + 2)).rejects.toThrow(NotFoundError);
       expect(await store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 3)).toMatchObject({ opposes: [x.id] });
-      expect(await store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 4)).toMatchObject({ opposes: [x.id], updatedAt: NOW + 3 });
+      await expect(async () => await store.setThemeOpposition(t.id, x.id, true, 'bob', NOW + 4)).rejects.toThrow(InvalidStateError);
+      expect((await store.getThemes([t.id])).get(t.id)).toMatchObject({ opposes: [x.id], updatedAt: NOW + 3 });
       await expect(async () => await store.setThemeOpposition(t.id, foreign.id, true, 'bob', NOW + 4)).rejects.toThrow(ValidationError);
       await expect(async () => await store.setThemeOpposition(t.id, 999, true, 'bob', NOW + 4)).rejects.toThrow(NotFoundError);
       await store.setThemeOpposition(u.id, y.id, true, 'bob', NOW + 5);
@@ -300,6 +302,58 @@ export function defineStoreConformance(backend: StoreBackend): void {
         ['oppose', u.id, y.id, null, 'bob', NOW + 5],
         ['unoppose', t.id, x.id, null, 'ann', NOW + 8],
       ]);
+    }));
+  });
+
+  describe(`${backend.name} store: judged counter-evidence and writes that change nothing (SPEC §13)`, () => {
+    it('refuses, inside each unit of work, a citation, an opposition, a move or a consolidation that would cite counter-evidence; nothing written', withStore(async (store) => {
+      const soul = await store.insertSoul({ name: 'Mo', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two'), shard([soul.id], 'three')], NOW, 0);
+      const x = await store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [ids[2]] }, NOW, 10);
+      const y = await store.insertTrait(soul.id, { principle: 'y', provenance: 'v', citeShardIds: [] }, NOW, 10);
+      const [t] = await store.assignThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Against x' }], 'ann', NOW + 1);
+      await store.setThemeOpposition(t.id, x.id, true, 'ann', NOW + 2);
+      const snapshot = async () => ({ citations: await store.citationsOfTraits([x.id, y.id]), themes: await store.listThemes([soul.id]), history: await store.themeHistory([soul.id]), levels: await store.levelHistory([soul.id]) });
+      const before = await snapshot();
+      const refusal = async (work: () => unknown) => {
+        try {
+          await work();
+        } catch (error) {
+          return error as Error & { field?: string; problems?: unknown[] };
+        }
+        throw new Error('expected a refusal');
+      };
+      expect(await refusal(() => store.citeShards(x.id, [ids[2], ids[1]], NOW + 3))).toMatchObject({ name: 'ValidationError', field: 'shardIds', message: expect.stringContaining(`shard ${ids[1]} is a member of theme "Against x" (#${t.id}), which opposes trait ${x.id}`) });
+      expect(await refusal(() => store.assignThemes(soul.id, [{ shardIds: [ids[2]], themeId: t.id, newThemeName: null }], 'ann', NOW + 3))).toMatchObject({ name: 'ValidationError', field: 'assignments[0].shardIds[0]' });
+      await store.citeShards(y.id, [ids[0]], NOW + 3);
+      const cited = await snapshot();
+      expect(await refusal(() => store.setThemeOpposition(t.id, y.id, true, 'ann', NOW + 4))).toMatchObject({ name: 'ValidationError', field: 'traitId', message: expect.stringContaining(`trait ${y.id} cites shard ${ids[0]} of theme "Against x"`) });
+      expect(await store.counterCitations([x.id, y.id], [x.id, y.id])).toEqual([{ themeId: t.id, themeName: 'Against x', opposedTraitId: x.id, citingTraitId: y.id, shardId: ids[0] }]);
+      const plan = { activeTraitIds: [x.id, y.id], newEssence: 'after', consolidations: [{ sourceTraitIds: [x.id, y.id], mergedPrinciple: 'xy', mergedProvenance: 'v' }], promotedTraitIds: [], carriedTraitIds: [] };
+      expect(await refusal(() => store.applyLevelUp(soul.id, plan, NOW + 5))).toMatchObject({ name: 'LevelUpPlanError', problems: [{ field: 'consolidations[0].sourceTraitIds', message: expect.any(String) }] });
+      expect(await snapshot()).toEqual(cited);
+      expect(before.citations).toEqual([{ shardId: ids[2], traitId: x.id, createdAt: NOW }]);
+    }));
+
+    it('refuses a theme write that would change nothing, recording nothing', withStore(async (store) => {
+      const soul = await store.insertSoul({ name: 'Ned', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
+      const x = await store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [] }, NOW, 10);
+      const [t] = await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }], 'ann', NOW + 1);
+      const history = await store.themeHistory([soul.id]);
+      for (const noChange of [
+        () => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 2),
+        () => store.unassignShards(soul.id, [ids[1]], 'bob', NOW + 2),
+        () => store.renameTheme(t.id, 'T', 'bob', NOW + 2),
+        () => store.setThemeOpposition(t.id, x.id, false, 'bob', NOW + 2),
+      ]) {
+        await expect(async () => await noChange()).rejects.toThrow(InvalidStateError);
+      }
+      expect(await store.themeHistory([soul.id])).toEqual(history);
+      expect((await store.getThemes([t.id])).get(t.id)).toMatchObject({ name: 'T', memberIds: [ids[0]], opposes: [], updatedAt: NOW + 1 });
+      // A call that changes something goes through; a theme it leaves as it was keeps its time.
+      const [u, same] = await store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: null, newThemeName: 'U' }, { shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 3);
+      expect([u.memberIds, same.memberIds, same.updatedAt]).toEqual([[ids[1]], [ids[0]], NOW + 1]);
     }));
   });
 
@@ -416,8 +470,9 @@ export function defineStoreConformance(backend: StoreBackend): void {
           lastAttunedAt: null,
           shardIds: [1, 2],
           beforeShardIds: [1],
-          after: { count: 2, distinctSources: 2, oldest: NOW - 5 * DAY, newest: NOW - DAY, latest: NOW - DAY },
-          before: { count: 1, distinctSources: 1, oldest: NOW - 5 * DAY, newest: NOW - 5 * DAY, latest: NOW - 5 * DAY },
+          // Recency counts arrival (SPEC §13): latest is when the newest shard was recorded, not its createdAt.
+          after: { count: 2, distinctSources: 2, oldest: NOW - 5 * DAY, newest: NOW - DAY, latest: NOW + 1 },
+          before: { count: 1, distinctSources: 1, oldest: NOW - 5 * DAY, newest: NOW - 5 * DAY, latest: NOW },
         },
         {
           soulId: y.id,
@@ -425,7 +480,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
           lastAttunedAt: null,
           shardIds: [2],
           beforeShardIds: [],
-          after: { count: 1, distinctSources: 1, oldest: NOW - DAY, newest: NOW - DAY, latest: NOW - DAY },
+          after: { count: 1, distinctSources: 1, oldest: NOW - DAY, newest: NOW - DAY, latest: NOW + 1 },
           before: { count: 0, distinctSources: 0, oldest: null, newest: null, latest: null },
         },
       ]);
@@ -439,6 +494,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         soulIds: [x.id, y.id],
         createdAt: NOW - DAY,
         updatedAt: NOW + 1,
+        recordedAt: NOW + 1,
         revealedAt: null,
       });
       expect(await store.shardContents([1, 3, 99])).toEqual(new Map([[1, 'old one'], [3, 'sealed']]));
@@ -705,6 +761,29 @@ export function defineStoreConformance(backend: StoreBackend): void {
           for (const r of results) expect(r.after).toBe(r.before + 1);
           expect(await counts(store, [soul.id])).toEqual([8]);
         } finally {
+          await backend.release(store);
+        }
+      });
+
+      it('lets one of a citation and an opposition racing on one soul through, never both (SPEC §13)', async () => {
+        const { target, store } = await shared();
+        const other = await openStoreAsync({ path: target });
+        try {
+          for (let round = 0; round < 4; round++) {
+            const soul = await store.insertSoul({ name: `Race ${round}`, slug: null, essence: 'e', description: '' }, NOW);
+            const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
+            const trait = await store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: [] }, NOW, 10);
+            const [theme] = await store.assignThemes(soul.id, [{ shardIds: ids, themeId: null, newThemeName: 'T' }], 'ann', NOW);
+            // Alternate which starts first; each runs on its own connection.
+            const cite = () => Promise.resolve().then(() => store.citeShards(trait.id, [ids[0]], NOW + 1));
+            const oppose = () => Promise.resolve().then(() => other.setThemeOpposition(theme.id, trait.id, true, 'bob', NOW + 1));
+            const outcomes = await Promise.allSettled(round % 2 === 0 ? [cite(), oppose()] : [oppose(), cite()]);
+            expect(outcomes.filter((o) => o.status === 'fulfilled'), `round ${round}`).toHaveLength(1);
+            expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason, `round ${round}`).toBeInstanceOf(ValidationError);
+            expect(await store.counterCitations([trait.id], [trait.id]), `round ${round}`).toEqual([]);
+          }
+        } finally {
+          await other.close();
           await backend.release(store);
         }
       });

@@ -48,7 +48,7 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     const mira = page.locator('.soul-card', { has: page.getByRole('heading', { name: 'Mira' }) });
     await expect(mira.getByRole('img', { name: 'Level 1' }).count()).resolves.toBe(1);
     const sela = page.locator('.soul-card', { has: page.getByRole('heading', { name: 'Sela' }) });
-    await expect(sela.locator('[data-testid=status]').innerText()).resolves.toContain('needs a second source');
+    await expect(sela.locator('[data-testid=status]').innerText()).resolves.toContain('needs shards from 1 more source (1 of the 2 needed)');
 
     // The dormant list, with an Awaken control.
     const dormant = page.locator('.dormant');
@@ -152,7 +152,7 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     await page.getByLabel('Rendered identity block').getByText(`- ${principle}`).waitFor(WAIT);
     const entry = page.locator('.trait', { hasText: principle });
     await expect(entry.innerText()).resolves.toContain('4 citations');
-    await expect(page.locator('.hero__status').innerText()).resolves.toContain('new evidence since attunement');
+    await expect(page.locator('.hero__status').innerText()).resolves.toMatch(/^Needs a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts, whatever its createdAt$/);
     expect(chrome.errors).toEqual([]);
   });
 

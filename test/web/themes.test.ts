@@ -3,11 +3,16 @@
 // 1280 px, the server's state read back through GraphQL after each step — then the same screen at 390 px, in both
 // colour schemes, with its errors beside the controls; and the dry-run warnings where a trait is proposed and in
 // the workshop's preview.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { buttonContrasts, stateSession, type ButtonState } from './button-contrast.ts';
 import { contrastProblems } from './contrast.ts';
 import { browserFile, type Chromium, launchChromium, screenshot, type SeededServer, until } from './support.ts';
+import { closeSoulsDb, createSoul, dropShard, manualClock, openSoulsDb, reindexEmbeddings, type Embedder } from '../../src/engine/index.ts';
+import { startServer } from '../support/server.ts';
 
 const WAIT = { timeout: 8000 };
 const NEED: Record<ButtonState, number> = { rest: 4.5, hover: 4.5, focus: 4.5, active: 4.5, disabled: 3 };
@@ -134,8 +139,44 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
     const underTrait = page.locator('.refine__soul li.trait', { hasText: target.principle }).locator('.counter');
     await underTrait.getByText('Counter-evidence (4)').waitFor(WAIT);
     await page.getByRole('listitem', { name: 'Theme Careful counting', exact: true }).getByText(`“${target.principle}”`).waitFor(WAIT);
+    // Its cluster now contradicts the trait (SPEC §13): no longer novel, and offers no revision of the trait as support.
+    const contradicting = page.locator('li.cluster--contradicting', { hasText: 'Theme: Careful counting' });
+    await contradicting.locator('.cluster__align', { hasText: `Contradicts “${target.principle}”` }).waitFor(WAIT);
+    expect(await contradicting.getByRole('button', { name: 'Revise the trait it reinforces' }).count()).toBe(0);
     await screenshot(page, 'themes-1280-light', true);
     expect(chrome.errors).toEqual([]);
+  });
+
+  it('says what the clusters were compared with: shards without vectors until souls reindex, then all with vectors', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'souls-web-vectors-'));
+    const path = join(dir, 'souls.db');
+    const before = openSoulsDb({ path, clock: manualClock(Date.now()), settings: { similarity: 'lexical' } });
+    const vela = await createSoul(before, { name: 'Vela', essence: 'Keeps the ledger.' });
+    await dropShard(before, 'Counted the ledger twice before closing', 'chat', [vela.id]);
+    await dropShard(before, 'Cooked a spicy curry for the whole crew', 'journal', [vela.id]);
+    closeSoulsDb(before);
+    const vector = (text: string) => new Uint8Array(new Float32Array([text.length, 1].map((x, _, v) => x / Math.hypot(...v))).buffer);
+    const embedder: Embedder = { model: 'held-2', batchSize: 8, concurrency: 1, embed: async (texts) => texts.map(vector) };
+    const own = await startServer({ path, start: Date.now(), settings: { similarity: 'semantic' }, embedder });
+    try {
+      const refine = async () => {
+        await page.goto('about:blank');
+        await page.goto(`${own.url.replace(/graphql$/, '')}#/soul/${vela.id}/refine`);
+        await page.getByRole('heading', { name: 'Refine Vela' }).waitFor(WAIT);
+      };
+      await refine();
+      await expect(page.locator('.vectors.vectors--missing').innerText()).resolves.toBe(
+        'Vectors (similarity semantic): 0 of the 2 clustered shards have vectors of held-2; 2 are compared lexically and will get none until `souls reindex` (written before vectors were configured, or their embedding failed)',
+      );
+      await reindexEmbeddings(own.app.db);
+      await refine();
+      await expect(page.locator('.vectors').innerText()).resolves.toBe('Vectors (similarity semantic): 2 of the 2 clustered shards have vectors of held-2');
+      expect(await page.locator('.vectors--missing').count()).toBe(0);
+      expect(chrome.errors).toEqual([]);
+    } finally {
+      await own.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('shows possible counter-evidence under its trait, as a possibility with its reason', async () => {

@@ -325,9 +325,10 @@ describe.each([
     // A soul never attuned (and without evidence yet) is not told it needs evidence "since attunement".
     const created = await server.gql(gql.create, { input: { name: 'Iona', essence: 'Iona keeps the lighthouse log.' } });
     const iona = created.createSoul.soul.id as string;
-    expect((await server.gql(gql.soul, { id: iona })).soul.crystallization.unmet).toContain('RECENCY');
+    // Never attuned: recency holds (SPEC §4), so it is not among the unmet conditions at all.
+    expect((await server.gql(gql.soul, { id: iona })).soul.crystallization.unmet).not.toContain('RECENCY');
     await open(server, `#/soul/${iona}`);
-    await expect(page.locator('.hero__status').innerText()).resolves.toMatch(/^Needs more shards/);
+    await expect(page.locator('.hero__status').innerText()).resolves.toMatch(/^Needs 3 more shards \(0 of the 3 needed\)/);
     await expect(page.locator('.hero').innerText()).resolves.not.toContain('attunement');
     await open(server, `#/soul/${iona}/refine`);
     await expect(page.locator('.verdict').innerText()).resolves.not.toContain('attunement');

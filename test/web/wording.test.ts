@@ -163,6 +163,8 @@ describe('the words of the character sheet', { timeout: 60_000 }, () => {
 
 describe('the roster after an attunement', { timeout: 60_000 }, () => {
   it('drops the attuned soul’s priority and readiness: live, after the app’s own stamp, and on focus after another process’s', async () => {
+    // The card says what would make the soul ready again, in the server's words (SPEC §13: a shard recorded after the stamp).
+    const waitingForArrival = (text: string) => /^Gathering evidence: needs a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts, whatever its createdAt$/.test(text);
     const cards = `query { souls(orderBy: READINESS) { name crystallization { ready priority } } }`;
     const status = (name: string) => page.locator('.soul-card', { has: page.getByRole('heading', { name, exact: true }) }).locator('[data-testid=status]');
     await open('#/');
@@ -170,7 +172,7 @@ describe('the roster after an attunement', { timeout: 60_000 }, () => {
     await until(() => server.subscriptions('soulChanged') > 0, 'the roster listens');
     // Stamped elsewhere (another tab, an agent): the card follows live.
     await server.gql(`mutation ($id: ID!) { stampAttuned(soulId: $id) { __typename } }`, { id: id('Brannoc') });
-    await until(async () => (await status('Brannoc').innerText()) === 'Gathering evidence: needs new evidence since attunement', 'Brannoc’s card follows the attunement');
+    await until(async () => waitingForArrival(await status('Brannoc').innerText()), 'Brannoc’s card follows the attunement');
     const expected = (await server.gql(cards)).souls.map((s: { name: string }) => s.name);
     await until(async () => JSON.stringify(await page.locator('.soul-card__name').allInnerTexts()) === JSON.stringify(expected.slice(0, 12)), 'the cards follow the API’s order');
 
@@ -178,8 +180,9 @@ describe('the roster after an attunement', { timeout: 60_000 }, () => {
     await page.getByRole('link', { name: 'Refine Relay' }).click();
     await page.getByRole('button', { name: 'Done: stamp attunement' }).click();
     await page.getByText('Relay is attuned').waitFor(WAIT);
+    await until(async () => /· needs a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts/.test(await page.locator('.verdict').innerText()), 'the refinement verdict says what would make Relay ready');
     await page.goBack();
-    await until(async () => (await status('Relay').innerText()) === 'Gathering evidence: needs new evidence since attunement', 'Relay’s card follows the attunement');
+    await until(async () => waitingForArrival(await status('Relay').innerText()), 'Relay’s card follows the attunement');
     const after = (await server.gql(cards)).souls;
     await expect(page.locator('.soul-card__name').allInnerTexts()).resolves.toEqual(after.map((s: { name: string }) => s.name).slice(0, 12));
     for (const soul of after.filter((s: { crystallization: { ready: boolean } }) => s.crystallization.ready)) {
@@ -191,7 +194,7 @@ describe('the roster after an attunement', { timeout: 60_000 }, () => {
     await expect(status('Mira').innerText()).resolves.toMatch(/priority \d/);
     await stampAttuned(server.app.db, Number(id('Mira')));
     await page.evaluate(() => window.dispatchEvent(new Event('focus')));
-    await until(async () => (await status('Mira').innerText()) === 'Gathering evidence: needs new evidence since attunement', 'Mira’s card catches up on focus');
+    await until(async () => waitingForArrival(await status('Mira').innerText()), 'Mira’s card catches up on focus');
     const last = (await server.gql(cards)).souls.map((s: { name: string }) => s.name);
     await expect(page.locator('.soul-card__name').allInnerTexts()).resolves.toEqual(last.slice(0, 12));
     expect(chrome.errors).toEqual([]);

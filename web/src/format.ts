@@ -44,23 +44,7 @@ export function days(x: number): string {
   return `${text} ${text === '1' ? 'day' : 'days'}`;
 }
 
-/** The words for the crystallization conditions a soul still misses. */
-export const unmetWords: Record<string, string> = {
-  MIN_SHARDS: 'more shards',
-  MIN_CLUSTERS: 'more distinct themes',
-  SOURCE_DIVERSITY: 'a second source',
-  AGE_SPREAD: 'evidence over more than a day',
-  RECENCY: 'new evidence since attunement',
-  DORMANT: 'awakening',
-};
-
-/**
- * What a soul still needs, in words. A soul never attuned has nothing to be "new since attunement": the engine
- * lists RECENCY when it has no shard at all, which "more shards" already says.
- */
-export function unmetText(unmet: readonly string[], lastAttunedAt: string | null = null): string {
-  return unmet
-    .filter((u) => u !== 'RECENCY' || lastAttunedAt !== null)
-    .map((u) => unmetWords[u] ?? u.toLowerCase())
-    .join(', ');
+/** What a soul still needs to be ready, in the server's words (Crystallization.needs): "2 more shards (1 of the 3 needed); …". */
+export function needsText(needs: readonly { message: string }[]): string {
+  return needs.map((n) => n.message).join('; ');
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { errorText, resultProblem } from './fields.ts';
-import { ago, days, decimal, percent, plural, unmetText } from './format.ts';
+import { ago, days, decimal, needsText, percent, plural } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
   AddTraitDocument,
@@ -79,7 +79,7 @@ export function Refinement({ soulId }: { soulId: string }) {
           <Panel title="The soul now" id="soul-now-title">
             <div class="mini-card">
               <XpBar active={soul.activeTraitCount} limit={soul.traitLimit} />
-              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={unmetText(soul.crystallization.unmet, soul.lastAttunedAt)} />
+              <ShardMarks count={soul.pendingShardCount} ready={soul.crystallization.ready} unmet={needsText(soul.crystallization.needs)} />
             </div>
             <details class="soul-now__block" open={proposal === null}>
               <summary>The rendered block</summary>
@@ -145,7 +145,7 @@ const isSingle = (cluster: Cluster) => cluster.memberCount === 1 && !cluster.the
 
 function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report; soul: EvidenceSoul; onPropose: (p: Proposal) => void; onChanged: () => void }) {
   const c = soul.crystallization;
-  const needs = unmetText(c.unmet, soul.lastAttunedAt);
+  const needs = needsText(c.needs);
   const canRefine = useCan('REFINE');
   // Numbered as listed: clusters first, then the single shards that resemble nothing else.
   const grouped = report.clusters.filter((cluster) => !isSingle(cluster));
@@ -177,6 +177,11 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
           Trend: {plural(report.trend.recentCount, 'shard')} in the last 14 days against {report.trend.previousCount} before (velocity {report.trend.velocity >= 0 ? '+' : ''}
           {report.trend.velocity}){report.trend.newSources.length ? ` · new sources: ${report.trend.newSources.join(', ')}` : ''}
         </p>
+        {report.similarity.vectorModel !== null ? (
+          <p class={`vectors${report.similarity.reindexNeeded ? ' vectors--missing' : ''}`}>
+            Vectors (similarity {report.similarity.mode.toLowerCase()}): {report.similarity.vectors}
+          </p>
+        ) : null}
         {report.suggestedActions.length ? (
           <>
             <h3 class="sub-title">Suggested actions</h3>
@@ -262,7 +267,8 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
 }
 
 function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, onChanged }: { cluster: Cluster; index: number; maxWeight: number; soul: EvidenceSoul; canRefine: boolean; onPropose: (p: Proposal) => void; onChanged: () => void }) {
-  const aligned = cluster.alignment.trait ? soul.traits.find((t) => t.id === cluster.alignment.trait!.id) : undefined;
+  // A cluster contradicting a trait (a judged theme opposing it) is no support to revise the trait with.
+  const aligned = cluster.alignment.kind === 'REINFORCING' && cluster.alignment.trait ? soul.traits.find((t) => t.id === cluster.alignment.trait!.id) : undefined;
   const proposeAdd = () =>
     onPropose({
       kind: 'add',
@@ -318,6 +324,10 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, on
       <p class="cluster__align">
         {cluster.alignment.kind === 'NOVEL' ? (
           <Chip tone="info">Novel: no trait covers it</Chip>
+        ) : cluster.alignment.kind === 'CONTRADICTING' ? (
+          <>
+            <Chip tone="warn">Contradicts</Chip> “{cluster.alignment.trait?.principle}” <span class="muted">(judged: counter-evidence, never support)</span>
+          </>
         ) : (
           <>
             <Chip tone="good">Reinforces</Chip> “{cluster.alignment.trait?.principle}” <span class="muted">({percent(cluster.alignment.similarity)})</span>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { errorText, resultProblem } from './fields.ts';
-import { date, decimal, plural, unmetText } from './format.ts';
+import { date, decimal, needsText, plural } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
   AwakenSoulDocument,
@@ -141,8 +141,8 @@ export function SoulCard({ soul, onRetired }: { soul: SoulCardFragment; onRetire
   const [confirming, setConfirming] = useState(false);
   const levelled = useFlash(soul.level);
   const becameReady = useFlash(soul.crystallization.ready);
-  const { ready, unmet } = soul.crystallization;
-  const needs = unmetText(unmet, soul.lastAttunedAt);
+  const { ready } = soul.crystallization;
+  const needs = needsText(soul.crystallization.needs);
   const retire = async () => {
     try {
       const { retireSoul } = await request(RetireSoulDocument, { id: soul.id });

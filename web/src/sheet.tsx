@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { errorText, resultProblem } from './fields.ts';
-import { ago, date, decimal, percent, plural, unmetText } from './format.ts';
+import { ago, date, decimal, needsText, percent, plural } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
   AwakenSoulDocument,
@@ -94,8 +94,8 @@ export function Sheet({ soulId }: { soulId: string }) {
 export function SoulHero({ soul, onChanged, children }: { soul: SoulCardFragment & { essence?: string }; onChanged?: () => void; children?: ComponentChildren }) {
   const { notify } = useSession();
   const levelled = useFlash(soul.level);
-  const { ready, unmet } = soul.crystallization;
-  const needs = unmetText(unmet, soul.lastAttunedAt);
+  const { ready } = soul.crystallization;
+  const needs = needsText(soul.crystallization.needs);
   const awaken = async () => {
     try {
       const { awakenSoul } = await request(AwakenSoulDocument, { id: soul.id });
