@@ -99,9 +99,10 @@ export type JudgeFigures = {
   contradictionsFlagged: { found: number; of: number; viaTheme: number };
 };
 
+// Every cluster and every member: the lists' default pages are smaller than the corpus.
 const REPORT = `query($id: ID!) { soul(id: $id) { evidence { unjudgedCount
-  clusters { members { id } theme { name } suggestedTheme { name } }
-  possibleCounterEvidence { shard { id } trait { provenance } reason } } } }`;
+  clusters(first: 500) { members(first: 500) { id } theme { name } suggestedTheme { name } }
+  possibleCounterEvidence(first: 500) { shard { id } trait { provenance } reason } } } }`;
 
 /** Scores the soul's report against the labels; `judged`: record indices the judge assigned. */
 export async function scoreReport(url: string, corpus: JudgeCorpus, dropped: Dropped, judged: ReadonlySet<number>): Promise<JudgeFigures> {

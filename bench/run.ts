@@ -13,6 +13,7 @@ import { benchJudge } from './judge.ts';
 import { benchLatency } from './latency.ts';
 import { benchLexicalVariants } from './lexical-variants.ts';
 import { benchParaphrase } from './paraphrase.ts';
+import { benchDashboard, benchPriceList } from './price-list.ts';
 import { benchProvided } from './provided.ts';
 import { benchReplicas } from './replicas.ts';
 import { benchSemantic } from './semantic.ts';
@@ -31,6 +32,8 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['The simulated judge: themes assigned through GraphQL, the report scored against the labels', benchJudge],
   ['API', benchApi],
+  ['Price list: each priced thing measured in units of one plain field (measured / priced)', benchPriceList],
+  ['Dashboard: examples/dashboard.graphql over HTTP at 100 and 1,000 souls, default limits', benchDashboard],
   ['A real server: souls serve in its own process, memory from the operating system', benchServerMemory],
   ['Growth curves', benchGrowth],
 ];

@@ -1,6 +1,6 @@
-// A roster dashboard from ONE request: every soul with its traits, readiness, health and heaviest evidence clusters.
-// The server resolves the nested fields through DataLoaders, so the request costs the same few SQL statements
-// whether the roster holds four souls or four hundred.
+// A roster dashboard from ONE request: every soul with its traits, readiness, health, heaviest evidence clusters and
+// suggested actions. The request is priced within the server's default cost limit for up to 1,000 souls (the most
+// `souls` returns; soulsConnection pages through more): see docs/api.md, "What a request costs".
 //
 //   node examples/dashboard.ts [url] [--token T]
 //
@@ -50,6 +50,8 @@ function details(soul: DashboardSoul): string[] {
   for (const cluster of soul.evidence.clusters.slice(0, TOP_CLUSTERS)) {
     lines.push(`  evidence  w=${cluster.weight.toFixed(2)}  ${cluster.memberCount}× ${cluster.alignment.kind}  ${cluster.representative.content}`);
   }
+  if (soul.evidence.clusterCount > TOP_CLUSTERS) lines.push(`  evidence  … ${soul.evidence.clusterCount - TOP_CLUSTERS} more clusters`);
+  for (const action of soul.evidence.suggestedActions) lines.push(`  next  ${action.kind.toLowerCase()}: ${action.message}`);
   return lines;
 }
 

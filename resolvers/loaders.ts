@@ -15,6 +15,7 @@ import {
   traitSignals,
   type Citation,
   type Crystallization,
+  type CrystallizationWork,
   type LevelEvent,
   type Shard,
   type Soul,
@@ -58,6 +59,8 @@ function traitQueryKey(q: TraitQuery): string {
  */
 export class Loaders {
   private readonly db: SoulsDb;
+  /** Hears each batch of verdicts' work before it is done (an operation's meter); none for loaders shared between subscribers. */
+  private readonly priceVerdicts: ((work: CrystallizationWork) => void) | undefined;
   /** The moment trait signals are computed at: the start of the request. */
   private readonly now: number;
   #soul: DataLoader<number, Soul | null> | undefined;
@@ -78,9 +81,10 @@ export class Loaders {
   #shardTheme: DataLoader<{ soulId: number; shardId: number }, number | null, string> | undefined;
   #counterEvidence: DataLoader<number, number[]> | undefined;
 
-  constructor(db: SoulsDb) {
+  constructor(db: SoulsDb, priceVerdicts?: (work: CrystallizationWork) => void) {
     this.db = db;
     this.now = db.clock.now();
+    this.priceVerdicts = priceVerdicts;
   }
 
   get soul(): DataLoader<number, Soul | null> {
@@ -147,7 +151,7 @@ export class Loaders {
   }
 
   get crystallization(): DataLoader<number, Crystallization | null> {
-    return (this.#crystallization ??= mapLoader((ids) => getCrystallization(this.db, ids), null));
+    return (this.#crystallization ??= mapLoader((ids) => getCrystallization(this.db, ids, { price: this.priceVerdicts }), null));
   }
 
   get shardCountsBySource(): DataLoader<number, SourceCount[]> {
@@ -195,8 +199,8 @@ export class Loaders {
   }
 }
 
-export function createLoaders(db: SoulsDb): Loaders {
-  return new Loaders(db);
+export function createLoaders(db: SoulsDb, priceVerdicts?: (work: CrystallizationWork) => void): Loaders {
+  return new Loaders(db, priceVerdicts);
 }
 
 

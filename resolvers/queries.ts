@@ -4,7 +4,11 @@ import {
   getSoulByName,
   listDormantSouls,
   listSouls,
+  pageSouls,
   sortSouls,
+  type CrystallizationWork,
+  type Soul as SoulRecord,
+  type SoulOrder as SoulOrderName,
   previewLevelUp,
   previewTraitChanges,
   searchShards,
@@ -18,7 +22,10 @@ import { AddTraitInput, LevelUpPlanInput, TraitRevisionInput } from '../schema/i
 import { LevelUpPreview, RenderPreview } from '../schema/level.ts';
 import { Settings } from '../schema/settings.ts';
 import { Shard, ShardConnection, ShardHit, ShardSearchMatch, shardListArgs, shardPage } from '../schema/shard.ts';
-import { ReadySoul, Soul, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
+import { ReadySoul, Soul, SoulConnection, SoulOrder, SoulShardCount, TagCount } from '../schema/soul.ts';
+import { connectionOf, firstArg, firstItems, pageText } from '../schema/paging.ts';
+import { LIST_PAGE, ROSTER_PAGE, SCAN_ROW_PRICE, SEARCH_PAGE, SOUL_CONNECTION_PAGE, verdictPrice } from '../src/server/price-list.ts';
+import type { Context } from '../src/server/context.ts';
 import { Trait } from '../schema/trait.ts';
 import { loadPresent } from './loaders.ts';
 import { levelUpPlan, underPlan } from './plans.ts';
@@ -50,18 +57,39 @@ builder.queryType({
     }),
     souls: t.field({
       type: [Soul],
-      description: 'non-dormant souls',
-      args: { orderBy: t.arg({ type: SoulOrder, defaultValue: 'READINESS' }) },
+      description: `non-dormant souls: ${pageText(ROSTER_PAGE, false)}; soulsConnection pages through more`,
+      args: { orderBy: t.arg({ type: SoulOrder, defaultValue: 'READINESS' }), ...firstArg(ROSTER_PAGE) },
       resolve: async (_, args, ctx) => {
         const orderBy = args.orderBy ?? 'READINESS';
-        const souls = await listSouls(ctx.db);
-        for (const soul of souls) ctx.loaders.soul.prime(soul.id, soul);
-        // The verdicts come through the loader, so the souls' crystallization fields reuse them.
-        const verdicts = orderBy === 'READINESS' ? await loadPresent(ctx.loaders.crystallization, souls.map((s) => s.id)) : [];
-        return sortSouls(souls, orderBy, new Map(verdicts.map((v) => [v.soulId, v])));
+        const souls = await rosterOf(ctx);
+        const verdicts = await verdictsFor(ctx, souls, orderBy);
+        return firstItems(sortSouls(souls, orderBy, verdicts), args, ROSTER_PAGE);
       },
     }),
-    dormantSouls: t.field({ type: [Soul], resolve: (_, __, ctx) => listDormantSouls(ctx.db) }),
+    soulsConnection: t.field({
+      type: SoulConnection,
+      description:
+        'non-dormant souls, a page at a time: pass pageInfo.endCursor as `after` for the next. A cursor is the last soul’s place in the order ' +
+        '(READINESS: ready, priority, name, id, as judged when its page was read): the next page starts after that place as the souls stand then, ' +
+        'so no soul is repeated or skipped unless its readiness changed between pages',
+      args: {
+        first: t.arg.int({ defaultValue: SOUL_CONNECTION_PAGE.default, description: `at most ${SOUL_CONNECTION_PAGE.max}` }),
+        after: t.arg.string(),
+        orderBy: t.arg({ type: SoulOrder, defaultValue: 'READINESS' }),
+      },
+      resolve: async (_, args, ctx) => {
+        const orderBy = args.orderBy ?? 'READINESS';
+        const souls = await rosterOf(ctx);
+        const page = pageSouls(souls, orderBy, { first: args.first ?? SOUL_CONNECTION_PAGE.default, after: args.after }, await verdictsFor(ctx, souls, orderBy));
+        return connectionOf(page, args.after);
+      },
+    }),
+    dormantSouls: t.field({
+      type: [Soul],
+      description: `retired souls: ${pageText(ROSTER_PAGE, false)}`,
+      args: firstArg(ROSTER_PAGE),
+      resolve: async (_, args, ctx) => firstItems(await listDormantSouls(ctx.db), args, ROSTER_PAGE),
+    }),
     trait: t.field({
       type: Trait,
       nullable: true,
@@ -83,17 +111,24 @@ builder.queryType({
     shards: t.field({
       type: ShardConnection,
       args: { soulId: t.arg.id(), ...shardListArgs },
-      resolve: (_, args, ctx) => shardPage(ctx.db, args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId), args),
+      resolve: async (_, args, ctx) => {
+        const soulId = args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId);
+        const page = await shardPage(ctx.db, soulId, args);
+        // Without a soul the count was priced before running by the shards there are; a soul's, once known.
+        if (soulId !== null) ctx.cost.charge(SCAN_ROW_PRICE * page.totalCount, `counting the shards of soul ${soulId}`);
+        return page;
+      },
     }),
     searchShards: t.field({
       type: [ShardHit],
       description:
         'full-text search (bm25) over pending, unsealed, unexpired shards; any string is safe. Words are stemmed, and each also ' +
-        'matches its other British/American spelling (apologise/apologize, colour/color); match: ALL (the default) needs every word, ANY one',
+        'matches its other British/American spelling (apologise/apologize, colour/color); match: ALL (the default) needs every word, ANY one. ' +
+        `Best first, ${pageText(SEARCH_PAGE, false)}; priced by the rows it may read: every shard, per word`,
       args: {
         query: t.arg.string({ required: true }),
         soulId: t.arg.id(),
-        first: t.arg.int({ defaultValue: 20 }),
+        first: t.arg.int({ defaultValue: SEARCH_PAGE.default, description: `at most ${SEARCH_PAGE.max}` }),
         match: t.arg({ type: ShardSearchMatch, defaultValue: 'all', description: 'ALL (the default): shards holding every word; ANY: at least one' }),
       },
       resolve: (_, args, ctx) =>
@@ -105,14 +140,29 @@ builder.queryType({
     }),
     crystallizationReadiness: t.field({
       type: [ReadySoul],
-      description: 'souls ready for refinement, most urgent first',
-      resolve: (_, __, ctx) => crystallizationReadiness(ctx.db),
+      description: `souls ready for refinement, most urgent first: ${pageText(ROSTER_PAGE, false)}`,
+      args: firstArg(ROSTER_PAGE),
+      resolve: async (_, args, ctx) => {
+        const price = (work: CrystallizationWork) => ctx.cost.charge(verdictPrice(work), `${work.souls} crystallization verdict(s)`);
+        return firstItems(await crystallizationReadiness(ctx.db, { price }), args, ROSTER_PAGE);
+      },
     }),
-    shardCountsPerSoul: t.field({ type: [SoulShardCount], resolve: (_, __, ctx) => shardCountsPerSoul(ctx.db) }),
+    shardCountsPerSoul: t.field({
+      type: [SoulShardCount],
+      description: `pending shards per awake soul, most first: ${pageText(ROSTER_PAGE, false)}`,
+      args: firstArg(ROSTER_PAGE),
+      resolve: async (_, args, ctx) => firstItems(await shardCountsPerSoul(ctx.db), args, ROSTER_PAGE),
+    }),
     shardCountsByTag: t.field({
       type: [TagCount],
-      args: { soulId: t.arg.id() },
-      resolve: (_, args, ctx) => shardCountsByTag(ctx.db, args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId)),
+      description: `pending shards per tag, most first: ${pageText(LIST_PAGE, false)}`,
+      args: { soulId: t.arg.id(), ...firstArg(LIST_PAGE) },
+      resolve: async (_, args, ctx) => {
+        const soulId = args.soulId === null || args.soulId === undefined ? null : rowId('soulId', args.soulId);
+        const counts = await shardCountsByTag(ctx.db, soulId);
+        if (soulId !== null) ctx.cost.charge(SCAN_ROW_PRICE * counts.reduce((sum, c) => sum + c.count, 0), `counting the tags of soul ${soulId}`);
+        return firstItems(counts, args, LIST_PAGE);
+      },
     }),
     settings: t.field({ type: Settings, resolve: (_, __, ctx) => ({ ...ctx.db.settings, clusteringThresholdSource: ctx.db.clusteringThresholdSource }) }),
     previewTraitChanges: t.field({
@@ -155,3 +205,20 @@ builder.queryType({
     }),
   }),
 });
+
+/** Every awake soul, primed in the request's loader. */
+async function rosterOf(ctx: Context): Promise<SoulRecord[]> {
+  const souls = await listSouls(ctx.db);
+  for (const soul of souls) ctx.loaders.soul.prime(soul.id, soul);
+  return souls;
+}
+
+/** For the READINESS order, every soul's verdict, through the loader so that the souls' crystallization fields reuse them. */
+async function verdictsFor(ctx: Context, souls: readonly SoulRecord[], orderBy: SoulOrderName) {
+  if (orderBy !== 'READINESS') return undefined;
+  const verdicts = await ctx.loaders.crystallization.loadMany(souls.map((s) => s.id));
+  // A refusal (the verdicts over the cost limit) is the field's answer, not a soul to leave out.
+  const refused = verdicts.find((v) => v instanceof Error);
+  if (refused) throw refused;
+  return new Map(verdicts.flatMap((v) => (v === null || v instanceof Error ? [] : [[v.soulId, v] as const])));
+}

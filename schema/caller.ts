@@ -10,6 +10,6 @@ export const CallerType = builder.objectRef<Caller>('Caller').implement({
   description: 'The token a request runs as ("local" on a server without tokens) and its scopes.',
   fields: (t) => ({
     name: t.exposeString('name'),
-    scopes: t.field({ type: [Scope], resolve: (caller) => scopes.filter((s) => caller.scopes.has(s)) }),
+    scopes: t.field({ type: [Scope], description: 'at most the four scopes', resolve: (caller) => scopes.filter((s) => caller.scopes.has(s)) }),
   }),
 });

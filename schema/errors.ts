@@ -56,12 +56,12 @@ builder.objectType(LevelUpPlanError, {
   description: 'The plan does not account for every active trait exactly once, or has empty texts; nothing was written.',
   interfaces: [ErrorInterface],
   fields: (t) => ({
-    missing: t.idList({ description: 'active traits the plan leaves out', resolve: (e) => e.missing }),
-    duplicated: t.idList({ description: 'traits listed more than once', resolve: (e) => e.duplicated }),
-    notActive: t.idList({ description: "unknown ids, another soul's traits, or traits that are not active", resolve: (e) => e.notActive }),
+    missing: t.idList({ description: 'active traits the plan leaves out (at most traitLimit)', resolve: (e) => e.missing }),
+    duplicated: t.idList({ description: 'traits listed more than once (at most one per id of the plan)', resolve: (e) => e.duplicated }),
+    notActive: t.idList({ description: "unknown ids, another soul's traits, or traits that are not active (at most one per id of the plan)", resolve: (e) => e.notActive }),
     problems: t.field({
       type: [ValidationError],
-      description: 'other problems (empty texts, empty groups) as field + message',
+      description: 'other problems (empty texts, empty groups) as field + message: at most one per item of the plan',
       resolve: (e) => e.problems.map((p) => errorAsData(new ValidationError(p.field, p.message))),
     }),
   }),

@@ -12,6 +12,8 @@ import { SimilarityMode } from './settings.ts';
 import { Shard } from './shard.ts';
 import { Crystallization, Soul } from './soul.ts';
 import { Trait } from './trait.ts';
+import { firstArg, firstItems, pageArgs, pageIds, pageOf, pageText } from './paging.ts';
+import { CLUSTER_PAGE, LIST_CAP, LIST_PAGE } from '../src/server/price-list.ts';
 
 type ClusterAlignmentRecord = ShardClusterRecord['alignment'];
 type SharedSoulRecord = ShardClusterRecord['sharedWith'][number];
@@ -44,15 +46,20 @@ export const ShardCluster = builder.objectRef<ShardClusterRecord>('ShardCluster'
   description: 'Shards grouped by lexical similarity; weight = memberCount × sourceDiversity × freshness.',
   fields: (t) => ({
     representative: t.field({ type: Shard, resolve: async (c, _, ctx) => (await ctx.loaders.shard.load(c.representativeId))! }),
-    members: t.field({ type: [Shard], resolve: (c, _, ctx) => loadPresent(ctx.loaders.shard, c.memberIds) }),
+    members: t.field({
+      type: [Shard],
+      description: `the cluster's shards in the report's order: ${pageText(LIST_PAGE)}; memberCount counts them all`,
+      args: pageArgs(LIST_PAGE),
+      resolve: (c, args, ctx) => loadPresent(ctx.loaders.shard, pageIds(c.memberIds, args, LIST_PAGE)),
+    }),
     memberCount: t.exposeInt('memberCount'),
-    sources: t.exposeStringList('sources'),
+    sources: t.stringList({ description: `the sources of its shards, at most ${LIST_CAP}`, resolve: (c) => c.sources.slice(0, LIST_CAP) }),
     sourceDiversity: t.exposeFloat('sourceDiversity'),
     ageSpanDays: t.exposeFloat('ageSpanDays'),
     freshness: t.exposeFloat('freshness'),
     weight: t.exposeFloat('weight'),
     alignment: t.field({ type: ClusterAlignment, resolve: (c) => c.alignment }),
-    sharedWith: t.field({ type: [SharedSoul], resolve: (c) => c.sharedWith }),
+    sharedWith: t.field({ type: [SharedSoul], description: `other souls its shards are attributed to, at most ${LIST_CAP}`, resolve: (c) => c.sharedWith.slice(0, LIST_CAP) }),
   }),
 });
 
@@ -91,8 +98,8 @@ const Trend = builder.objectRef<TrendRecord>('Trend').implement({
     recentCount: t.exposeInt('recentCount'),
     previousCount: t.exposeInt('previousCount'),
     velocity: t.exposeInt('velocity'),
-    newSources: t.exposeStringList('newSources'),
-    sources: t.field({ type: [SourceTrend], resolve: (tr) => tr.sources }),
+    newSources: t.stringList({ description: `sources of the recent window not seen in the previous one, at most ${LIST_CAP}`, resolve: (tr) => tr.newSources.slice(0, LIST_CAP) }),
+    sources: t.field({ type: [SourceTrend], description: `per source, at most ${LIST_CAP}`, resolve: (tr) => tr.sources.slice(0, LIST_CAP) }),
   }),
 });
 
@@ -101,7 +108,7 @@ const SuggestedAction = builder.objectRef<SuggestedActionRecord>('SuggestedActio
     kind: t.field({ type: SuggestedActionKind, resolve: (a) => a.kind }),
     message: t.exposeString('message'),
     count: t.exposeInt('count'),
-    traits: t.field({ type: [Trait], resolve: (a, _, ctx) => loadPresent(ctx.loaders.trait, a.traitIds) }),
+    traits: t.field({ type: [Trait], description: 'the active traits it is about: at most traitLimit', resolve: (a, _, ctx) => loadPresent(ctx.loaders.trait, a.traitIds) }),
   }),
 });
 
@@ -137,18 +144,33 @@ export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceR
       description: 'how many of the shards the clusters cover: shardCount, or maxClusteredShards (the most recently dropped) when there are more',
     }),
     crystallization: t.field({ type: Crystallization, resolve: (r) => r.crystallization }),
-    clusters: t.field({ type: [ShardCluster], description: 'highest weight first', resolve: (r) => r.clusters }),
-    traits: t.field({ type: [Trait], description: 'the active traits the report covers', resolve: (r, _, ctx) => loadPresent(ctx.loaders.trait, r.traits.map((s) => s.traitId)) }),
-    consolidationCandidates: t.field({ type: [TraitPair], resolve: (r) => r.consolidationCandidates }),
-    tensions: t.field({ type: [TraitPair], description: 'similar trait pairs that read as opposite; never also consolidation candidates', resolve: (r) => r.tensions }),
+    clusters: t.field({
+      type: [ShardCluster],
+      description: `highest weight first: ${pageText(CLUSTER_PAGE, false)}, after the cluster whose representative is \`after\`; clusterCount counts them all`,
+      args: pageArgs(CLUSTER_PAGE),
+      resolve: (r, args) => pageOf(r.clusters, (c) => c.representativeId, args, CLUSTER_PAGE),
+    }),
+    clusterCount: t.int({ description: 'how many clusters the report has (a theme is one, a shard alike to no other is one)', resolve: (r) => r.clusters.length }),
+    traits: t.field({
+      type: [Trait],
+      description: 'the active traits the report covers: at most traitLimit',
+      resolve: (r, _, ctx) => loadPresent(ctx.loaders.trait, r.traits.map((s) => s.traitId)),
+    }),
+    consolidationCandidates: t.field({ type: [TraitPair], description: 'pairs of active traits: at most traitLimit × (traitLimit − 1) / 2', resolve: (r) => r.consolidationCandidates }),
+    tensions: t.field({
+      type: [TraitPair],
+      description: 'similar trait pairs that read as opposite; never also consolidation candidates: at most traitLimit × (traitLimit − 1) / 2',
+      resolve: (r) => r.tensions,
+    }),
     possibleCounterEvidence: t.field({
       type: [PossibleCounterEvidence],
-      description: 'shards of the report (not cited by the trait) that may contradict an active trait, by trait then shard id',
-      resolve: (r) => r.possibleCounterEvidence,
+      description: `shards of the report (not cited by the trait) that may contradict an active trait, by trait then shard id: ${pageText(LIST_PAGE, false)}`,
+      args: firstArg(LIST_PAGE),
+      resolve: (r, args) => firstItems(r.possibleCounterEvidence, args, LIST_PAGE),
     }),
-    promotionCandidates: t.field({ type: [PromotionCandidate], resolve: (r) => r.promotionCandidates }),
+    promotionCandidates: t.field({ type: [PromotionCandidate], description: 'at most traitLimit', resolve: (r) => r.promotionCandidates }),
     trend: t.field({ type: Trend, resolve: (r) => r.trend }),
-    suggestedActions: t.field({ type: [SuggestedAction], resolve: (r) => r.suggestedActions }),
+    suggestedActions: t.field({ type: [SuggestedAction], description: 'at most one of each kind', resolve: (r) => r.suggestedActions }),
     markdown: t.exposeString('markdown', { description: 'the whole report, compact, for an LLM prompt' }),
     similarity: t.field({ type: EvidenceSimilarity, resolve: (r) => r.similarity }),
   }),

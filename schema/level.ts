@@ -6,6 +6,9 @@ import { errorAsData } from './errors.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
 
+/** A level-up names each active trait once. */
+const PLAN_BOUND = 'At most the trait limit in force at that level-up.';
+
 export const LevelEvent = builder.objectRef<LevelEventRecord>('LevelEvent').implement({
   description: 'One level-up with its before/after snapshot; a reverted one keeps its row with revertedAt.',
   ...readBeyondId,
@@ -15,12 +18,12 @@ export const LevelEvent = builder.objectRef<LevelEventRecord>('LevelEvent').impl
     level: t.exposeInt('level'),
     essenceBefore: t.exposeString('essenceBefore'),
     essenceAfter: t.exposeString('essenceAfter'),
-    consolidated: t.field({ type: [Trait], resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.consolidated) }),
-    promoted: t.field({ type: [Trait], resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.promoted) }),
-    carried: t.field({ type: [Trait], resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.carried.map((c) => c.id)) }),
+    consolidated: t.field({ type: [Trait], description: PLAN_BOUND, resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.consolidated) }),
+    promoted: t.field({ type: [Trait], description: PLAN_BOUND, resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.promoted) }),
+    carried: t.field({ type: [Trait], description: PLAN_BOUND, resolve: (event, _, ctx) => loadPresent(ctx.loaders.trait, event.carried.map((c) => c.id)) }),
     merged: t.field({
       type: [Trait],
-      description: 'traits created by consolidation; empty once reverted (they are deleted)',
+      description: `traits created by consolidation; empty once reverted (they are deleted). ${PLAN_BOUND}`,
       resolve: (event, _, ctx) => (event.revertedAt === null ? loadPresent(ctx.loaders.trait, event.merged) : []),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (event) => event.createdAt }),
@@ -34,7 +37,7 @@ export const LevelUpWarning = builder.objectRef<LevelUpWarningRecord>('LevelUpWa
   fields: (t) => ({
     kind: t.exposeString('kind'),
     message: t.exposeString('message'),
-    traitIds: t.idList({ resolve: (w) => w.traitIds }),
+    traitIds: t.idList({ description: 'the traits it is about: at most traitLimit', resolve: (w) => w.traitIds }),
   }),
 });
 
@@ -42,7 +45,7 @@ export const RenderPreview = builder.objectRef<{ before: string; after: string; 
   fields: (t) => ({
     before: t.exposeString('before'),
     after: t.exposeString('after'),
-    warnings: t.field({ type: [LevelUpWarning], description: 'advisory: NEAR_DUPLICATE and POSSIBLE_CONTRADICTION for new or revised principles', resolve: (p) => p.warnings ?? [] }),
+    warnings: t.field({ type: [LevelUpWarning], description: 'advisory: NEAR_DUPLICATE and POSSIBLE_CONTRADICTION for new or revised principles, at most a few per change', resolve: (p) => p.warnings ?? [] }),
   }),
 });
 
@@ -52,7 +55,7 @@ export const LevelUpPreview = builder
     fields: (t) => ({
       valid: t.exposeBoolean('valid'),
       error: t.field({ type: LevelUpPlanErrorClass, nullable: true, resolve: (p) => (p.error === null ? null : errorAsData(p.error)) }),
-      warnings: t.field({ type: [LevelUpWarning], resolve: (p) => p.warnings }),
+      warnings: t.field({ type: [LevelUpWarning], description: 'advisory: at most a few per trait the plan names', resolve: (p) => p.warnings }),
       before: t.exposeString('before'),
       after: t.exposeString('after', { nullable: true, description: 'the rendered block after the plan, or null when the plan is invalid' }),
     }),

@@ -22,14 +22,14 @@ import { Trait } from './trait.ts';
 /** Payloads carry their GraphQL type name, which is how the result unions tell them from errors. */
 type Named<N extends string, T> = T & { __typename: N };
 
-const readySoulsDescription = 'souls this write moved from not-ready to ready';
+const readySoulsDescription = 'souls this write moved from not-ready to ready (at most the souls it touched)';
 
 export const SoulPayload = builder.objectRef<Named<'SoulPayload', { soul: SoulRecord; readySouls: SoulRecord[] }>>('SoulPayload').implement({
   fields: (t) => ({
     soul: t.field({ type: Soul, resolve: (p) => p.soul }),
     readySouls: t.field({
       type: [Soul],
-      description: `${readySoulsDescription}: awakenSoul can (a dormant soul is never ready); the other soul writes never do`,
+      description: 'souls this write moved from not-ready to ready, at most one: awakenSoul can (a dormant soul is never ready); the other soul writes never do',
       resolve: (p) => p.readySouls,
     }),
   }),
@@ -45,7 +45,7 @@ export const LevelUpPayload = builder
     fields: (t) => ({
       soul: t.field({ type: Soul, resolve: (p) => p.soul }),
       event: t.field({ type: LevelEvent, resolve: (p) => p.event }),
-      warnings: t.field({ type: [LevelUpWarning], resolve: (p) => p.warnings }),
+      warnings: t.field({ type: [LevelUpWarning], description: 'advisory: at most a few per trait the plan names', resolve: (p) => p.warnings }),
     }),
   });
 
@@ -68,7 +68,7 @@ export const DropShardPayload = builder.objectRef<Named<'DropShardPayload', { sh
 
 export const DropShardsPayload = builder.objectRef<Named<'DropShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('DropShardsPayload').implement({
   fields: (t) => ({
-    shards: t.field({ type: [Shard], resolve: (p) => p.shards }),
+    shards: t.field({ type: [Shard], description: 'one per input, in order (at most maxBatchSize)', resolve: (p) => p.shards }),
     readySouls: t.field({ type: [Soul], description: readySoulsDescription, resolve: (p) => p.readySouls }),
   }),
 });
@@ -83,7 +83,7 @@ export const CiteShardPayload = builder.objectRef<Named<'CiteShardPayload', { sh
 
 export const RevealShardsPayload = builder.objectRef<Named<'RevealShardsPayload', { shards: ShardRecord[]; readySouls: SoulRecord[] }>>('RevealShardsPayload').implement({
   fields: (t) => ({
-    shards: t.field({ type: [Shard], resolve: (p) => p.shards }),
+    shards: t.field({ type: [Shard], description: 'the shards revealed: at most one per id given', resolve: (p) => p.shards }),
     readySouls: t.field({ type: [Soul], description: readySoulsDescription, resolve: (p) => p.readySouls }),
   }),
 });
@@ -107,7 +107,7 @@ export const RevealShardsResult = builder.errorUnion('RevealShardsResult', { typ
 export const AssignThemesPayload = builder.objectRef<Named<'AssignThemesPayload', { soul: SoulRecord; themes: ThemeRecord[] }>>('AssignThemesPayload').implement({
   fields: (t) => ({
     soul: t.field({ type: Soul, resolve: (p) => p.soul }),
-    themes: t.field({ type: [Theme], description: 'assignThemes: each assignment’s theme, in order; unassignShards: the themes the shards left', resolve: (p) => p.themes }),
+    themes: t.field({ type: [Theme], description: 'assignThemes: each assignment’s theme, in order; unassignShards: the themes the shards left (at most one per assignment or shard given)', resolve: (p) => p.themes }),
   }),
 });
 

@@ -1,4 +1,4 @@
-import type { ClusteringThresholdSource as ThresholdSource, Knobs } from '../src/engine/index.ts';
+import type { Bounds, ClusteringThresholdSource as ThresholdSource, Knobs } from '../src/engine/index.ts';
 import { builder } from './builder.ts';
 
 export const SimilarityMode = builder.enumType('SimilarityMode', {
@@ -28,13 +28,14 @@ export const ClusteringThresholdSource = builder.enumType('ClusteringThresholdSo
 });
 
 /** The knobs, and where the clustering threshold came from. */
-export type SettingsView = Knobs & { clusteringThresholdSource: ThresholdSource };
+export type SettingsView = Knobs & Pick<Bounds, 'maxThemesPerSoul'> & { clusteringThresholdSource: ThresholdSource };
 
 export const Settings = builder.objectRef<SettingsView>('Settings').implement({
   description: 'The engine’s knobs, set at startup; read-only here.',
   fields: (t) => ({
     similarity: t.field({ type: SimilarityMode, resolve: (k) => k.similarity }),
     traitLimit: t.exposeInt('traitLimit'),
+    maxThemesPerSoul: t.exposeInt('maxThemesPerSoul', { description: 'themes a soul may hold: a judgement creating one more is refused' }),
     crystallizationThreshold: t.exposeInt('crystallizationThreshold'),
     shardExpiryDays: t.exposeInt('shardExpiryDays'),
     shardFadeCitations: t.exposeInt('shardFadeCitations'),

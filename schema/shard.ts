@@ -3,6 +3,8 @@ import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
+import { connectionOf, connectionType, pageArgs, pageIds, pageText, type Connection } from './paging.ts';
+import { LIST_PAGE, SHARD_PAGE } from '../src/server/price-list.ts';
 
 export const ShardStatus = builder.enumType('ShardStatus', {
   values: { PENDING: { value: 'pending' }, FADED: { value: 'faded' } } as const,
@@ -19,7 +21,7 @@ Shard.implement({
     source: t.exposeString('source', { description: 'the evidence channel it came through' }),
     status: t.field({ type: ShardStatus, resolve: (shard) => shard.status }),
     sealed: t.exposeBoolean('sealed', { description: 'hidden from crystallization and reports until revealed' }),
-    tags: t.exposeStringList('tags'),
+    tags: t.exposeStringList('tags', { description: 'at most maxTagsPerShard (a setting, default 32)' }),
     createdAt: t.field({ type: 'DateTime', description: 'when it was observed: the write, or the earlier time a historical import gave', resolve: (shard) => shard.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (shard) => shard.updatedAt }),
     recordedAt: t.field({
@@ -33,43 +35,25 @@ Shard.implement({
       description: 'when a sealed shard was revealed; it counts as new evidence from then (crystallization recency)',
       resolve: (shard) => shard.revealedAt,
     }),
-    souls: t.field({ type: [Soul], resolve: (shard, _, ctx) => loadPresent(ctx.loaders.soul, shard.soulIds) }),
+    souls: t.field({
+      type: [Soul],
+      description: `the souls it is attributed to, ascending id: ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: (shard, args, ctx) => loadPresent(ctx.loaders.soul, pageIds(shard.soulIds, args, LIST_PAGE)),
+    }),
     citedBy: t.field({
       type: [Trait],
-      description: 'traits that cite this shard as evidence',
-      resolve: async (shard, _, ctx) => {
+      description: `traits that cite this shard as evidence, in citation order: ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: async (shard, args, ctx) => {
         const citations = await ctx.loaders.citationsByShard.load(shard.id);
-        return loadPresent(ctx.loaders.trait, citations.map((c) => c.traitId));
+        return loadPresent(ctx.loaders.trait, pageIds(citations.map((c) => c.traitId), args, LIST_PAGE));
       },
     }),
   }),
 });
 
-export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
-  fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-  }),
-});
-
-const ShardEdge = builder.objectRef<{ cursor: string; node: ShardRecord }>('ShardEdge').implement({
-  fields: (t) => ({
-    cursor: t.exposeString('cursor'),
-    node: t.field({ type: Shard, resolve: (edge) => edge.node }),
-  }),
-});
-
-export const ShardConnection = builder.objectRef<Page<ShardRecord>>('ShardConnection').implement({
-  description: 'Shards newest first; pass pageInfo.endCursor as `after` for the next page.',
-  fields: (t) => ({
-    edges: t.field({
-      type: [ShardEdge],
-      resolve: (page) => page.items.map((node, i) => ({ node, cursor: page.cursors[i] })),
-    }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => ({ hasNextPage: page.hasNextPage, endCursor: page.endCursor }) }),
-    totalCount: t.exposeInt('totalCount'),
-  }),
-});
+export const ShardConnection = connectionType('Shard', Shard, SHARD_PAGE, { connection: 'Shards newest first; pass pageInfo.endCursor as `after` for the next page.' });
 
 export const ShardSearchMatch = builder.enumType('ShardSearchMatch', {
   description: 'How the words of a shard search combine.',
@@ -122,8 +106,8 @@ type ShardListArgs = {
   after?: string | null;
 };
 
-export function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArgs) {
-  return listShards(db, {
+export async function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArgs): Promise<Connection<ShardRecord>> {
+  const page = await listShards(db, {
     soulId,
     source: args.source,
     tags: args.tags,
@@ -133,4 +117,5 @@ export function shardPage(db: SoulsDb, soulId: number | null, args: ShardListArg
     first: args.first ?? 50,
     after: args.after,
   });
+  return connectionOf(page, args.after);
 }

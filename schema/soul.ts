@@ -5,6 +5,8 @@ import { EvidenceReport } from './evidence.ts';
 import { LevelEvent } from './level.ts';
 import { ShardConnection, shardListArgs, shardPage } from './shard.ts';
 import { TraitStatus, Trait } from './trait.ts';
+import { connectionType, firstArg, firstItems, pageArgs, pageOf, pageText } from './paging.ts';
+import { evidencePrice, LIST_PAGE, SCAN_ROW_PRICE, SOUL_CONNECTION_PAGE } from '../src/server/price-list.ts';
 
 export const SoulOrder = builder.enumType('SoulOrder', {
   values: ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const,
@@ -36,10 +38,10 @@ export const Crystallization = builder.objectRef<CrystallizationRecord>('Crystal
       nullable: true,
       description: 'how many shards clustering covered: pendingCount, or maxClusteredShards (the most recently dropped) when there are more; null when skipped',
     }),
-    unmet: t.field({ type: [CrystallizationCondition], resolve: (c) => c.unmet }),
+    unmet: t.field({ type: [CrystallizationCondition], description: 'the conditions not met: at most the six', resolve: (c) => c.unmet }),
     needs: t.field({
       type: [UnmetNeed],
-      description: "what would meet each unmet condition, in unmet's order, in words (RECENCY: the last attunement's time, and that any shard recorded after it counts, whatever its createdAt)",
+      description: "what would meet each unmet condition (at most the six), in unmet's order, in words (RECENCY: the last attunement's time, and that any shard recorded after it counts, whatever its createdAt)",
       resolve: async (c, _, ctx) => unmetNeeds(c, (await ctx.loaders.soul.load(c.soulId))?.lastAttunedAt ?? null, ctx.db.settings),
     }),
   }),
@@ -77,16 +79,20 @@ Soul.implement({
     }),
     traits: t.field({
       type: [Trait],
+      description: `oldest first: the active ones (the default) are at most traitLimit; of every status, ${pageText(LIST_PAGE)}`,
       args: {
         status: t.arg({ type: [TraitStatus], defaultValue: ['active'], description: 'null or [] for every status' }),
         generation: t.arg.int(),
+        ...pageArgs(LIST_PAGE),
       },
-      resolve: (soul, args, ctx) =>
-        ctx.loaders.traits.load({
+      resolve: async (soul, args, ctx) => {
+        const traits = await ctx.loaders.traits.load({
           soulId: soul.id,
           statuses: args.status && args.status.length > 0 ? args.status : null,
           generation: args.generation ?? null,
-        }),
+        });
+        return pageOf(traits, (trait) => trait.id, args, LIST_PAGE);
+      },
     }),
     activeTraitCount: t.int({ resolve: async (soul, _, ctx) => (await activeTraits(ctx.loaders, soul.id)).length }),
     traitLimit: t.int({ resolve: (_, __, ctx) => ctx.db.settings.traitLimit }),
@@ -95,33 +101,49 @@ Soul.implement({
       description: 'pending, unsealed, unexpired shards attributed to the soul',
       resolve: (soul, _, ctx) => pendingOf(ctx.loaders, soul.id),
     }),
-    shardCountsBySource: t.field({ type: [SourceCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsBySource.load(soul.id) }),
-    shardCountsByTag: t.field({ type: [TagCount], resolve: (soul, _, ctx) => ctx.loaders.shardCountsByTag.load(soul.id) }),
-    crystallization: t.field({
-      type: Crystallization,
-      resolve: async (soul, _, ctx) => {
-        ctx.cost.charge('crystallization');
-        return (await ctx.loaders.crystallization.load(soul.id))!;
-      },
+    shardCountsBySource: t.field({
+      type: [SourceCount],
+      description: `pending shards per source, most first: ${pageText(LIST_PAGE, false)}`,
+      args: firstArg(LIST_PAGE),
+      resolve: async (soul, args, ctx) => firstItems(await ctx.loaders.shardCountsBySource.load(soul.id), args, LIST_PAGE),
     }),
+    shardCountsByTag: t.field({
+      type: [TagCount],
+      description: `pending shards per tag, most first: ${pageText(LIST_PAGE, false)}`,
+      args: firstArg(LIST_PAGE),
+      resolve: async (soul, args, ctx) => firstItems(await ctx.loaders.shardCountsByTag.load(soul.id), args, LIST_PAGE),
+    }),
+    crystallization: t.field({ type: Crystallization, resolve: async (soul, _, ctx) => (await ctx.loaders.crystallization.load(soul.id))! }),
     health: t.float({
       description: '(1 − stale fraction) × (1 − active/limit) × min(1, pending/threshold), 0..1',
       resolve: (soul, _, ctx) => healthOf(ctx.loaders, soul.id, ctx.db.settings),
     }),
-    levelHistory: t.field({ type: [LevelEvent], resolve: (soul, _, ctx) => ctx.loaders.levelHistory.load(soul.id) }),
+    levelHistory: t.field({
+      type: [LevelEvent],
+      description: `oldest first: ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: async (soul, args, ctx) => pageOf(await ctx.loaders.levelHistory.load(soul.id), (event) => event.id, args, LIST_PAGE),
+    }),
     shards: t.field({
       type: ShardConnection,
       args: shardListArgs,
-      resolve: (soul, args, ctx) => shardPage(ctx.db, soul.id, args),
+      resolve: async (soul, args, ctx) => {
+        const page = await shardPage(ctx.db, soul.id, args);
+        // The count read every row of the soul that passed the filters: charged once known.
+        ctx.cost.charge(SCAN_ROW_PRICE * page.totalCount, `counting the shards of soul ${soul.id}`);
+        return page;
+      },
     }),
     evidence: t.field({
       type: EvidenceReport,
       description: 'The pre-digested evidence report, optionally scoped to tags and/or a full-text query.',
       args: { tags: t.arg.stringList(), query: t.arg.string() },
-      resolve: (soul, args, ctx) => {
-        ctx.cost.charge('evidence');
-        return formatEvidence(ctx.db, soul.id, { tags: args.tags, query: args.query });
-      },
+      resolve: (soul, args, ctx) =>
+        formatEvidence(ctx.db, soul.id, {
+          tags: args.tags,
+          query: args.query,
+          price: (work) => ctx.cost.charge(evidencePrice(work), `the evidence report of soul ${soul.id} (${work.shards} shards)`),
+        }),
     }),
   }),
 });
@@ -140,3 +162,8 @@ export const ReadySoul = builder.objectRef<{ soulId: number; priority: number }>
   }),
 });
 
+
+export const SoulConnection = connectionType('Soul', Soul, SOUL_CONNECTION_PAGE, {
+  connection: 'Non-dormant souls in the order asked; pass pageInfo.endCursor as `after` for the next page.',
+  totalCount: 'every non-dormant soul',
+});

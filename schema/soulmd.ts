@@ -39,7 +39,7 @@ const PlannedTrait = builder.objectRef<ImportPlan['traits'][number]>('SoulMdPlan
     present: t.exposeBoolean('present', { description: 'the soul already has a trait with this principle: not added again' }),
     nearDuplicates: t.field({
       type: [NearDuplicate],
-      description: "the existing soul's active traits this principle nearly repeats, most similar first (empty when it is new or present)",
+      description: "the existing soul's active traits this principle nearly repeats, most similar first (empty when it is new or present): at most traitLimit",
       resolve: (p) => p.nearDuplicates,
     }),
   }),
@@ -81,12 +81,12 @@ export const SoulMdImportPlan = builder.objectRef<Named<'SoulMdImportPlan', Impo
     }),
     problems: t.field({
       type: [ValidationError],
-      description: 'what stops the plan from being applied (the trait limit, saying how many traits the soul already has); apply answers the first as a ValidationError',
+      description: 'what stops the plan from being applied (the trait limit, saying how many traits the soul already has); apply answers the first as a ValidationError. At most one per section of the text',
       resolve: (p) => p.problems.map((e) => errorAsData(new ValidationError(underInputField(e.field), e.message))),
     }),
-    traits: t.field({ type: [PlannedTrait], resolve: (p) => p.traits }),
-    shards: t.field({ type: [PlannedShard], resolve: (p) => p.shards }),
-    notes: t.exposeStringList('notes', { description: 'what was read but not imported, and why' }),
+    traits: t.field({ type: [PlannedTrait], description: 'one per principle of the text (at most one per line)', resolve: (p) => p.traits }),
+    shards: t.field({ type: [PlannedShard], description: 'one per observation of the text (at most one per line)', resolve: (p) => p.shards }),
+    notes: t.exposeStringList('notes', { description: 'what was read but not imported, and why: at most one per section of the text' }),
   }),
 });
 
@@ -100,7 +100,7 @@ export const SoulMdImportPayload = builder
       created: t.exposeBoolean('created', { description: 'false: an existing soul of that name was extended' }),
       traitsAdded: t.exposeInt('traitsAdded'),
       shardsAdded: t.exposeInt('shardsAdded'),
-      readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready', resolve: (p) => p.readySouls }),
+      readySouls: t.field({ type: [Soul], description: 'souls this write moved from not-ready to ready: at most the one it wrote', resolve: (p) => p.readySouls }),
     }),
   });
 

@@ -6,6 +6,8 @@ import { lookupId } from './ids.ts';
 import { Shard } from './shard.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
+import { pageArgs, pageIds, pageText } from './paging.ts';
+import { LIST_PAGE } from '../src/server/price-list.ts';
 
 export const Theme = builder.objectRef<ThemeRecord>('Theme').implement({
   description: 'A name the refiner gave some of one soul’s shards, remembered: the evidence report clusters them as one, always (SPEC §12).',
@@ -14,12 +16,18 @@ export const Theme = builder.objectRef<ThemeRecord>('Theme').implement({
     id: t.exposeID('id', { skipTypeScopes: true }),
     soul: t.field({ type: Soul, resolve: async (theme, _, ctx) => (await ctx.loaders.soul.load(theme.soulId))! }),
     name: t.exposeString('name'),
-    members: t.field({ type: [Shard], description: 'every shard assigned to this theme, any status', resolve: (theme, _, ctx) => loadPresent(ctx.loaders.shard, theme.memberIds) }),
+    members: t.field({
+      type: [Shard],
+      description: `every shard assigned to this theme, any status, ascending id: ${pageText(LIST_PAGE)}; memberCount counts them all`,
+      args: pageArgs(LIST_PAGE),
+      resolve: (theme, args, ctx) => loadPresent(ctx.loaders.shard, pageIds(theme.memberIds, args, LIST_PAGE)),
+    }),
     memberCount: t.int({ resolve: (theme) => theme.memberIds.length }),
     opposes: t.field({
       type: [Trait],
-      description: 'traits this theme contradicts: its members are counter-evidence for them',
-      resolve: (theme, _, ctx) => loadPresent(ctx.loaders.trait, theme.opposes),
+      description: `traits this theme contradicts: its members are counter-evidence for them; ascending id, ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: (theme, args, ctx) => loadPresent(ctx.loaders.trait, pageIds(theme.opposes, args, LIST_PAGE)),
     }),
     createdBy: t.exposeString('createdBy', { description: "the caller that created it (token name, 'local', or the refiner soul's slug)" }),
     createdAt: t.field({ type: 'DateTime', resolve: (theme) => theme.createdAt }),
@@ -27,7 +35,11 @@ export const Theme = builder.objectRef<ThemeRecord>('Theme').implement({
 });
 
 builder.objectField(Soul, 'themes', (t) =>
-  t.field({ type: [Theme], description: 'the themes of this soul, oldest first', resolve: (soul, _, ctx) => ctx.loaders.themesBySoul.load(soul.id) }),
+  t.field({
+    type: [Theme],
+    description: 'the themes of this soul, oldest first: at most maxThemesPerSoul (a setting, default 100), as a soul may hold',
+    resolve: async (soul, _, ctx) => (await ctx.loaders.themesBySoul.load(soul.id)).slice(0, ctx.db.settings.maxThemesPerSoul),
+  }),
 );
 
 builder.objectField(Shard, 'theme', (t) =>
@@ -48,8 +60,9 @@ builder.objectField(Shard, 'theme', (t) =>
 builder.objectField(Trait, 'counterEvidence', (t) =>
   t.field({
     type: [Shard],
-    description: 'shards judged (through a theme that opposes this trait) to contradict it',
-    resolve: async (trait, _, ctx) => loadPresent(ctx.loaders.shard, await ctx.loaders.counterEvidence.load(trait.id)),
+    description: `shards judged (through a theme that opposes this trait) to contradict it, ascending id: ${pageText(LIST_PAGE)}`,
+    args: pageArgs(LIST_PAGE),
+    resolve: async (trait, args, ctx) => loadPresent(ctx.loaders.shard, pageIds(await ctx.loaders.counterEvidence.load(trait.id), args, LIST_PAGE)),
   }),
 );
 

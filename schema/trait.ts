@@ -3,6 +3,8 @@ import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { Shard } from './shard.ts';
 import { Soul } from './soul.ts';
+import { pageArgs, pageIds, pageText } from './paging.ts';
+import { LIST_PAGE } from '../src/server/price-list.ts';
 
 export const TraitStatus = builder.enumType('TraitStatus', {
   values: {
@@ -48,10 +50,11 @@ Trait.implement({
     signals: t.field({ type: TraitSignals, resolve: async (trait, _, ctx) => (await ctx.loaders.traitSignals.load(trait.id))! }),
     citations: t.field({
       type: [Shard],
-      description: 'the shards cited as evidence for this trait, oldest citation first',
-      resolve: async (trait, _, ctx) => {
+      description: `the shards cited as evidence for this trait, oldest citation first: ${pageText(LIST_PAGE)}`,
+      args: pageArgs(LIST_PAGE),
+      resolve: async (trait, args, ctx) => {
         const citations = await ctx.loaders.citationsByTrait.load(trait.id);
-        return loadPresent(ctx.loaders.shard, citations.map((c) => c.shardId));
+        return loadPresent(ctx.loaders.shard, pageIds(citations.map((c) => c.shardId), args, LIST_PAGE));
       },
     }),
   }),

@@ -38,9 +38,10 @@ const SOUL = 'id name slug essence description level createdAt updatedAt deleted
 const TRAIT = 'id principle provenance generation status mergedInto { id } createdAt updatedAt';
 
 /** Everything a write could touch, read back whole: compared before and after a refused write, it proves nothing was written. */
+// Pages sized to these tests' few rows: the whole state at the lists' default bounds is priced past maxCost.
 const SNAPSHOT = `{
-  souls { ${SOUL} rendered(includeProvenance: true) traits(status: []) { ${TRAIT} citations { id } } levelHistory { id revertedAt } }
-  dormantSouls { ${SOUL} traits(status: []) { ${TRAIT} } }
+  souls(first: 50) { ${SOUL} rendered(includeProvenance: true) traits(status: [], first: 50) { ${TRAIT} citations(first: 50) { id } } levelHistory { id revertedAt } }
+  dormantSouls(first: 50) { ${SOUL} traits(status: [], first: 50) { ${TRAIT} } }
   shards(sealed: null, includeExpired: true) { totalCount edges { node { id content sealed status tags souls { id } citedBy { id } } } }
   faded: shards(status: FADED) { totalCount }
 }`;

@@ -26,7 +26,8 @@ const ERRORS = `fragment Errors on Error {
 }`;
 
 /** Every trait, citation and level row of every soul: equal before and after a refused write. */
-const SNAPSHOT = `{ souls { id essence level rendered(includeProvenance: true) traits(status: []) { id principle status citations { id } } levelHistory { id revertedAt } } }`;
+// Pages sized to these tests' few rows: the whole state at the lists' default bounds is priced past maxCost.
+const SNAPSHOT = `{ souls(first: 50) { id essence level rendered(includeProvenance: true) traits(status: [], first: 50) { id principle status citations(first: 50) { id } } levelHistory { id revertedAt } } }`;
 
 async function soul(name: string, essence = `${name} keeps steady.`): Promise<string> {
   const data = await gql(`mutation($input: CreateSoulInput!) { createSoul(input: $input) { ... on SoulPayload { soul { id } } } }`, { input: { name, essence } });

@@ -309,6 +309,7 @@ function queries(fixture: () => { soulId: string; traitId: string; shardId: stri
     read('soul', `query($id: ID!) { soul(id: $id) { id name traits { principle } } }`, () => ({ id: fixture().soulId })),
     read('soulByName', `query($name: String!) { soulByName(name: $name) { id } }`, () => ({ name: fixture().soulName })),
     read('souls', `{ souls { id } }`),
+    read('soulsConnection', `{ soulsConnection { totalCount edges { node { id } } } }`),
     read('dormantSouls', `{ dormantSouls { id } }`),
     read('trait', `query($id: ID!) { trait(id: $id) { id principle } }`, () => ({ id: fixture().traitId })),
     read('shard', `query($id: ID!) { shard(id: $id) { id content } }`, () => ({ id: fixture().shardId })),

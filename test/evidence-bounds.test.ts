@@ -123,31 +123,40 @@ describe('evidence and crystallization count in the cost limit', () => {
   let server: LiveServer;
   afterEach(() => server?.stop());
 
-  it('charges every evidence report, per alias and per soul in a list, and refuses those past maxCost with COST_LIMIT_EXCEEDED', async () => {
-    server = await startServer({ app: { limits: { maxCost: 6_000 } } });
-    for (const name of ['Ada', 'Bram', 'Cole']) await createSoul(server.app.db, { name, essence: 'Keeps the records.' });
-    const one = await server.request('{ soul(id: "1") { evidence { shardCount } } }');
-    expect(one.body.errors).toBeUndefined();
+  /** A soul of 100 pending shards whose partition the server holds: each report of it is charged 150 + 5 × 100 = 650. */
+  async function heldSoul(db: SoulsDb, name: string): Promise<number> {
+    const soul = await createSoul(db, { name, essence: 'Keeps the records.' });
+    await dropShards(db, Array.from({ length: 100 }, (_, i) => ({ content: `${name} filed record ${i} of the harbour ledger`, source: 'ledger', soulIds: [soul.id] })));
+    await formatEvidence(db, soul.id);
+    return soul.id;
+  }
 
-    const aliased = await server.request(`{ soul(id: "1") { ${[1, 2, 3].map((i) => `e${i}: evidence(query: "w${i}") { shardCount }`).join(' ')} } }`);
+  it('charges every evidence report by its shards, per alias and per soul in a list, and refuses those past maxCost with COST_LIMIT_EXCEEDED', async () => {
+    server = await startServer({ app: { limits: { maxCost: 1500 } } });
+    const ids = [await heldSoul(server.app.db, 'Ada'), await heldSoul(server.app.db, 'Bram'), await heldSoul(server.app.db, 'Cole')];
+    const one = await server.request(`{ soul(id: "${ids[0]}") { evidence { shardCount } } }`);
+    expect(one.body).toEqual({ data: { soul: { evidence: { shardCount: 100 } } } });
+
+    // Estimated at 461 before running (each report at its reading price, 150); metered, the third report passes 1500.
+    const aliased = await server.request(`{ soul(id: "${ids[0]}") { ${[1, 2, 3].map((i) => `e${i}: evidence { shardCount }`).join(' ')} } }`);
     expect(aliased.body.errors).toHaveLength(1);
-    expect(aliased.body.errors[0]).toMatchObject({ path: ['soul', 'e3'], extensions: { code: 'COST_LIMIT_EXCEEDED' } });
-    expect(aliased.body.errors[0].message).toMatch(/^Query cost limit of 6000 exceeded: each evidence costs 2500/);
+    expect(aliased.body.errors[0]).toMatchObject({ path: ['soul', 'e3'], extensions: { code: 'COST_LIMIT_EXCEEDED', cost: 1961, limit: 1500, setting: 'maxCost' } });
+    expect(aliased.body.errors[0].message).toBe(`Query cost limit of 1500 exceeded (maxCost): the evidence report of soul ${ids[0]} (100 shards) costs 650, and this operation has used 1311`);
 
-    const listed = await server.request('{ souls(orderBy: NAME) { name evidence { shardCount } } }');
-    expect(listed.body.errors).toEqual([expect.objectContaining({ path: ['souls', 2, 'evidence'], extensions: { code: 'COST_LIMIT_EXCEEDED' } })]);
+    const listed = await server.request('{ souls(orderBy: NAME, first: 3) { name evidence { shardCount } } }');
+    expect(listed.body.errors).toEqual([expect.objectContaining({ path: ['souls', 2, 'evidence'], extensions: expect.objectContaining({ code: 'COST_LIMIT_EXCEEDED', limit: 1500, setting: 'maxCost' }) })]);
   });
 
-  it('charges a crystallization verdict per soul in a list', async () => {
-    // The estimate before execution is 82.25 (crystallization weighs 50 there, once); while executing, the meter
-    // starts from the estimate without that weight (7.25) and adds 10 a verdict: nine souls fit in 100, ten do not.
-    server = await startServer({ app: { limits: { maxCost: 100 } } });
-    const roster = '{ souls(orderBy: NAME) { crystallization { ready } } }';
-    const names = ['Ada', 'Bram', 'Cole', 'Dara', 'Edda', 'Finn', 'Gwen', 'Hale', 'Ines'];
-    for (const name of names) await createSoul(server.app.db, { name, essence: 'Keeps the records.' });
-    expect((await server.request(roster)).body).toEqual({ data: { souls: names.map(() => ({ crystallization: { ready: false } })) } });
-    await createSoul(server.app.db, { name: 'Jory', essence: 'Keeps the records.' });
-    const refused = await server.request(roster);
-    expect(refused.body.errors).toEqual([expect.objectContaining({ path: ['souls', 9, 'crystallization'], extensions: { code: 'COST_LIMIT_EXCEEDED' } })]);
+  it('charges a crystallization verdict for every soul judged, those an order by readiness judges included', async () => {
+    server = await startServer({ app: { limits: { maxCost: 800 } } });
+    const names = ['Ada', 'Bram', 'Cole', 'Dara', 'Edda', 'Finn', 'Gwen', 'Hale', 'Ines', 'Jory'];
+    for (const name of names.slice(0, 9)) await createSoul(server.app.db, { name, essence: 'Keeps the records.' });
+    // One soul listed (3), nine judged to order them: 3 + 9 × 85 fits 800, 3 + 10 × 85 does not.
+    const first = '{ souls(orderBy: READINESS, first: 1) { name } }';
+    expect((await server.request(first)).body).toEqual({ data: { souls: [{ name: 'Ada' }] } });
+    await createSoul(server.app.db, { name: names[9], essence: 'Keeps the records.' });
+    const refused = await server.request(first);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ path: ['souls'], extensions: expect.objectContaining({ code: 'COST_LIMIT_EXCEEDED', cost: 853, limit: 800, setting: 'maxCost' }) })]);
+    expect(refused.body.errors[0].message).toContain('10 crystallization verdict(s) costs 850');
   });
 });

@@ -143,6 +143,8 @@ describe('examples/seed.ts and examples/dashboard.ts', () => {
     }
     // the readiest soul's heaviest cluster, as the dashboard summarises it
     expect(dashboard.stdout).toMatch(/3× novel: Split the migration into three smaller tasks/);
+    // and what each soul's report suggests doing next
+    expect(dashboard.stdout).toMatch(/^ {2}next {2}ready_for_refinement: /m);
   });
 
   it('leaves an already seeded server alone on a second run', async () => {

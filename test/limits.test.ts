@@ -75,8 +75,8 @@ function tokenCount(document: string): number {
 const aliases = (n: number, selection = 'settings { traitLimit }') => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${selection}`).join(' ')} }`;
 /** n @include directives, each on an inline fragment of its own. */
 const directives = (n: number) => `{ settings { ${Array.from({ length: n }, () => '... @include(if: true) { traitLimit }').join(' ')} } }`;
-/** One page of 500 shards with their souls: 16,562.5 by graphql-armor's cost rules (first multiplies). */
-const heavy = (n: number) => aliases(n, 'shards(first: 500) { edges { node { id content souls { id name } } } }');
+/** One page of 500 shards with up to 500 souls each: about 1,003,000 by the price list (first multiplies, nested lists too). */
+const heavy = (n: number) => aliases(n, 'shards(first: 500) { edges { node { id content souls(first: 500) { id name } } } }');
 
 let servers: LiveServer[] = [];
 /** A server of its own for one test, stopped after it. */
@@ -127,11 +127,11 @@ describe('query limits', () => {
     expectRefused(await ask(shallow, query('soul { id }')), /depth limit of 3 exceeded, found 4/i);
   });
 
-  it('costs a query written with fragments about as much as the same query inline', async () => {
-    // Inline, chain(12) costs about 430; counted as extra levels, its fragments multiplied that fifty-fold.
-    const budget = await dedicated({ app: { limits: { maxCost: 1000 } } });
-    expectServed(await ask(budget, chain(12)));
-    expectServed(await ask(budget, fragmentChain(12)));
+  it('costs a query written with fragments as much as the same query inline', async () => {
+    // Refused with a limit of 1, each answer says what the query costs.
+    const costOf = async (query: string) => (await ask(budget, query)).body.errors[0].extensions.cost;
+    const budget = await dedicated({ app: { limits: { maxCost: 1 } } });
+    for (const depth of [5, 9, 12]) expect(await costOf(fragmentChain(depth))).toBe(await costOf(chain(depth)));
   });
 
   it(`refuses more than maxAliases (${defaultLimits.maxAliases}) aliases and serves that many`, async () => {
@@ -161,8 +161,8 @@ describe('query limits', () => {
   });
 
   it(`refuses a query costing more than maxCost (${defaultLimits.maxCost}) and serves a cheaper one`, async () => {
-    expectServed(await ask(server, heavy(1)));
-    expectRefused(await ask(server, heavy(2)), /cost limit of 20000 exceeded/i);
+    expectServed(await ask(server, heavy(2)));
+    expectRefused(await ask(server, heavy(3)), /cost limit of 2500000 exceeded/i);
   });
 
   it('refuses a deep introspection query, and serves the usual one', async () => {
@@ -205,10 +205,10 @@ describe('query limits', () => {
   });
 
   it('takes maxCost, maxAliases, maxTokens and maxDirectives from buildApp too', async () => {
-    // `souls { id name }` costs 5: four aliases are exactly 20.
-    const cheap = await dedicated({ app: { limits: { maxCost: 20 } } });
-    expectServed(await ask(cheap, aliases(4, 'souls { id name }')));
-    expectRefused(await ask(cheap, aliases(5, 'souls { id name }')), /cost limit of 20 exceeded, found 25/i);
+    // `souls(first: 2) { id name }` costs 2 × (2 + 1 + 1) = 8: four aliases are exactly 32.
+    const cheap = await dedicated({ app: { limits: { maxCost: 32 } } });
+    expectServed(await ask(cheap, aliases(4, 'souls(first: 2) { id name }')));
+    expectRefused(await ask(cheap, aliases(5, 'souls(first: 2) { id name }')), /cost limit of 32 exceeded, found 40/i);
 
     const tight = await dedicated({ app: { limits: { maxAliases: 2, maxTokens: 40, maxDirectives: 2 } } });
     expectServed(await ask(tight, aliases(2)));

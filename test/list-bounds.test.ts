@@ -253,28 +253,29 @@ describe('the cost estimate counts the variables', () => {
   it('a `first` given as a variable multiplies the cost as a literal one does', async () => {
     const server = await dedicated({ app: { limits: { maxCost: 100 } } });
     const query = 'query($n: Int) { shards(first: $n) { edges { node { id } } } }';
-    // (2 + 1.5 × (2 + 1.5 × (2 + 1.5))) × n = 12.875 × n
-    expect((await ask(server, query, { n: 7 })).body).toEqual({ data: { shards: { edges: [] } } });
-    const refused = await ask(server, query, { n: 8 });
-    expect(refused.body).toEqual({ errors: [expect.objectContaining({ message: 'Query Cost limit of 100 exceeded, found 103.', extensions: expect.objectContaining({ code: 'COST_LIMIT' }) })] });
-    const literal = await ask(server, '{ shards(first: 8) { edges { node { id } } } }');
-    expect(literal.body.errors[0].message).toBe('Query Cost limit of 100 exceeded, found 103.');
+    // The connection 2, and each edge 2, its node 2 and the id 1: 2 + 5 × n (no shard to count).
+    expect((await ask(server, query, { n: 19 })).body).toEqual({ data: { shards: { edges: [] } } });
+    const refused = await ask(server, query, { n: 20 });
+    expect(refused.body).toEqual({ errors: [expect.objectContaining({ message: 'Query Cost limit of 100 exceeded, found 102.', extensions: expect.objectContaining({ code: 'COST_LIMIT' }) })] });
+    const literal = await ask(server, '{ shards(first: 20) { edges { node { id } } } }');
+    expect(literal.body.errors[0].message).toBe('Query Cost limit of 100 exceeded, found 102.');
   });
 
-  it('each item of a list argument adds one, for every alias: ten aliases of 32 tags cost 355', async () => {
-    const server = await dedicated({ app: { limits: { maxCost: 354 } } });
+  it('each item of a list argument adds one, for every alias: ten aliases of 32 tags cost 350', async () => {
+    const server = await dedicated({ app: { limits: { maxCost: 349 } } });
     const query = (n: number) => `query($t: [String!]) { ${Array.from({ length: n }, (_, i) => `a${i}: shards(tags: $t) { totalCount }`).join(' ')} }`;
-    // Each alias: 2 + 1.5 for totalCount, plus 32 tags.
+    // Each alias: 2, 1 for totalCount, plus 32 tags (no shard to count).
     expect((await ask(server, query(9), { t: tags(32) })).body.data).toBeDefined();
-    expect((await ask(server, query(10), { t: tags(32) })).body.errors[0].message).toBe('Query Cost limit of 354 exceeded, found 355.');
+    expect((await ask(server, query(10), { t: tags(32) })).body.errors[0].message).toBe('Query Cost limit of 349 exceeded, found 350.');
   });
 
-  it('a full batch of dropShards fits the default maxCost; two in one request do not, and nothing is written', async () => {
+  it('a full batch of dropShards fits the default maxCost; three in one request do not, and nothing is written', async () => {
     const server = await dedicated({});
     const soul = await createSoul(server.app.db, { name: 'Ada', essence: 'Calm.' });
     const batch = Array.from({ length: 10_000 }, (_, i) => ({ content: `Observation ${i}`, source: 'import', soulIds: [String(soul.id)], tags: ['a', 'b'] }));
-    const two = await ask(server, 'mutation($a: [DropShardInput!]!) { x: dropShards(inputs: $a) { __typename } y: dropShards(inputs: $a) { __typename } }', { a: batch });
-    expect(two.body.errors[0].message).toMatch(/^Query Cost limit of 20000 exceeded, found 2000\d\.$/);
+    const three = await ask(server, 'mutation($a: [DropShardInput!]!) { x: dropShards(inputs: $a) { __typename } y: dropShards(inputs: $a) { __typename } z: dropShards(inputs: $a) { __typename } }', { a: batch });
+    // A shard written is priced at 100 (src/server/price-list.ts): a full batch is two fifths of maxCost.
+    expect(three.body.errors[0].message).toBe('Query Cost limit of 2500000 exceeded, found 3000009.');
     expect((await ask(server, '{ shards { totalCount } }')).body.data.shards.totalCount).toBe(0);
     const one = await ask(server, 'mutation($a: [DropShardInput!]!) { dropShards(inputs: $a) { __typename } }', { a: batch });
     expect(one.body).toEqual({ data: { dropShards: { __typename: 'DropShardsPayload' } } });

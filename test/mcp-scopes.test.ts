@@ -215,21 +215,22 @@ describe('what one /mcp request may cost', { timeout: 30_000 }, () => {
   const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
   it('sums a JSON-RPC batch against maxCost as /graphql does, and refuses it whole before anything runs', async () => {
-    const { server, mcpUrl, ids } = await seeded();
+    const { server, mcpUrl, ids } = await seeded({ maxCost: 2000 });
     const before = (await listShards(server.app.db, { first: 1 })).totalCount;
     const evidence = (n: number) => Array.from({ length: n }, (_, i) => toolCall(i + 2, 'soul_evidence', { soulId: ids.Mira }));
     const drop = toolCall(1, 'shard_observe', { shards: [{ content: 'Written by a refused batch.', source: 'batch', soulIds: [ids.Mira] }] });
+    // Mira's report reads her pending shards (150 + 5 a shard, the call 10): two fit 2,000, eight do not.
     const refused = await post(mcpUrl, 'reader', [drop, ...evidence(8)]);
     expect(refused.status).toBe(400);
     expect(refused.json.id).toBeNull();
     expect(refused.json.error.code).toBe(-32600);
-    expect(refused.json.error.message).toContain('over the cost limit of 20000 (maxCost, as on /graphql)');
-    expect(refused.json.error.data).toMatchObject({ limit: 20_000, setting: 'maxCost' });
+    expect(refused.json.error.message).toContain('over the cost limit of 2000 (maxCost, as on /graphql)');
+    expect(refused.json.error.data).toEqual({ cost: expect.any(Number), limit: 2000, setting: 'maxCost' });
+    expect(refused.json.error.data.cost).toBeGreaterThan(2000);
     expect((await listShards(server.app.db, { first: 1 })).totalCount).toBe(before);
-    // Seven reports fit one request, as in one GraphQL query.
-    const fits = await post(mcpUrl, 'reader', evidence(7));
+    const fits = await post(mcpUrl, 'reader', evidence(2));
     expect(fits.status).toBe(200);
-    expect(fits.json.map((answer: { result: { isError?: boolean } }) => answer.result.isError ?? false)).toEqual(Array(7).fill(false));
+    expect(fits.json.map((answer: { result: { isError?: boolean } }) => answer.result.isError ?? false)).toEqual(Array(2).fill(false));
   });
 
   it('refuses an object with more keys than maxListItems before the SDK validates it', async () => {

@@ -61,7 +61,7 @@ describe('skills/*/SKILL.md', () => {
     for (const arg of ['shardIds', 'traitId', 'name']) expect(inputs).toContain(arg);
     for (const action of ['assign', 'unassign', 'rename', 'oppose']) expect(propose).toContain(`"${action}"`);
     expect(propose).toContain('suggestedTheme');
-    expect(propose).toContain('vectorsPending');
+    expect(propose).toContain('`vectors`');
   });
 
   it('a tool name that does not exist is caught', () => {

@@ -348,7 +348,7 @@ describe('over HTTP', { timeout: 30_000 }, () => {
   });
 
   it('costs an assign or unassign one evidence report, as maxCost counts it, refusing an over-cost batch before anything is written', async () => {
-    server = await startServer({ start: T0, app: { tokens: [{ name: 'judge-token', token: 'tok-judge-0123456789abcdef', scopes: ['read', 'refine'] }] } });
+    server = await startServer({ start: T0, app: { tokens: [{ name: 'judge-token', token: 'tok-judge-0123456789abcdef', scopes: ['read', 'refine'] }], limits: { maxCost: 1300 } } });
     const { soulId, shardIds } = await seed(server.app.db);
     const post = async (body: unknown) => {
       const response = await fetch(server.url.replace(/graphql$/, 'mcp'), {
@@ -359,9 +359,10 @@ describe('over HTTP', { timeout: 30_000 }, () => {
       return { status: response.status, text: await response.text() };
     };
     const assign = (i: number) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'evidence_judge', arguments: { action: 'assign', soulId, assignments: [{ shardIds: [shardIds[i % 4]], newThemeName: `Theme ${i}` }] } } });
+    // Each one a report of the soul's four shards, their partition held (150 + 5 × 4, the call 10): eight pass 1,300, seven do not.
     const refused = await post(Array.from({ length: 8 }, (_, i) => assign(i)));
     expect(refused.status).toBe(400);
-    expect(refused.text).toContain('over the cost limit of 20000 (maxCost, as on /graphql)');
+    expect(refused.text).toContain('over the cost limit of 1300 (maxCost, as on /graphql)');
     expect(await listThemes(server.app.db, soulId)).toEqual([]);
     const fits = await post(Array.from({ length: 7 }, (_, i) => assign(i)));
     expect(fits.status).toBe(200);

@@ -115,6 +115,7 @@ const badValues: Record<string, unknown[]> = {
   maxShardContentBytes: wholeCountBad,
   maxTagLength: wholeCountBad,
   maxTagsPerShard: wholeCountBad,
+  maxThemesPerSoul: [...wholeCountBad, 100_001],
   maxPrincipleBytes: wholeCountBad,
   maxProvenanceBytes: wholeCountBad,
   maxEssenceBytes: wholeCountBad,

@@ -134,14 +134,16 @@ describe('subscription caps', () => {
     expect(second.of('d')[0].payload).toEqual({ data: { soulChanged: { kind: 'ATTUNED' } } });
   });
 
-  it('costs expensive fields in a subscription against maxSubscriptionCost: one evidence report, not three', async () => {
+  it('prices a subscription against maxSubscriptionCost: one evidence report, not every member of 500 clusters', async () => {
     const target = await server();
     const ws = await connect(target);
-    ws.subscribe('three', 'subscription { soulChanged { soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } } } }');
-    await until(() => ws.of('three').length === 2, () => JSON.stringify(ws.of('three')));
-    expect(ws.of('three')[0].payload.errors[0]).toMatchObject({
-      message: expect.stringMatching(/^Subscription Cost limit of 2500 exceeded, found [\d.]+\.$/),
-      extensions: { code: 'COST_LIMIT', setting: 'maxSubscriptionCost', limit: 2500 },
+    // 500 clusters of up to 500 members: 500 × (2 + 500 × 3) before the report itself, over 100,000.
+    const wide = 'subscription { soulChanged { soul { evidence { clusters(first: 500) { members(first: 500) { id } } } } } }';
+    ws.subscribe('wide', wide);
+    await until(() => ws.of('wide').length === 2, () => JSON.stringify(ws.of('wide')));
+    expect(ws.of('wide')[0].payload.errors[0]).toMatchObject({
+      message: expect.stringMatching(/^Subscription Cost limit of 100000 exceeded, found \d+\.$/),
+      extensions: { code: 'COST_LIMIT', setting: 'maxSubscriptionCost', limit: 100_000 },
     });
     ws.subscribe('one', 'subscription { soulChanged { soul { evidence { markdown } } } }');
     const soul = await soulWithEvidence(target.app.db);
@@ -149,13 +151,13 @@ describe('subscription caps', () => {
     await attune(target, soul.id);
     await until(() => ws.of('one').length === 1, () => JSON.stringify(ws.of('one')));
     expect(ws.of('one')[0].payload.data.soulChanged.soul.evidence.markdown).toContain('Ada');
-    // The same three reports in a query are within maxCost.
-    const query = await target.request(`{ soul(id: "${soul.id}") { a: evidence { shardCount } b: evidence { shardCount } c: evidence { shardCount } } }`);
-    expect(query.body.data.soul.a.shardCount).toBe(4);
+    // The same selection in a query is within maxCost.
+    const query = await target.request(`{ soul(id: "${soul.id}") { evidence { clusters(first: 500) { members(first: 500) { id } } } } }`);
+    expect(query.body.data.soul.evidence.clusters.flatMap((c: { members: unknown[] }) => c.members)).toHaveLength(4);
   });
 
   it('takes the caps from flags and the environment', () => {
-    expect(loadConfig([], {}).limits).toMatchObject({ maxSubscriptions: 2000, maxSubscriptionsPerConnection: 100, maxSubscriptionCost: 2500 });
+    expect(loadConfig([], {}).limits).toMatchObject({ maxSubscriptions: 2000, maxSubscriptionsPerConnection: 100, maxSubscriptionCost: 100_000 });
     const config = loadConfig(['--max-subscriptions-per-connection', '7'], { SOULS_MAX_SUBSCRIPTIONS: '50', SOULS_MAX_SUBSCRIPTION_COST: '900' });
     expect(config.limits).toMatchObject({ maxSubscriptions: 50, maxSubscriptionsPerConnection: 7, maxSubscriptionCost: 900 });
     expect(defaultLimits.maxSubscriptions).toBeGreaterThanOrEqual(defaultLimits.maxSubscriptionsPerConnection);

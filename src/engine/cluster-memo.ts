@@ -21,6 +21,9 @@ export type TextLoader = (ids: number[]) => Awaitable<ReadonlyMap<number, string
 /** Told of each clustering computed (not one answered from memory): how long it took and over how many shards. */
 export type ClusteringReport = (ms: number, shards: number) => void;
 
+/** The shards clustering would read and place, and the pairs of them it would compare. */
+export type ClusteringWork = { shards: number; pairs: number };
+
 const NO_TEXTS: ReadonlyMap<number, string> = new Map();
 const NO_VECTORS: ReadonlyMap<number, Uint8Array> = new Map();
 const decodedOrNull = (bytes: Uint8Array | undefined) => (bytes === undefined ? null : decodeEmbedding(bytes));
@@ -303,6 +306,26 @@ export class ClusterMemo {
     let added = 0;
     for (const id of shardIds) if (!partition.has(id)) added++;
     return added * 2 > shardIds.length;
+  }
+
+  /** Whether a partition of the soul is remembered: clustering its shards again only adds and removes the changes. */
+  remembers(soulId: number): boolean {
+    return this.souls.has(soulId);
+  }
+
+  /**
+   * What clustering `shardIds` would do now: nothing when the remembered partition holds exactly them; every shard and
+   * every pair for a build from scratch; else each shard added or removed, against the rest. What a read is priced by.
+   */
+  clusteringWork(soulId: number, shardIds: readonly number[]): ClusteringWork {
+    const remembered = this.souls.get(soulId);
+    const n = shardIds.length;
+    if (this.rebuilds(remembered, shardIds)) return { shards: n, pairs: (n * (n - 1)) / 2 };
+    let changed = 0;
+    const wanted = new Set(shardIds);
+    for (const id of shardIds) if (!remembered?.has(id)) changed++;
+    for (const id of remembered?.memberIds() ?? []) if (!wanted.has(id)) changed++;
+    return { shards: changed, pairs: changed * n };
   }
 
   /** The shards among `ids` whose texts are not cached: load them in one go and hand them to `remember`. */

@@ -2,6 +2,7 @@ import { DAY_MS } from './clock.ts';
 import { expiryCutoff, type Knobs, type Settings } from './settings.ts';
 import type { Awaitable, GateStats, ShardAggregate } from '../store/store.ts';
 import type { SoulsDb } from './souls-db.ts';
+import type { ClusteringWork } from './cluster-memo.ts';
 
 export const crystallizationConditions = ['MIN_SHARDS', 'MIN_CLUSTERS', 'SOURCE_DIVERSITY', 'AGE_SPREAD', 'RECENCY', 'DORMANT'] as const;
 export type CrystallizationCondition = (typeof crystallizationConditions)[number];
@@ -232,25 +233,39 @@ function reachesMinClusters(db: SoulsDb, soulId: number, judged: JudgedShards): 
   );
 }
 
+/** What verdicts are about to cost, told before any clustering: the souls judged and what clustering their shards does. */
+export type CrystallizationWork = { souls: number; clustering: ClusteringWork };
+
+/** `price` hears the work before any clustering, and may refuse it by throwing: nothing more is done. */
+export type CrystallizationOptions = { price?: (work: CrystallizationWork) => void };
+
 /** The crystallization verdict of each soul, at now: one indexed query, then clustering only where the cheap gate passes. */
-export async function getCrystallization(db: SoulsDb, soulIds: readonly number[]): Promise<Map<number, Crystallization>> {
+export async function getCrystallization(db: SoulsDb, soulIds: readonly number[], options: CrystallizationOptions = {}): Promise<Map<number, Crystallization>> {
   const now = db.clock.now();
   const stats = await db.store.gateStats(soulIds, expiryCutoff(db, now));
-  const judged = await prepareClusters(db, [...stats.values()]);
+  const judged = await prepareClusters(db, [...stats.values()], soulIds.length, options);
   return await assessAll(db, [...stats.values()], judged, now);
 }
 
 /** Reads cluster cold souls (after a restart, or a large batch) in slices, so other requests keep being served meanwhile. */
-async function prepareClusters(db: SoulsDb, stats: readonly GateStats[]): Promise<Map<number, JudgedShards>> {
+async function prepareClusters(db: SoulsDb, stats: readonly GateStats[], souls: number, options: CrystallizationOptions): Promise<Map<number, JudgedShards>> {
   const judged = new Map<number, JudgedShards>();
   const passing = stats.filter((g) => passesCheapGate(g, 'after', db.settings));
   const themes = await soulThemeMaps(db, passing.map((g) => g.soulId));
-  for (const g of passing) {
-    const split = judgedShards(db, themes.get(g.soulId) ?? none, g.shardIds);
-    judged.set(g.soulId, split);
-    await prepareBulk(db, g.soulId, split.unjudged);
-  }
+  for (const g of passing) judged.set(g.soulId, judgedShards(db, themes.get(g.soulId) ?? none, g.shardIds));
+  options.price?.({ souls, clustering: clusteringOf(db, passing.map((g) => [g.soulId, judged.get(g.soulId)!.unjudged])) });
+  for (const g of passing) await prepareBulk(db, g.soulId, judged.get(g.soulId)!.unjudged);
   return judged;
+}
+
+function clusteringOf(db: SoulsDb, souls: readonly (readonly [number, readonly number[]])[]): ClusteringWork {
+  const total = { shards: 0, pairs: 0 };
+  for (const [soulId, unjudged] of souls) {
+    const work = db.clusters.clusteringWork(soulId, unjudged);
+    total.shards += work.shards;
+    total.pairs += work.pairs;
+  }
+  return total;
 }
 
 /** A bulk build (a cold soul, a large batch) in slices; nothing for a soul whose partition needs only a few changes. */
@@ -272,10 +287,10 @@ async function assessAll(db: SoulsDb, stats: readonly GateStats[], judged: Reado
 export type ReadySoul = { soulId: number; priority: number; crystallization: Crystallization };
 
 /** Non-dormant souls ready for refinement, most urgent first (priority descending, then id). */
-export async function crystallizationReadiness(db: SoulsDb): Promise<ReadySoul[]> {
+export async function crystallizationReadiness(db: SoulsDb, options: CrystallizationOptions = {}): Promise<ReadySoul[]> {
   const now = db.clock.now();
   const stats = await db.store.gateStats('awake', expiryCutoff(db, now));
-  const judged = await prepareClusters(db, [...stats.values()]);
+  const judged = await prepareClusters(db, [...stats.values()], stats.size, options);
   return [...(await assessAll(db, [...stats.values()], judged, now)).values()]
     .filter((c) => c.ready)
     .sort((a, b) => b.priority - a.priority || a.soulId - b.soulId)

@@ -141,6 +141,11 @@ export class EvidenceCache {
     return shards;
   }
 
+  /** Whether the partition of these shards (ascending ids) is held: a scoped report that finds it clusters nothing. */
+  holdsPartition(shardIds: readonly number[]): boolean {
+    return this.partitions.get(shardIds.join(',')) !== undefined;
+  }
+
   /** The partition (the similarity mode's) of these shards (ascending ids) as lists of shard ids, clustered in slices the first time. */
   async partition(shards: readonly Shard[]): Promise<number[][]> {
     const key = shards.map((s) => s.id).join(',');

@@ -4,6 +4,7 @@ import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { textQuery } from './shards.ts';
 import type { SoulsDb } from './souls-db.ts';
+import type { ClusteringWork } from './cluster-memo.ts';
 import type { Citation, Shard, Soul, Theme, Trait } from './model.ts';
 import { expiryCutoff, type Knobs, type SimilarityMode } from './settings.ts';
 import { rankKey, traitSignals } from './signals.ts';
@@ -846,7 +847,18 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   return lines.join('\n') + '\n';
 }
 
-export type EvidenceOptions = { tags?: readonly string[] | null; query?: string | null };
+/** What a report is about to do, told before it clusters: the shards it reads, and what clustering them does (nothing when their partition is held). */
+export type EvidenceWork = { shards: number; clustering: ClusteringWork };
+
+/** `price` hears the report's work before any clustering, and may refuse it by throwing: nothing more is done. */
+export type EvidenceOptions = { tags?: readonly string[] | null; query?: string | null; price?: (work: EvidenceWork) => void };
+
+/** Unscoped, a report clusters with the gate's memo; scoped, with the evidence cache's partitions. */
+function clusteringWork(db: SoulsDb, soulId: number, unjudgedIds: readonly number[], scoped: boolean): ClusteringWork {
+  if (!scoped) return db.clusters.clusteringWork(soulId, unjudgedIds);
+  const n = unjudgedIds.length;
+  return db.evidence.holdsPartition(unjudgedIds) ? { shards: 0, pairs: 0 } : { shards: n, pairs: (n * (n - 1)) / 2 };
+}
 
 /**
  * The evidence report (SPEC §9) over the soul's considered shards, optionally
@@ -873,6 +885,7 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
   const kept = new Set(unjudgedIds);
   const clusteredIds = themeOf.size === 0 ? unjudgedIds : ids.filter((id) => themeOf.has(id) || kept.has(id));
+  options.price?.({ shards: ids.length, clustering: clusteringWork(db, soulId, unjudgedIds, scoped) });
   const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
   const byId = new Map(shards.map((s) => [s.id, s]));
   let partition: number[][];

@@ -38,6 +38,7 @@ export {
 } from './settings.ts';
 export { closeSoulsDb, openSoulsDb, openSoulsDbAsync, type OpenOptions, type SoulsDb } from './souls-db.ts';
 export { settleSlicedWork } from './slices.ts';
+export type { ClusteringWork } from './cluster-memo.ts';
 export {
   adjustedRandIndex,
   CALIBRATION_THRESHOLDS,
@@ -70,6 +71,8 @@ export {
   listDormantSouls,
   listSouls,
   listSoulsOrdered,
+  MAX_SOUL_PAGE,
+  pageSouls,
   sortSouls,
   retireSoul,
   soulOrders,
@@ -113,6 +116,7 @@ export {
   getShardEmbeddings,
   getShards,
   listShards,
+  MAX_PAGE_SIZE,
   pendingShardCount,
   pendingShardCounts,
   revealShards,
@@ -122,6 +126,7 @@ export {
   shardCountsByTag,
   shardCountsByTagOfSouls,
   shardCountsPerSoul,
+  shardRowBound,
   type ListShardsOptions,
   type SearchMatch,
   type ShardHit,
@@ -135,6 +140,8 @@ export {
   unmetNeeds,
   type Crystallization,
   type CrystallizationCondition,
+  type CrystallizationOptions,
+  type CrystallizationWork,
   type ReadySoul,
   type UnmetNeed,
 } from './crystallization.ts';
@@ -175,6 +182,7 @@ export {
   suggestedActionKinds,
   type EvidenceOptions,
   type EvidenceReport,
+  type EvidenceWork,
   type ShardCluster,
   type SuggestedAction,
   type SuggestedActionKind,

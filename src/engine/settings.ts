@@ -58,6 +58,8 @@ export type Bounds = {
   maxSourceLength: number;
   /** Clustering (the gate's condition 2 and the report's clusters) covers at most this many of a soul's shards, the most recently dropped. */
   maxClusteredShards: number;
+  /** Themes a soul may hold, like traitLimit for traits: a judgement that would create one more is refused. */
+  maxThemesPerSoul: number;
   /** The longest shard embedding accepted (similarity `provided`). */
   maxEmbeddingDimension: number;
   /** MiB of shard data kept in memory between requests (the clustering memo and the evidence cache), least recently used first out. */
@@ -93,6 +95,8 @@ export const defaultBounds: Bounds = {
   maxSourceLength: 128,
   // Exact single linkage is all-pairs on adversarial low-variety text: 2,000 shards bound that work to about 2 million pairs.
   maxClusteredShards: 2_000,
+  // Each theme is a cluster of the report and a list a soul's readers page through: a hundred is more than one refiner names.
+  maxThemesPerSoul: 100,
   // 4,096 covers the common embedding models (16 KiB stored per shard).
   maxEmbeddingDimension: 4096,
   // Chosen by bench/server-memory.ts and bench/growth.ts: see docs/performance.md.
@@ -130,6 +134,7 @@ const rules: Record<NumericSetting, Rule> = {
   maxDescriptionBytes: positiveInt,
   maxSourceLength: positiveInt,
   maxClusteredShards: { kind: 'int', min: 2, max: 1_000_000 },
+  maxThemesPerSoul: { kind: 'int', min: 1, max: 100_000 },
   maxEmbeddingDimension: { kind: 'int', min: 1, max: 16_384 },
   maxCacheMegabytes: { kind: 'int', min: 1, max: 1_000_000 },
 };

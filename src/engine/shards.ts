@@ -233,6 +233,11 @@ export async function searchShards(db: SoulsDb, query: string, options: { soulId
   return hits.map((h) => ({ shard: shards.get(h.shardId)!, score: h.score }));
 }
 
+/** At least the shard rows a search or an unfiltered count may read: what they are priced by before they run. */
+export async function shardRowBound(db: SoulsDb): Promise<number> {
+  return await db.store.shardRowBound();
+}
+
 /** Considered (pending, unsealed, unexpired) shards attributed to the soul. */
 export async function pendingShardCount(db: SoulsDb, soulId: number): Promise<number> {
   return (await pendingShardCounts(db, [soulId])).get(soulId) ?? 0;

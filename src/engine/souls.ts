@@ -1,5 +1,5 @@
 import { InvalidStateError, ValidationError } from './errors.ts';
-import type { Soul } from './model.ts';
+import type { Page, Soul } from './model.ts';
 import { cleanText, exceedsCodePoints, MAX_SLUG_LENGTH, optionalText, requireText } from './normalize.ts';
 import type { SoulsDb } from './souls-db.ts';
 import { getCrystallization, type Crystallization } from './crystallization.ts';
@@ -97,29 +97,85 @@ export async function listDormantSouls(db: SoulsDb): Promise<Soul[]> {
 export const soulOrders = ['READINESS', 'NAME', 'LEVEL', 'UPDATED'] as const;
 export type SoulOrder = (typeof soulOrders)[number];
 
-/**
- * Souls in the requested order. READINESS: ready souls first, then by
- * crystallization priority, then name (it needs every soul's verdict);
- * LEVEL and UPDATED: highest or newest first.
- */
-export function sortSouls(souls: readonly Soul[], orderBy: SoulOrder, verdicts?: ReadonlyMap<number, Pick<Crystallization, 'ready' | 'priority'>>): Soul[] {
-  const byName = (a: Soul, b: Soul) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id);
-  const sorted = [...souls];
+type Verdicts = ReadonlyMap<number, Pick<Crystallization, 'ready' | 'priority'>>;
+/** A soul's place in an order, compared item by item ascending: descending orders are keyed by negated numbers. */
+type OrderKey = (string | number)[];
+
+function orderKey(soul: Soul, orderBy: SoulOrder, verdicts?: Verdicts): OrderKey {
   switch (orderBy) {
     case 'NAME':
-      return sorted.sort(byName);
+      return [soul.name, soul.id];
     case 'LEVEL':
-      return sorted.sort((a, b) => b.level - a.level || byName(a, b));
+      return [-soul.level, soul.name, soul.id];
     case 'UPDATED':
-      return sorted.sort((a, b) => b.updatedAt - a.updatedAt || a.id - b.id);
+      return [-soul.updatedAt, soul.id];
     case 'READINESS': {
       if (!verdicts) throw new InvalidStateError('ordering by readiness needs the crystallization verdicts');
-      const rank = (s: Soul) => verdicts.get(s.id)!;
-      return sorted.sort((a, b) => Number(rank(b).ready) - Number(rank(a).ready) || rank(b).priority - rank(a).priority || byName(a, b));
+      const verdict = verdicts.get(soul.id)!;
+      return [verdict.ready ? 0 : 1, -verdict.priority, soul.name, soul.id];
     }
     default:
       throw new ValidationError('orderBy', `unknown order "${String(orderBy)}"`);
   }
+}
+
+function requireOrder(orderBy: unknown): void {
+  if (!(soulOrders as readonly unknown[]).includes(orderBy)) throw new ValidationError('orderBy', `unknown order "${String(orderBy)}"`);
+}
+
+function compareKeys(a: OrderKey, b: OrderKey): number {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+/**
+ * Souls in the requested order. READINESS: ready souls first, then by
+ * crystallization priority, then name (it needs every soul's verdict);
+ * LEVEL and UPDATED: highest or newest first. Ties go by name, then id.
+ */
+export function sortSouls(souls: readonly Soul[], orderBy: SoulOrder, verdicts?: Verdicts): Soul[] {
+  requireOrder(orderBy);
+  const keyed = souls.map((soul) => ({ soul, key: orderKey(soul, orderBy, verdicts) }));
+  return keyed.sort((a, b) => compareKeys(a.key, b.key)).map((k) => k.soul);
+}
+
+/** The most souls one page of the roster holds. */
+export const MAX_SOUL_PAGE = 1000;
+
+const encodeSoulCursor = (orderBy: SoulOrder, key: OrderKey) => Buffer.from(JSON.stringify([orderBy, ...key])).toString('base64url');
+
+function decodeSoulCursor(orderBy: SoulOrder, cursor: string): OrderKey {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const key: unknown[] = Array.isArray(parsed) ? parsed : [];
+  const valid = key.length >= 3 && key.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
+  if (!valid || !(soulOrders as readonly unknown[]).includes(key[0])) throw new ValidationError('after', 'is not a cursor of this list (pass pageInfo.endCursor as it came)');
+  if (key[0] !== orderBy) throw new ValidationError('after', `is a cursor of the ${String(key[0])} order; this page is ordered by ${orderBy}`);
+  return key.slice(1) as OrderKey;
+}
+
+/**
+ * One page of the souls in an order, after a cursor. A cursor is the last soul's key in that order (READINESS:
+ * ready, priority, name, id, as judged when its page was read), so the next page starts after that key as the souls
+ * stand now: paging never repeats or skips a soul whose key did not change meanwhile; a soul whose readiness changed
+ * between pages is placed by its new key.
+ */
+export function pageSouls(souls: readonly Soul[], orderBy: SoulOrder, page: { first: number; after?: string | null }, verdicts?: Verdicts): Page<Soul> {
+  requireOrder(orderBy);
+  if (!Number.isInteger(page.first) || page.first < 0 || page.first > MAX_SOUL_PAGE) throw new ValidationError('first', `must be a whole number from 0 to ${MAX_SOUL_PAGE}`);
+  const keyed = souls.map((soul) => ({ soul, key: orderKey(soul, orderBy, verdicts) })).sort((a, b) => compareKeys(a.key, b.key));
+  const after = page.after === undefined || page.after === null ? null : decodeSoulCursor(orderBy, page.after);
+  const start = after === null ? 0 : keyed.findIndex((k) => compareKeys(k.key, after) > 0);
+  const from = start < 0 ? keyed.length : start;
+  const items = keyed.slice(from, from + page.first);
+  const cursors = items.map((k) => encodeSoulCursor(orderBy, k.key));
+  return { items: items.map((k) => k.soul), cursors, totalCount: souls.length, hasNextPage: from + items.length < keyed.length, endCursor: cursors.at(-1) ?? null };
 }
 
 /** Non-dormant souls in the requested order (see sortSouls). */

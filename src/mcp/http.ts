@@ -9,7 +9,7 @@ import { bearerChallenge, scopes as knownScopes, TOKEN_REQUIRED, type Caller, ty
 import { readBody } from '../server/body-limits.ts';
 import type { SoulsPubSub } from '../server/pubsub.ts';
 import { findRefinerBySlug, isRefiner } from './refiner.ts';
-import { listenFilterRefusal, requestRefusal, type McpLimits, type McpRefusal } from './requests.ts';
+import { costRefusal, listenFilterRefusal, messagesOf, priceFacts, shapeRefusal, type McpLimits, type McpRefusal } from './requests.ts';
 import { createSoulsMcpServer, evidenceUri, followSoulChanges, soulUri } from './server.ts';
 import { loadSkillSet, type SkillSet } from './skills.ts';
 
@@ -112,7 +112,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): Omit<McpEndpoint
       return null;
     }
     const id = (body as { id?: unknown } | null)?.id;
-    const refusal = requestRefusal(body, limits) ?? (isListen(body) ? listenFilterRefusal(body, limits) : null);
+    const shaped = shapeRefusal(body, limits);
+    const refusal = shaped ?? costRefusal(body, limits, await priceFacts(db, messagesOf(body))) ?? (isListen(body) ? listenFilterRefusal(body, limits) : null);
     if (refusal) {
       answer(res, id, refusal);
       return null;

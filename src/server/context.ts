@@ -1,5 +1,6 @@
 import { localCaller, type Caller } from './auth.ts';
-import type { SoulsDb } from '../engine/index.ts';
+import type { CrystallizationWork, SoulsDb } from '../engine/index.ts';
+import { verdictPrice } from './price-list.ts';
 import type { SoulsPubSub } from './pubsub.ts';
 import { createLoaders, type Loaders } from '../../resolvers/loaders.ts';
 import { CostMeter } from './limits-cost.ts';
@@ -11,12 +12,14 @@ export type Context = {
   pubsub: SoulsPubSub;
   loaders: Loaders;
   caller: Caller;
-  /** Charges evidence reports and crystallization verdicts against the cost limit as they resolve. */
+  /** Charges evidence reports, crystallization verdicts and counts against the cost limit as they resolve (src/server/price-list.ts). */
   cost: CostMeter;
 };
 
 export function createContext(db: SoulsDb, pubsub: SoulsPubSub, caller: Caller = localCaller, maxCost = defaultLimits.maxCost): Context {
-  return { db, pubsub, caller, loaders: createLoaders(db), cost: new CostMeter(maxCost) };
+  const cost = new CostMeter(maxCost);
+  const priceVerdicts = (work: CrystallizationWork) => cost.charge(verdictPrice(work), `${work.souls} crystallization verdict(s)`);
+  return { db, pubsub, caller, loaders: createLoaders(db, priceVerdicts), cost };
 }
 
 const eventLoaders = new WeakMap<object, Loaders>();

@@ -1,37 +1,41 @@
-// Resolving an evidence report or a crystallization verdict costs far more than the static
-// estimate of a field, and how many a list holds is known only while executing. So each one is
-// charged as it resolves, against the same maxCost the estimate was checked against.
+// How much an evidence report or a verdict costs is known only while executing: how many souls a list holds, how many
+// shards a report reads and whether their partition is held. So each one is charged, by the price list, as it
+// resolves, against the limit the estimate was checked against.
 import { GraphQLError } from 'graphql';
 
-/** What one resolution adds to a query's cost: an evidence report (per soul, per alias), a crystallization verdict (per soul). */
-export const expensiveFieldCosts = { evidence: 2_500, crystallization: 10 } as const;
-
-/** Per operation (and per subscription event): what its expensive fields have cost so far. */
+/** Per operation (and per subscription event): the estimate it started from and what its metered fields have cost since. */
 export class CostMeter {
   private spent = 0;
-  /** The operation's cost as estimated before it ran (boundingCost, with its variables). */
   private estimate = 0;
-  private readonly maxCost: number;
+  private limit: number;
+  private setting = 'maxCost';
 
   constructor(maxCost: number) {
-    this.maxCost = maxCost;
+    this.limit = maxCost;
   }
 
-  /** Charges one resolution of `field`; refuses it with COST_LIMIT_EXCEEDED once the operation would pass maxCost. */
-  estimated(cost: number): void {
-    this.estimate = cost;
+  /** The operation's estimate before it ran, without its metered fields, and the limit it was checked against. */
+  begin(estimate: number, limit: number, setting: string): void {
+    this.estimate = estimate;
+    this.limit = limit;
+    this.setting = setting;
   }
 
-  charge(field: keyof typeof expensiveFieldCosts): void {
-    const cost = expensiveFieldCosts[field];
-    const estimate = this.estimate;
-    if (estimate + this.spent + cost > this.maxCost) {
+  /** Charges work about to be done; refuses it with COST_LIMIT_EXCEEDED when the operation would pass its limit. */
+  charge(units: number, what: string): void {
+    const cost = Math.ceil(this.estimate + this.spent + units);
+    if (cost > this.limit) {
       throw new GraphQLError(
-        `Query cost limit of ${this.maxCost} exceeded: each ${field} costs ${cost}, and this operation has used ${Math.round(estimate + this.spent)}`,
-        { extensions: { code: 'COST_LIMIT_EXCEEDED' } },
+        `Query cost limit of ${this.limit} exceeded (${this.setting}): ${what} costs ${Math.ceil(units)}, and this operation has used ${Math.ceil(this.estimate + this.spent)}`,
+        { extensions: { code: 'COST_LIMIT_EXCEEDED', cost, limit: this.limit, setting: this.setting } },
       );
     }
-    this.spent += cost;
+    this.spent += units;
+  }
+
+  /** What the operation has cost so far: its estimate and every charge. */
+  total(): number {
+    return Math.ceil(this.estimate + this.spent);
   }
 
   /** A subscription event is a new execution: its fields are charged afresh. */

@@ -32,7 +32,8 @@ export const defaultLimits: Limits = {
   maxAliases: 30,
   maxTokens: 5000,
   maxDirectives: 30,
-  maxCost: 20_000,
+  // About a second or two of one core's work (units of src/server/price-list.ts, timed by bench/price-list.ts).
+  maxCost: 2_500_000,
   // A full dropShards batch (10,000 shards) fits, given as variables.
   maxBodyBytes: 16 * 1024 * 1024,
   // Node's own default is 300 s, long enough for a few slow uploads to hold a lot of memory; 16 MiB in 30 s is 4.5 Mbit/s.
@@ -43,8 +44,8 @@ export const defaultLimits: Limits = {
   maxFilterTags: 32,
   // A level-up plan names each active trait once, and traitLimit is at most 1,000.
   maxListItems: 1000,
-  // One soul's evidence report (1,000) fits, with room for the soul around it.
-  maxSubscriptionCost: 2500,
+  // Every event runs a subscription again, for each subscriber: a twenty-fifth of maxCost.
+  maxSubscriptionCost: 100_000,
   maxSubscriptionsPerConnection: 100,
   maxSubscriptions: 2000,
   maxListenStreamsPerToken: 16,

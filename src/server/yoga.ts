@@ -126,7 +126,7 @@ function requestPlugins(options: YogaOptions): Plugin[] {
     }) as Plugin],
     ['requestErrors', coercionFailuresAsRequestErrors()],
     ['requestErrors', malformedParamsAsRequestErrors()],
-    ['cost', boundingCost(limits, db.settings)],
+    ['cost', boundingCost(limits, db)],
     [null, sharingSubscriptions(limits, metrics.pubsub.tooSlow)],
     [null, metrics.plugin()],
   ];

@@ -42,7 +42,7 @@ const METHODS = [
   'assignThemes', 'unassignShards', 'renameTheme', 'setThemeOpposition', 'getThemes', 'listThemes', 'themesOfShards', 'shardThemesOfSouls', 'counterEvidence', 'counterCitations', 'themeHistory',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings', 'embeddingsByHash', 'embeddingModel', 'rebindEmbeddings',
-  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
+  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'shardRowBound', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
   'countsBySource', 'countsByTag', 'countsByTagPerSoul', 'pendingCounts',
   'ping', 'optimize', 'backup', 'explainQueryPlans',
 ] as const satisfies ReadonlyArray<keyof SoulsStore>;

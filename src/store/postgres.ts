@@ -1114,6 +1114,10 @@ export class PostgresStatements {
     return rows.map((r) => ({ id: Number(r.id), content: String(r.content) }));
   }
 
+  async shardRowBound(): Promise<number> {
+    return Number((await this.get('SELECT COALESCE(MAX(id), 0) AS n FROM soul_shards'))!.n);
+  }
+
   async countShardsWithoutEmbedding(): Promise<number> {
     return Number((await this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL'))!.n);
   }

@@ -1334,6 +1334,10 @@ export class SqliteStore implements SoulsStore {
     }));
   }
 
+  shardRowBound(): number {
+    return Number(this.get('SELECT COALESCE(MAX(id), 0) AS n FROM soul_shards')!.n);
+  }
+
   countShardsWithoutEmbedding(): number {
     return Number(this.get('SELECT COUNT(*) AS n FROM soul_shards WHERE embedding IS NULL')!.n);
   }

@@ -129,6 +129,8 @@ export interface SoulsStore {
   /** Up to `limit` shards (any status) without an embedding and with an id above `afterId`, ascending. */
   shardsWithoutEmbedding(afterId: number, limit: number): Awaitable<Array<{ id: number; content: string }>>;
   countShardsWithoutEmbedding(): Awaitable<number>;
+  /** At least the shard rows there are (the highest id: rows are never deleted), read from the primary key in one step. */
+  shardRowBound(): Awaitable<number>;
 
   // Calibrations (`souls calibrate`): the clustering threshold chosen for a similarity mode and model, in souls_meta.
   /** The calibration stored under `key` (calibrationKey: the mode, and for vectors their model and dimension), or null. */

@@ -556,6 +556,14 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(await store.embeddingDimension()).toBeNull();
     }));
 
+    it('bounds the shard rows from above, from none to every row written', withStore(async (store) => {
+      expect(await store.shardRowBound()).toBe(0);
+      const soul = await store.insertSoul({ name: 'B', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds } = await store.insertShards([shard([soul.id], 'a'), shard([soul.id], 'b')], NOW, 0);
+      expect(await store.shardRowBound()).toBeGreaterThanOrEqual(2);
+      expect(await store.shardRowBound()).toBe(Math.max(...shardIds));
+    }));
+
     it('stores embeddings once each and lists the shards still without one', withStore(async (store) => {
       const soul = await store.insertSoul({ name: 'V', slug: null, essence: 'e', description: '' }, NOW);
       const { shardIds } = await store.insertShards([shard([soul.id], 'a'), shard([soul.id], 'b'), shard([soul.id], 'c')], NOW, 0);
