@@ -16,7 +16,9 @@ export function soulsRelayEnvironment(url: string, token?: string): Environment 
   };
   const ws = createClient({ url: url.replace(/^http/, 'ws'), connectionParams: authorization });
   const subscribeFn: SubscribeFunction = (operation, variables) =>
-    Observable.create<GraphQLResponse>((sink) => ws.subscribe({ query: operation.text ?? '', variables }, { next: (result) => sink.next(result as GraphQLResponse), error: sink.error, complete: sink.complete }));
+    Observable.create<GraphQLResponse>((sink) =>
+      ws.subscribe({ query: operation.text ?? '', variables }, { next: (result) => sink.next(result as GraphQLResponse), error: sink.error, complete: sink.complete }),
+    );
   return new Environment({
     network: Network.create(fetchFn, subscribeFn),
     store: new Store(new RecordSource()),
