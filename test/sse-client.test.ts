@@ -53,6 +53,9 @@ async function firstEvent(server: LiveServer, client: Client, auth: Record<strin
   return (await next).value as ExecutionResult;
 }
 
+/** Priced over maxSubscriptionCost (100,000): 500 clusters of up to 500 members each. */
+const WIDE_SUBSCRIPTION = 'subscription { soulChanged { soul { evidence { clusters(first: 500) { members(first: 500) { id } } } } } }';
+
 const createMira = 'mutation { createSoul(input: { name: "Mira", essence: "Reads the room." }) { __typename } }';
 
 describe('graphql-sse in distinct connections mode (its default)', () => {
@@ -66,7 +69,7 @@ describe('graphql-sse in distinct connections mode (its default)', () => {
 
   it("answers a refused subscription with its error, without Yoga's extensions.http", async () => {
     const server = await start();
-    const result = await first(client(server), 'subscription { soulChanged { soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } } } }');
+    const result = await first(client(server), WIDE_SUBSCRIPTION);
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT' });
     expect(result.errors?.[0].extensions).not.toHaveProperty('http');
   });
@@ -86,7 +89,7 @@ describe('graphql-sse in single connection mode', () => {
     const sse = client(server, { singleConnection: true });
     const invalid = await first(sse, '{ nope }');
     expect(invalid.errors?.[0]).toMatchObject({ message: 'Cannot query field "nope" on type "Query".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
-    const costly = await first(sse, 'subscription { soulChanged { soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } } } }');
+    const costly = await first(sse, WIDE_SUBSCRIPTION);
     expect(costly.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT', setting: 'maxSubscriptionCost' });
     const deep = await first(sse, `{ ${'souls { traits { soul { '.repeat(5)}id${' } } }'.repeat(5)} }`);
     expect(deep.errors?.[0].message).toMatch(/depth limit of 12 exceeded/);
