@@ -267,7 +267,8 @@ describe('graphql-transport-ws, server without tokens', () => {
   it("sends errors without Yoga's HTTP internals: no extensions.http on a refusal, a validation error or a coercion failure", async () => {
     const socket = await connect(server);
     await socket.init();
-    const evidence = 'soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } }';
+    // Priced over maxSubscriptionCost (100,000): 500 clusters of up to 500 members each.
+    const evidence = 'soul { evidence { clusters(first: 500) { members(first: 500) { id } } } }';
     const cases = [
       ['validation', 'subscription { nope }', {}, 'error', 'GRAPHQL_VALIDATION_FAILED'],
       ['nesting', `{ souls(orderBy: ${'['.repeat(150)}) { id } }`, {}, 'error', 'BAD_REQUEST'],

@@ -12,6 +12,9 @@
 //   last list `xs`; a document with one anonymous operation runs as it is. An answer must be HTTP 200 without
 //   errors and without a `__typename` ending in `Error`; in a `graphql runnable error` block each operation must
 //   answer such a typename instead (an error as data).
+// - A block whose info string has `file=PATH` (`ts file=examples/clients/apollo.ts`) shows that file of the project
+//   whole, and must be identical to it: the code a test runs (test/clients/ runs examples/clients/*.ts) is the code
+//   the reader copies.
 // Every relative link and image in README.md, CHANGELOG.md and docs/*.md must name a file that exists, and a
 // `#anchor` a heading (GitHub's slug) or an `<a id>` of the file it points into.
 import { execFile } from 'node:child_process';
@@ -255,6 +258,31 @@ describe('runnable blocks in the docs', { timeout: 120_000 }, () => {
       expect(await runDocument(file)).toBeGreaterThan(0);
     });
   }
+});
+
+/** Blocks that name the file they show (`file=PATH`), and how each differs from it: what it lacks, or that it is missing. */
+function staleFileBlocks(file: string): string[] {
+  const stale: string[] = [];
+  for (const block of fencedBlocks(readFileSync(join(ROOT, file), 'utf8'))) {
+    const shown = block.words.find((word) => word.startsWith('file='))?.slice('file='.length);
+    if (shown === undefined) continue;
+    const path = join(ROOT, shown);
+    if (!existsSync(path)) stale.push(`${file}:${block.line}: ${shown} does not exist`);
+    else if (readFileSync(path, 'utf8').trimEnd() !== block.body.trimEnd()) stale.push(`${file}:${block.line}: the block differs from ${shown}: copy the file into it`);
+  }
+  return stale;
+}
+
+describe('blocks that show a file of the project', () => {
+  it('docs/api.md shows every client of examples/clients/ (test/clients/ runs them)', () => {
+    const shown = fencedBlocks(readFileSync(join(ROOT, 'docs/api.md'), 'utf8')).flatMap((b) => b.words.filter((w) => w.startsWith('file=')).map((w) => w.slice('file='.length)));
+    const clients = readdirSync(join(ROOT, 'examples/clients')).map((name) => `examples/clients/${name}`);
+    expect(clients.filter((client) => !shown.includes(client))).toEqual([]);
+  });
+
+  it('each is identical to the file it names', () => {
+    expect(DOCS.flatMap(staleFileBlocks)).toEqual([]);
+  });
 });
 
 describe('links in the docs', () => {

@@ -3,6 +3,7 @@
 // and without Yoga's internals, refusals of a token included when the client is configured as docs/api.md says.
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterEach, describe, expect, it } from 'vitest';
+import { soulsSseClient } from '../examples/clients/graphql-sse.ts';
 import type { TokenEntry } from '../src/server/auth.ts';
 import { STREAM_TOKEN_HEADER } from '../src/server/sse.ts';
 import { serverPerTest, type LiveServer } from './support/server.ts';
@@ -52,6 +53,9 @@ async function firstEvent(server: LiveServer, client: Client, auth: Record<strin
   return (await next).value as ExecutionResult;
 }
 
+/** Priced over maxSubscriptionCost (100,000): 500 clusters of up to 500 members each. */
+const WIDE_SUBSCRIPTION = 'subscription { soulChanged { soul { evidence { clusters(first: 500) { members(first: 500) { id } } } } } }';
+
 const createMira = 'mutation { createSoul(input: { name: "Mira", essence: "Reads the room." }) { __typename } }';
 
 describe('graphql-sse in distinct connections mode (its default)', () => {
@@ -65,7 +69,7 @@ describe('graphql-sse in distinct connections mode (its default)', () => {
 
   it("answers a refused subscription with its error, without Yoga's extensions.http", async () => {
     const server = await start();
-    const result = await first(client(server), 'subscription { soulChanged { soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } } } }');
+    const result = await first(client(server), WIDE_SUBSCRIPTION);
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT' });
     expect(result.errors?.[0].extensions).not.toHaveProperty('http');
   });
@@ -85,7 +89,7 @@ describe('graphql-sse in single connection mode', () => {
     const sse = client(server, { singleConnection: true });
     const invalid = await first(sse, '{ nope }');
     expect(invalid.errors?.[0]).toMatchObject({ message: 'Cannot query field "nope" on type "Query".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
-    const costly = await first(sse, 'subscription { soulChanged { soul { a: evidence { markdown } b: evidence { markdown } c: evidence { markdown } } } }');
+    const costly = await first(sse, WIDE_SUBSCRIPTION);
     expect(costly.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT', setting: 'maxSubscriptionCost' });
     const deep = await first(sse, `{ ${'souls { traits { soul { '.repeat(5)}id${' } } }'.repeat(5)} }`);
     expect(deep.errors?.[0].message).toMatch(/depth limit of 12 exceeded/);
@@ -168,7 +172,7 @@ describe('graphql-sse in single connection mode', () => {
   });
 });
 
-describe('a refused token, as docs/api.md configures graphql-sse', () => {
+describe('a refused token, as docs/api.md configures graphql-sse (examples/clients/graphql-sse.ts)', () => {
   for (const singleConnection of [false, true]) {
     const mode = singleConnection ? 'single connection' : 'distinct connections';
 
@@ -184,21 +188,8 @@ describe('a refused token, as docs/api.md configures graphql-sse', () => {
 
     it(`reaches the client at once with a retry that gives up after a refusal, network failures still retried (${mode})`, async () => {
       const server = await start({ app: { tokens } });
-      let refusal: number | null = null;
-      const sse = client(server, {
-        singleConnection,
-        headers: bearer('sse-not-a-known-token-000'),
-        retryAttempts: 5,
-        fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
-          const response = await fetch(input, init);
-          refusal = response.status === 401 || response.status === 403 ? response.status : null;
-          return response;
-        },
-        retry: async (retries: number) => {
-          if (refusal !== null) throw new Error(`refused with HTTP ${refusal}: check the token`);
-          await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** retries));
-        },
-      });
+      const sse = soulsSseClient(server.url, 'sse-not-a-known-token-000', { singleConnection });
+      clients.push(sse);
       await expect(first(sse, '{ souls { id } }')).rejects.toThrow('refused with HTTP 401: check the token');
     });
   }
