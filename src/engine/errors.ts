@@ -184,3 +184,18 @@ export function alreadyAssigned(placed: ReadonlyMap<number, readonly number[]>):
 export function nothingToUnassign(soulId: number, shardIds: readonly number[]): InvalidStateError {
   return new InvalidStateError(`${shardList(shardIds)} ${shardIds.length === 1 ? 'has' : 'have'} no theme in soul ${soulId}: nothing to unassign`);
 }
+
+/**
+ * Like the trait limit: a judgement that would give the soul more than `limit` themes writes nothing. Checked inside
+ * the store's unit of work, after the soul is locked, so two judgements at once cannot pass it together.
+ */
+export function refuseThemesPastLimit(held: number, limit: number, newThemeNames: ReadonlyArray<string | null>): void {
+  let count = held;
+  for (const [i, name] of newThemeNames.entries()) {
+    if (name === null || ++count <= limit) continue;
+    throw new ValidationError(
+      `assignments[${i}].newThemeName`,
+      `the soul has ${held} themes and may hold at most ${limit} (maxThemesPerSoul): assign to an existing theme (themeId) or rename one, or raise maxThemesPerSoul`,
+    );
+  }
+}

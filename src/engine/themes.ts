@@ -69,21 +69,7 @@ export function validThemeAssignments(db: SoulsDb, assignments: readonly ThemeAs
 export async function assignThemes(db: SoulsDb, soulId: number | string, assignments: readonly ThemeAssignment[], options: ThemeActorOptions = {}): Promise<AssignThemesResult> {
   const id = requireId('soulId', soulId);
   const writes = validThemeAssignments(db, assignments);
-  if (writes.some((w) => w.newThemeName !== null)) refuseThemesPastLimit(db, (await db.store.listThemes([id])).length, writes);
-  return judged(db, id, () => db.store.assignThemes(id, writes, actorOf(options), db.clock.now()));
-}
-
-/** Like the trait limit: a judgement that would give the soul more than maxThemesPerSoul themes writes nothing. */
-function refuseThemesPastLimit(db: SoulsDb, held: number, writes: readonly ThemeAssignmentWrite[]): void {
-  const limit = db.settings.maxThemesPerSoul;
-  let count = held;
-  for (const [i, write] of writes.entries()) {
-    if (write.newThemeName === null || ++count <= limit) continue;
-    throw new ValidationError(
-      `assignments[${i}].newThemeName`,
-      `the soul has ${held} themes and may hold at most ${limit} (maxThemesPerSoul): assign to an existing theme (themeId) or rename one, or raise maxThemesPerSoul`,
-    );
-  }
+  return judged(db, id, () => db.store.assignThemes(id, writes, actorOf(options), db.clock.now(), db.settings.maxThemesPerSoul));
 }
 
 /** Returns the shards to the soul's unjudged pool; shards without a theme are left as they are (none with one: InvalidStateError). Returns the themes they left. */

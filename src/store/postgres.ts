@@ -23,6 +23,7 @@ import {
   notOpposed,
   nothingToUnassign,
   opposedSupport,
+  refuseThemesPastLimit,
   SoulsError,
   StorageError,
   ValidationError,
@@ -693,6 +694,10 @@ export class PostgresStatements {
 
   // Themes
 
+  private async themeCount(soulId: number): Promise<number> {
+    return Number((await this.get('SELECT count(*) AS n FROM soul_themes WHERE soul_id = :soulId', { soulId }))!.n);
+  }
+
   private async themeSoul(soulId: number): Promise<Soul> {
     const soul = await this.soulRow(soulId);
     if (soul.deletedAt !== null) throw new ValidationError('soulId', `soul ${soulId} is dormant: awaken it first`);
@@ -735,13 +740,14 @@ export class PostgresStatements {
     return theme;
   }
 
-  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Promise<Theme[]> {
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number, maxThemes: number): Promise<Theme[]> {
     return this.transaction(async () => {
       await this.themeSoul(soulId);
       await this.assertAttributed(
         soulId,
         assignments.flatMap((a, i) => a.shardIds.map((id, j) => ({ id, field: `assignments[${i}].shardIds[${j}]` }))),
       );
+      if (assignments.some((a) => a.newThemeName !== null)) refuseThemesPastLimit(await this.themeCount(soulId), maxThemes, assignments.map((a) => a.newThemeName));
       const named = await this.all('SELECT id, soul_id FROM soul_themes WHERE id = ANY(:ids::bigint[])', { ids: assignments.flatMap((a) => (a.themeId === null ? [] : [a.themeId])) });
       const existing = new Map(named.map((r) => [Number(r.id), Number(r.soul_id)]));
       for (const [i, a] of assignments.entries()) {

@@ -17,6 +17,7 @@ import {
   notOpposed,
   nothingToUnassign,
   opposedSupport,
+  refuseThemesPastLimit,
   StorageError,
   ValidationError,
   type CounterCitation,
@@ -730,6 +731,10 @@ export class SqliteStore implements SoulsStore {
   // Themes
 
   /** Theme writes answer a dormant soul as bad input (the themes' unions carry no state error). */
+  private themeCount(soulId: number): number {
+    return Number(this.get('SELECT count(*) AS n FROM soul_themes WHERE soul_id = :soulId', { soulId })!.n);
+  }
+
   private themeSoul(soulId: number): Soul {
     const soul = this.soulRow(soulId);
     if (soul.deletedAt !== null) throw new ValidationError('soulId', `soul ${soulId} is dormant: awaken it first`);
@@ -769,13 +774,14 @@ export class SqliteStore implements SoulsStore {
     return theme;
   }
 
-  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Theme[] {
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number, maxThemes: number): Theme[] {
     return this.transaction(() => {
       this.themeSoul(soulId);
       this.assertAttributed(
         soulId,
         assignments.flatMap((a, i) => a.shardIds.map((id, j) => ({ id, field: `assignments[${i}].shardIds[${j}]` }))),
       );
+      if (assignments.some((a) => a.newThemeName !== null)) refuseThemesPastLimit(this.themeCount(soulId), maxThemes, assignments.map((a) => a.newThemeName));
       const named = this.all(`SELECT * FROM soul_themes WHERE id IN ${inList('ids')}`, { ids: json(assignments.flatMap((a) => (a.themeId === null ? [] : [a.themeId]))) });
       const existing = new Map(named.map((r) => [Number(r.id), Number(r.soul_id)]));
       assignments.forEach((a, i) => {

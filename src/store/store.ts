@@ -61,7 +61,7 @@ export interface SoulsStore {
    * trait cites into a theme that opposes that trait (SPEC §13). A call that moves no shard and creates no theme is an
    * InvalidStateError. Nothing is written then.
    */
-  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number): Awaitable<Theme[]>;
+  assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number, maxThemes: number): Awaitable<Theme[]>;
   /** Returns the shards to the unjudged pool; returns the themes they left, by id. None of them in a theme: InvalidStateError. */
   unassignShards(soulId: number, shardIds: readonly number[], actor: string, now: number): Awaitable<Theme[]>;
   /** A name another theme of the soul has (by folded key) is a ValidationError `name`; the name it has already, an InvalidStateError. */

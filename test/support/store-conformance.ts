@@ -219,12 +219,12 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const soul = await store.insertSoul({ name: 'Ivy', slug: null, essence: 'e', description: '' }, NOW);
       const other = await store.insertSoul({ name: 'Jo', slug: null, essence: 'e', description: '' }, NOW);
       const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id, other.id], 'two'), shard([soul.id], 'three'), shard([other.id], 'four')], NOW, 0);
-      const [a, b] = await store.assignThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Alpha' }, { shardIds: [ids[2]], themeId: null, newThemeName: 'Beta' }], 'ann', NOW + 1);
+      const [a, b] = await store.assignThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Alpha' }, { shardIds: [ids[2]], themeId: null, newThemeName: 'Beta' }], 'ann', NOW + 1, 100);
       expect(a).toEqual({ id: a.id, soulId: soul.id, name: 'Alpha', createdBy: 'ann', createdAt: NOW + 1, updatedAt: NOW + 1, memberIds: [ids[0], ids[1]], opposes: [] });
       expect(b).toMatchObject({ name: 'Beta', memberIds: [ids[2]] });
       // The same shard may have a theme in each soul it is attributed to.
-      const [c] = await store.assignThemes(other.id, [{ shardIds: [ids[1], ids[3]], themeId: null, newThemeName: 'Alpha' }], 'bob', NOW + 2);
-      expect(await store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: b.id, newThemeName: null }], 'bob', NOW + 3)).toEqual([
+      const [c] = await store.assignThemes(other.id, [{ shardIds: [ids[1], ids[3]], themeId: null, newThemeName: 'Alpha' }], 'bob', NOW + 2, 100);
+      expect(await store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: b.id, newThemeName: null }], 'bob', NOW + 3, 100)).toEqual([
         expect.objectContaining({ id: b.id, memberIds: [ids[1], ids[2]], updatedAt: NOW + 3 }),
       ]);
       expect(await store.themesOfShards(soul.id, ids)).toEqual(new Map([[ids[0], a.id], [ids[1], b.id], [ids[2], b.id]]));
@@ -253,20 +253,26 @@ export function defineStoreConformance(backend: StoreBackend): void {
         }
         throw new Error('expected a refusal');
       };
-      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'Gamma' }, { shardIds: [ids[3]], themeId: a.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({
+      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'Gamma' }, { shardIds: [ids[3]], themeId: a.id, newThemeName: null }], 'x', NOW + 5, 100))).toMatchObject({
         name: 'ValidationError',
         field: 'assignments[1].shardIds[0]',
       });
-      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: c.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({ field: 'assignments[0].themeId' });
-      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'ALPHA' }], 'x', NOW + 5))).toMatchObject({ field: 'assignments[0].newThemeName' });
-      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: 999, newThemeName: null }], 'x', NOW + 5))).toBeInstanceOf(NotFoundError);
-      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [999], themeId: a.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({ entity: 'Shard' });
-      expect(await refused(() => store.assignThemes(999, [{ shardIds: [ids[0]], themeId: a.id, newThemeName: null }], 'x', NOW + 5))).toMatchObject({ entity: 'Soul' });
+      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: c.id, newThemeName: null }], 'x', NOW + 5, 100))).toMatchObject({ field: 'assignments[0].themeId' });
+      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'ALPHA' }], 'x', NOW + 5, 100))).toMatchObject({ field: 'assignments[0].newThemeName' });
+      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: 999, newThemeName: null }], 'x', NOW + 5, 100))).toBeInstanceOf(NotFoundError);
+      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [999], themeId: a.id, newThemeName: null }], 'x', NOW + 5, 100))).toMatchObject({ entity: 'Shard' });
+      expect(await refused(() => store.assignThemes(999, [{ shardIds: [ids[0]], themeId: a.id, newThemeName: null }], 'x', NOW + 5, 100))).toMatchObject({ entity: 'Soul' });
+      // Two themes held, at most three: the call's second new theme is one too many, and nothing of the call is written.
+      expect(await refused(() => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'Gamma' }, { shardIds: [ids[2]], themeId: null, newThemeName: 'Delta' }], 'x', NOW + 5, 3))).toMatchObject({
+        name: 'ValidationError',
+        field: 'assignments[1].newThemeName',
+        message: expect.stringContaining('maxThemesPerSoul'),
+      });
       expect(await refused(() => store.unassignShards(soul.id, [ids[3]], 'x', NOW + 5))).toMatchObject({ field: 'shardIds[0]' });
       expect(await store.themeHistory([soul.id, other.id])).toEqual(history);
       expect((await store.listThemes([soul.id])).map((t) => t.name)).toEqual(['Alpha', 'Beta']);
       await store.setDormancy(other.id, { dormantAt: NOW + 6 }, NOW + 6);
-      expect(await refused(() => store.assignThemes(other.id, [{ shardIds: [ids[3]], themeId: c.id, newThemeName: null }], 'x', NOW + 7))).toMatchObject({ field: 'soulId' });
+      expect(await refused(() => store.assignThemes(other.id, [{ shardIds: [ids[3]], themeId: c.id, newThemeName: null }], 'x', NOW + 7, 100))).toMatchObject({ field: 'soulId' });
       expect(await refused(() => store.renameTheme(c.id, 'Gamma', 'x', NOW + 7))).toBeInstanceOf(InvalidStateError);
     }));
 
@@ -277,7 +283,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const x = await store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [] }, NOW, 10);
       const y = await store.insertTrait(soul.id, { principle: 'y', provenance: 'v', citeShardIds: [] }, NOW, 10);
       const foreign = await store.insertTrait(other.id, { principle: 'z', provenance: 'v', citeShardIds: [] }, NOW, 10);
-      const [t, u] = await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }, { shardIds: [ids[1]], themeId: null, newThemeName: 'U' }], 'ann', NOW + 1);
+      const [t, u] = await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }, { shardIds: [ids[1]], themeId: null, newThemeName: 'U' }], 'ann', NOW + 1, 100);
       expect(await store.renameTheme(t.id, 'T prime', 'bob', NOW + 2)).toMatchObject({ name: 'T prime', updatedAt: NOW + 2 });
       await expect(async () => await store.renameTheme(t.id, 'u', 'bob', NOW + 2)).rejects.toThrow(ValidationError);
       await expect(async () => await store.renameTheme(999, 'V', 'bob', NOW + 2)).rejects.toThrow(NotFoundError);
@@ -311,7 +317,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two'), shard([soul.id], 'three')], NOW, 0);
       const x = await store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [ids[2]] }, NOW, 10);
       const y = await store.insertTrait(soul.id, { principle: 'y', provenance: 'v', citeShardIds: [] }, NOW, 10);
-      const [t] = await store.assignThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Against x' }], 'ann', NOW + 1);
+      const [t] = await store.assignThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Against x' }], 'ann', NOW + 1, 100);
       await store.setThemeOpposition(t.id, x.id, true, 'ann', NOW + 2);
       const snapshot = async () => ({ citations: await store.citationsOfTraits([x.id, y.id]), themes: await store.listThemes([soul.id]), history: await store.themeHistory([soul.id]), levels: await store.levelHistory([soul.id]) });
       const before = await snapshot();
@@ -324,7 +330,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         throw new Error('expected a refusal');
       };
       expect(await refusal(() => store.citeShards(x.id, [ids[2], ids[1]], NOW + 3))).toMatchObject({ name: 'ValidationError', field: 'shardIds', message: expect.stringContaining(`shard ${ids[1]} is a member of theme "Against x" (#${t.id}), which opposes trait ${x.id}`) });
-      expect(await refusal(() => store.assignThemes(soul.id, [{ shardIds: [ids[2]], themeId: t.id, newThemeName: null }], 'ann', NOW + 3))).toMatchObject({ name: 'ValidationError', field: 'assignments[0].shardIds[0]' });
+      expect(await refusal(() => store.assignThemes(soul.id, [{ shardIds: [ids[2]], themeId: t.id, newThemeName: null }], 'ann', NOW + 3, 100))).toMatchObject({ name: 'ValidationError', field: 'assignments[0].shardIds[0]' });
       await store.citeShards(y.id, [ids[0]], NOW + 3);
       const cited = await snapshot();
       expect(await refusal(() => store.setThemeOpposition(t.id, y.id, true, 'ann', NOW + 4))).toMatchObject({ name: 'ValidationError', field: 'traitId', message: expect.stringContaining(`trait ${y.id} cites shard ${ids[0]} of theme "Against x"`) });
@@ -339,10 +345,10 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const soul = await store.insertSoul({ name: 'Ned', slug: null, essence: 'e', description: '' }, NOW);
       const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
       const x = await store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [] }, NOW, 10);
-      const [t] = await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }], 'ann', NOW + 1);
+      const [t] = await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'T' }], 'ann', NOW + 1, 100);
       const history = await store.themeHistory([soul.id]);
       for (const noChange of [
-        () => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 2),
+        () => store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 2, 100),
         () => store.unassignShards(soul.id, [ids[1]], 'bob', NOW + 2),
         () => store.renameTheme(t.id, 'T', 'bob', NOW + 2),
         () => store.setThemeOpposition(t.id, x.id, false, 'bob', NOW + 2),
@@ -352,7 +358,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(await store.themeHistory([soul.id])).toEqual(history);
       expect((await store.getThemes([t.id])).get(t.id)).toMatchObject({ name: 'T', memberIds: [ids[0]], opposes: [], updatedAt: NOW + 1 });
       // A call that changes something goes through; a theme it leaves as it was keeps its time.
-      const [u, same] = await store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: null, newThemeName: 'U' }, { shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 3);
+      const [u, same] = await store.assignThemes(soul.id, [{ shardIds: [ids[1]], themeId: null, newThemeName: 'U' }, { shardIds: [ids[0]], themeId: t.id, newThemeName: null }], 'bob', NOW + 3, 100);
       expect([u.memberIds, same.memberIds, same.updatedAt]).toEqual([[ids[1]], [ids[0]], NOW + 1]);
     }));
   });
@@ -781,7 +787,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
             const soul = await store.insertSoul({ name: `Race ${round}`, slug: null, essence: 'e', description: '' }, NOW);
             const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
             const trait = await store.insertTrait(soul.id, { principle: 'p', provenance: 'v', citeShardIds: [] }, NOW, 10);
-            const [theme] = await store.assignThemes(soul.id, [{ shardIds: ids, themeId: null, newThemeName: 'T' }], 'ann', NOW);
+            const [theme] = await store.assignThemes(soul.id, [{ shardIds: ids, themeId: null, newThemeName: 'T' }], 'ann', NOW, 100);
             // Alternate which starts first; each runs on its own connection.
             const cite = () => Promise.resolve().then(() => store.citeShards(trait.id, [ids[0]], NOW + 1));
             const oppose = () => Promise.resolve().then(() => other.setThemeOpposition(theme.id, trait.id, true, 'bob', NOW + 1));
@@ -789,6 +795,26 @@ export function defineStoreConformance(backend: StoreBackend): void {
             expect(outcomes.filter((o) => o.status === 'fulfilled'), `round ${round}`).toHaveLength(1);
             expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason, `round ${round}`).toBeInstanceOf(ValidationError);
             expect(await store.counterCitations([trait.id], [trait.id]), `round ${round}`).toEqual([]);
+          }
+        } finally {
+          await other.close();
+          await backend.release(store);
+        }
+      });
+
+      it('lets one of two judgements racing for the last theme a soul may hold through, never both (maxThemesPerSoul)', async () => {
+        const { target, store } = await shared();
+        const other = await openStoreAsync({ path: target });
+        try {
+          for (let round = 0; round < 4; round++) {
+            const soul = await store.insertSoul({ name: `Theme race ${round}`, slug: null, essence: 'e', description: '' }, NOW);
+            const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two'), shard([soul.id], 'three')], NOW, 0);
+            await store.assignThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'First' }], 'ann', NOW, 2);
+            const judge = (by: SoulsStore, shardId: number, name: string) => Promise.resolve().then(() => by.assignThemes(soul.id, [{ shardIds: [shardId], themeId: null, newThemeName: name }], 'bob', NOW + 1, 2));
+            const outcomes = await Promise.allSettled(round % 2 === 0 ? [judge(store, ids[1], 'Second'), judge(other, ids[2], 'Third')] : [judge(other, ids[2], 'Third'), judge(store, ids[1], 'Second')]);
+            expect(outcomes.filter((o) => o.status === 'fulfilled'), `round ${round}`).toHaveLength(1);
+            expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason, `round ${round}`).toMatchObject({ name: 'ValidationError', field: 'assignments[0].newThemeName' });
+            expect(await store.listThemes([soul.id]), `round ${round}`).toHaveLength(2);
           }
         } finally {
           await other.close();
