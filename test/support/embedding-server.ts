@@ -141,7 +141,10 @@ export async function startEmbeddingServer(options: { key?: string } = {}): Prom
     const write = async (chunk: Buffer | string) => {
       if (res.destroyed) return;
       if (gzip === null) record.written += Buffer.byteLength(chunk);
-      if (!sink.write(chunk)) await Promise.race([once(sink, 'drain'), once(res, 'close')]);
+      if (sink.write(chunk)) return;
+      // The listener of the event that did not come is removed, so that a long answer does not pile them up.
+      const settled = new AbortController();
+      await Promise.race([once(sink, 'drain', { signal: settled.signal }), once(res, 'close', { signal: settled.signal })]).finally(() => settled.abort());
     };
     await write(head);
     for (let left = padding; left > 0 && !res.destroyed; left -= spaces.length) await write(fault.kind === 'endless' ? numbers : left >= spaces.length ? spaces : spaces.subarray(0, left));
