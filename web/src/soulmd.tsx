@@ -1,3 +1,4 @@
+import { bounds } from './limits.ts';
 import { useEffect, useId, useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { appWords, errorText, resultProblem } from './fields.ts';
@@ -145,10 +146,10 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
           <label for={fileId}>Choose a file</label>
           <input id={fileId} type="file" accept=".md,.markdown,text/markdown,text/plain" disabled={!can} onChange={(e) => void choose(e.currentTarget)} />
         </div>
-        <Area label="SOUL.md text" value={text} onInput={(v) => (setText(v), setPlan(null))} rows={8} disabled={!can} />
+        <Area label="SOUL.md text" value={text} onInput={(v) => (setText(v), setPlan(null))} rows={8} disabled={!can} maxBytes={bounds.documentBytes} />
         <div class="soulmd__row">
           <FormatSelect value={format} onChange={(v) => (setFormat(v), setPlan(null))} auto />
-          <Field label="Name (when the text gives none)" value={name} onInput={(v) => (setName(v), setPlan(null))} disabled={!can} />
+          <Field label="Name (when the text gives none)" value={name} onInput={(v) => (setName(v), setPlan(null))} disabled={!can} maxLength={bounds.nameLength} />
         </div>
         <ProblemNote problem={problem} />
         <div class="form-actions">
@@ -194,6 +195,12 @@ function ImportPlanView({ plan }: { plan: Plan }) {
           <strong>Creates {plan.name}</strong>
           {plan.description ? ` — ${plan.description}` : ''} ({plan.format.toLowerCase()}).
         </p>
+      )}
+      {plan.existingSoul ? null : (
+        <figure class="soulmd-plan__essence">
+          <figcaption>The essence it will write</figcaption>
+          <blockquote aria-label="The essence it will write">{plan.essence}</blockquote>
+        </figure>
       )}
       {plan.problems.length > 0 ? (
         <div class="error-note soulmd-plan__problems" role="alert">
