@@ -155,3 +155,20 @@ export function browserFile(
   }, 30_000);
   afterAll(() => closeBrowserSession(session));
 }
+
+/**
+ * The visible disabled buttons that do not say why: no title, and no aria-describedby naming text on the page. Each
+ * entry names the button by its label.
+ */
+export async function unexplainedDisabledButtons(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLButtonElement>('button:disabled')]
+      .filter((b) => b.getBoundingClientRect().width > 0 && !b.closest('[aria-hidden=true]'))
+      .filter((b) => {
+        if (b.title.trim()) return false;
+        const described = (b.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean);
+        return !described.some((id) => (document.getElementById(id)?.textContent ?? '').trim() !== '');
+      })
+      .map((b) => (b.getAttribute('aria-label') ?? b.textContent ?? '').trim().slice(0, 80)),
+  );
+}

@@ -5,7 +5,7 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { manualClock } from '../../src/engine/index.ts';
-import { launchChromium, requireBuiltApp, screenshot, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
+import { launchChromium, requireBuiltApp, screenshot, startSeededServer, unexplainedDisabledButtons, until, type Chromium, type SeededServer } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 /** The focus ring's outer colour (--azure in web/src/styles.css). */
@@ -79,8 +79,20 @@ async function expectVisibleFocus(what: string, target: Locator): Promise<void> 
 
 /** The page is no wider than the window, and the caller's name and scopes sit inside the header bar. */
 async function expectFits(what: string): Promise<void> {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  expect(scrollWidth, `${what}: page width ${scrollWidth} in a window of ${innerWidth}`).toBeLessThanOrEqual(innerWidth);
+  const { scrollWidth, innerWidth, wide } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    // The innermost elements reaching past the window, to name in a failure.
+    wide: [...document.body.querySelectorAll('*')]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && ![...e.children].some((c) => c.getBoundingClientRect().right > window.innerWidth + 0.5))
+      .filter((e) => {
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) if (getComputedStyle(a).overflowX !== 'visible') return false;
+        return true;
+      })
+      .slice(0, 3)
+      .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} (${Math.round(e.getBoundingClientRect().right)} px)`),
+  }));
+  expect(scrollWidth, `${what}: page width ${scrollWidth} in a window of ${innerWidth}; past its edge: ${wide.join(', ')}`).toBeLessThanOrEqual(innerWidth);
   const bar = await page.locator('.topbar').boundingBox();
   if (!bar) return; // the token prompt has no header
   for (const part of ['.who__name', '.who__scopes']) {
@@ -101,7 +113,30 @@ const gql = {
   soul: `query ($id: ID!) { soul(id: $id) { id rendered level lastAttunedAt crystallization { unmet } } }`,
   drop: `mutation ($input: DropShardInput!) { dropShard(input: $input) { __typename } }`,
   create: `mutation ($input: CreateSoulInput!) { createSoul(input: $input) { __typename ... on SoulPayload { soul { id } } } }`,
+  dropped: `mutation ($input: DropShardInput!) { dropShard(input: $input) { __typename ... on DropShardPayload { shard { id } } } }`,
+  addTrait: `mutation ($soulId: ID!, $input: AddTraitInput!) { addTrait(soulId: $soulId, input: $input) { __typename } }`,
+  assign: `mutation ($soulId: ID!, $assignments: [ThemeAssignmentInput!]!) { assignThemes(soulId: $soulId, assignments: $assignments) { __typename } }`,
 };
+
+/** `word` repeated without a space, cut at `length` characters. */
+const unbroken = (word: string, length: number) => word.repeat(Math.ceil(length / word.length)).slice(0, length);
+
+/**
+ * A soul whose every text is one long word at its bound: a 200-character name, a principle, sources, tags and a
+ * theme name without a space, for the screens to wrap or ellipsize.
+ */
+async function seedLongWords(server: SeededServer): Promise<string> {
+  const created = await server.gql(gql.create, { input: { name: unbroken('Unbreakablename', 200), description: unbroken('Description', 300), essence: `${unbroken('Essenceword', 400)} keeps going.` } });
+  const soulId = created.createSoul.soul.id as string;
+  const shardIds: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const dropped = await server.gql(gql.dropped, { input: { content: `${unbroken('Observation', 300)} ${i}`, source: `${unbroken('source', 127)}${i % 2}`, soulIds: [soulId], tags: [unbroken('tag', 64)] } });
+    shardIds.push(dropped.dropShard.shard.id);
+  }
+  await server.gql(gql.addTrait, { soulId, input: { principle: unbroken('Principle', 300), provenance: unbroken('Provenance', 300), citeShardIds: [shardIds[0]] } });
+  await server.gql(gql.assign, { soulId, assignments: [{ newThemeName: unbroken('Themename', 200), shardIds: shardIds.slice(1) }] });
+  return soulId;
+}
 
 describe.each([
   { width: 1280, height: 800 },
@@ -122,12 +157,16 @@ describe.each([
     await server?.stop();
   });
 
-  it('fits the window on every route and open form; the caller stays inside the header bar', async () => {
+  it('fits the window on every route and open form, long words included; the caller stays inside the header bar; each disabled button says why', async () => {
     const awake = ['Mira', 'Brannoc', 'Relay', 'Sela'];
-    const routes = ['#/', ...awake.flatMap((name) => [`#/soul/${id(name)}`, `#/soul/${id(name)}/refine`, `#/soul/${id(name)}/workshop`]), `#/soul/${id('Wenna')}`, '#/nowhere'];
+    const longWords = await seedLongWords(server);
+    const souls = [...awake.map(id), longWords];
+    const routes = ['#/', ...souls.flatMap((soul) => [`#/soul/${soul}`, `#/soul/${soul}/refine`, `#/soul/${soul}/workshop`]), `#/soul/${id('Wenna')}`, '#/nowhere'];
+    const unexplained: string[] = [];
     for (const hash of routes) {
       await open(server, hash);
       await expectFits(hash);
+      unexplained.push(...(await unexplainedDisabledButtons(page)).map((label) => `${hash}: “${label}”`));
       if (hash === '#/') await screenshot(page, `roster-${size}`);
     }
 
@@ -161,6 +200,7 @@ describe.each([
     await page.getByRole('dialog', { name: 'Glossary' }).waitFor(WAIT);
     await expectFits('the glossary open');
     await page.keyboard.press('Escape');
+    expect(unexplained, 'disabled buttons that do not say why').toEqual([]);
     expect(chrome.errors).toEqual([]);
   });
 
@@ -337,31 +377,66 @@ describe.each([
     expect(chrome.errors).toEqual([]);
   });
 
-  it('bounds every input as the server does and counts bytes where bytes matter', async () => {
+  it('keeps text longer than a bound whole, says how much is too much, and refuses to send it', async () => {
+    const countOf = (field: Locator) => ({ innerText: async () => page.locator(`[id="${await field.getAttribute('id')}-count"]`).innerText(), getAttribute: async (name: string) => page.locator(`[id="${await field.getAttribute('id')}-count"]`).getAttribute(name) });
+    const why = (field: Locator) => field.evaluate((el) => (el as HTMLInputElement).validationMessage);
+
+    // A pasted 500-character name is kept, counted and refused: Create soul writes nothing.
     await open(server, '#/');
+    const soulsBefore = (await server.gql('{ souls { id } }')).souls.length;
     await page.getByRole('button', { name: 'New soul' }).click();
-    await expect(page.getByRole('textbox', { name: 'Name' }).getAttribute('maxlength')).resolves.toBe('200');
-    await expect(page.getByRole('textbox', { name: 'Description' }).getAttribute('maxlength')).resolves.toBe('4096');
+    const name = page.getByRole('textbox', { name: 'Name' });
+    await name.fill('N'.repeat(500));
+    await expect(name.inputValue()).resolves.toHaveLength(500);
+    await expect(countOf(name).innerText()).resolves.toBe('500 / 200 characters: 300 too many');
+    await expect(why(name)).resolves.toBe('Name: 300 characters too many (at most 200 characters)');
     const essence = page.getByRole('textbox', { name: 'Essence' });
-    await expect(essence.getAttribute('maxlength')).resolves.toBe('65536');
     await essence.fill('Café ☕');
     // 1 + 1 + 1 + 2 (é) + 1 + 3 (☕) bytes in UTF-8, as the server measures it.
-    await expect(page.locator('.field', { has: essence }).locator('.field__count').innerText()).resolves.toBe('9 / 65,536 bytes');
+    await expect(countOf(essence).innerText()).resolves.toBe('9 / 65,536 bytes');
+    await page.getByRole('button', { name: 'Create soul' }).click();
+    await expect(page.locator('#new-soul').evaluate((form) => (form as HTMLFormElement).checkValidity())).resolves.toBe(false);
+    await name.fill('N'.repeat(200));
+    await expect(countOf(name).innerText()).resolves.toBe('200 / 200 characters');
+    await expect(why(name)).resolves.toBe('');
+    expect((await server.gql('{ souls { id } }')).souls).toHaveLength(soulsBefore);
 
+    // A 9,000-character observation is kept whole and refused, not cut to 8,192.
     await open(server, `#/soul/${id('Mira')}`);
     await page.getByRole('button', { name: 'Drop a shard' }).click();
-    await expect(page.getByRole('textbox', { name: 'Observation' }).getAttribute('maxlength')).resolves.toBe('8192');
-    await expect(page.getByRole('combobox', { name: 'Source' }).getAttribute('maxlength')).resolves.toBe('128');
+    const observation = page.getByRole('textbox', { name: 'Observation' });
+    await observation.fill('o'.repeat(9000));
+    await expect(observation.inputValue()).resolves.toHaveLength(9000);
+    await expect(countOf(observation).innerText()).resolves.toBe('9,000 / 8,192 bytes: 808 too many');
+    await page.getByRole('combobox', { name: 'Source' }).fill('s'.repeat(130));
+    await expect(why(page.getByRole('combobox', { name: 'Source' }))).resolves.toBe('Source: 2 characters too many (at most 128 characters)');
+    const pendingCount = `query ($id: ID!) { soul(id: $id) { pendingShardCount } }`;
+    const pending = (await server.gql(pendingCount, { id: id('Mira') })).soul;
+    await page.getByRole('button', { name: 'Drop shard' }).click();
+    await expect(page.locator('#drop-shard').evaluate((form) => (form as HTMLFormElement).checkValidity())).resolves.toBe(false);
+    await expect(why(observation)).resolves.toBe('Observation: 808 bytes too many (at most 8,192 bytes)');
+    expect((await server.gql(pendingCount, { id: id('Mira') })).soul).toEqual(pending);
 
+    // A principle over its bytes: Confirm is disabled and says why.
     await open(server, `#/soul/${id('Mira')}/refine`);
     await page.getByRole('button', { name: 'Propose a trait from this cluster' }).first().click();
-    const principle = page.getByRole('form', { name: 'The proposed change' }).getByLabel('Principle');
-    await expect(principle.getAttribute('maxlength')).resolves.toBe('2048');
-    await expect(page.getByRole('form', { name: 'The proposed change' }).getByLabel('Provenance').getAttribute('maxlength')).resolves.toBe('16384');
+    const proposal = page.getByRole('form', { name: 'The proposed change' });
+    const principle = proposal.getByLabel('Principle');
     await principle.fill('é'.repeat(1100));
-    const count = page.locator('.field', { has: page.getByRole('textbox', { name: 'Principle', exact: true }) }).locator('.field__count');
-    await expect(count.innerText()).resolves.toBe('2,200 / 2,048 bytes: 152 too many');
-    await expect(count.getAttribute('class')).resolves.toContain('field__count--over');
+    await expect(principle.inputValue()).resolves.toHaveLength(1100);
+    await expect(countOf(principle).innerText()).resolves.toBe('2,200 / 2,048 bytes: 152 too many');
+    await expect(countOf(principle).getAttribute('class')).resolves.toContain('field__count--over');
+    const confirm = proposal.getByRole('button', { name: 'Confirm' });
+    await expect(confirm.isDisabled()).resolves.toBe(true);
+    await expect(confirm.getAttribute('title')).resolves.toBe('Principle: 152 bytes too many (at most 2,048 bytes)');
+
+    // The import's name: kept, counted, refused by the plan's form.
+    await open(server, '#/');
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const importName = page.locator('#import-soul').getByLabel('Name (when the text gives none)');
+    await importName.fill('I'.repeat(250));
+    await expect(countOf(importName).innerText()).resolves.toBe('250 / 200 characters: 50 too many');
+    await expect(why(importName)).resolves.toBe('Name (when the text gives none): 50 characters too many (at most 200 characters)');
     expect(chrome.errors).toEqual([]);
   });
 

@@ -130,7 +130,7 @@ function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void
   };
   return (
     <div class="attune">
-      <Button scope="REFINE" onClick={() => void stamp()} disabled={waiting} title="Marks this refinement cycle done: the soul waits for new evidence before it is ready again">
+      <Button scope="REFINE" onClick={() => void stamp()} disabled={waiting} title={waiting ? 'Attuned already: the soul waits for a shard recorded after its last attunement' : 'Marks this refinement cycle done: the soul waits for new evidence before it is ready again'}>
         Done: stamp attunement
       </Button>
       <small class="muted">
@@ -300,7 +300,7 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, on
           ))}
         </span>
         <div class="cluster__actions">
-          <Button scope="REFINE" variant="quiet" onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} aria-label={`Propose a trait from the shard: ${cluster.representative.content}`}>
+          <Button scope="REFINE" variant="quiet" onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} title={soul.atCapacity ? 'At capacity: level up first' : undefined} aria-label={`Propose a trait from the shard: ${cluster.representative.content}`}>
             Propose a trait
           </Button>
           {judge}

@@ -5,7 +5,7 @@ import { appWords, errorText, resultProblem } from './fields.ts';
 import { date, percent, plural } from './format.ts';
 import { ImportSoulMdDocument, SoulMdExportDocument, type ImportSoulMdMutation, type SoulMdFormat } from './gql/graphql.ts';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, Chip, Field, ProblemNote } from './ui.tsx';
+import { Area, Button, Chip, Field, ProblemNote, why } from './ui.tsx';
 
 const formats: { value: SoulMdFormat; label: string }[] = [
   { value: 'SOULMD', label: 'soul.md (Who I Am, Worldview)' },
@@ -153,7 +153,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
         </div>
         <ProblemNote problem={problem} />
         <div class="form-actions">
-          <button type="submit" class="btn btn--plain" disabled={!can || busy || !text.trim()}>
+          <button type="submit" class="btn btn--plain" disabled={!can || busy || !text.trim()} title={why([!can, 'Your token has no refine scope'], [busy, 'Reading the text…'], [!text.trim(), 'Paste a SOUL.md or choose a file first'])}>
             Show the plan
           </button>
         </div>
@@ -164,6 +164,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
               scope="REFINE"
               variant="primary"
               disabled={busy || plan.problems.length > 0}
+              title={why([busy, 'Importing…'])}
               aria-describedby={plan.problems.length > 0 ? blockedId : undefined}
               onClick={() => void apply()}
             >

@@ -16,7 +16,7 @@ import {
 } from './gql/graphql.ts';
 import { bounds } from './limits.ts';
 import { useCan, useSession } from './session.ts';
-import { Button, Chip, Field, ProblemNote } from './ui.tsx';
+import { Button, Chip, Field, ProblemNote, why } from './ui.tsx';
 
 type EvidenceSoul = NonNullable<EvidenceQuery['soul']>;
 type Member = { id: string; content: string };
@@ -75,6 +75,7 @@ export function JudgeCluster({ soulId, members, suggested, themes, label, onChan
           variant="plain"
           class="btn--small"
           disabled={accept.busy}
+          title={why([accept.busy, 'Assigning…'])}
           onClick={() =>
             void accept.run(
               async () => (await request(AssignThemesDocument, { soulId, assignments: [{ themeId: suggested.id, shardIds: members.map((m) => m.id) }] })).assignThemes,
@@ -144,7 +145,7 @@ function AssignForm({ soulId, members, themes, onDone, onChanged }: { soulId: st
       {themeId === '' ? <Field label="New theme name" value={name} onInput={setName} required hint="What these shards have in common, in a few words" maxLength={bounds.nameLength} /> : null}
       <ProblemNote problem={write.problem} />
       <div class="form-actions">
-        <button type="submit" class="btn btn--primary btn--small" disabled={write.busy || chosen.length === 0}>
+        <button type="submit" class="btn btn--primary btn--small" disabled={write.busy || chosen.length === 0} title={why([write.busy, 'Assigning…'], [chosen.length === 0, 'Tick at least one shard'])}>
           Assign
         </button>
         <Button variant="quiet" class="btn--small" onClick={onDone}>
@@ -165,6 +166,7 @@ export function UnassignButton({ soulId, shard, onChanged }: { soulId: string; s
         variant="quiet"
         class="btn--small"
         disabled={write.busy}
+        title={why([write.busy, 'Unassigning…'])}
         aria-label={`Unassign: ${shard.content}`}
         onClick={() => void write.run(async () => (await request(UnassignShardsDocument, { soulId, shardIds: [shard.id] })).unassignShards, 'The shard is unjudged again', 'Nothing was unassigned.')}
       >
@@ -232,7 +234,7 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
         <form class="judge__form" onSubmit={(e) => void submitRename(e)} aria-label={`Rename ${theme.name}`}>
           <Field label="Theme name" value={name} onInput={setName} required problem={rename.problem} maxLength={bounds.nameLength} />
           <div class="form-actions">
-            <button type="submit" class="btn btn--primary btn--small" disabled={rename.busy}>
+            <button type="submit" class="btn btn--primary btn--small" disabled={rename.busy} title={why([rename.busy, 'Renaming…'])}>
               Save the name
             </button>
             <Button variant="quiet" class="btn--small" onClick={stopRenaming}>
@@ -251,6 +253,7 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
                 variant="quiet"
                 class="btn--small"
                 disabled={oppose.busy}
+                title={why([oppose.busy, 'Saving…'])}
                 aria-label={`Stop opposing: ${trait.principle}`}
                 onClick={() => void oppose.run(async () => (await request(UnopposeTraitDocument, { themeId: theme.id, traitId: trait.id })).unopposeTrait, `“${theme.name}” no longer counts against the trait`, 'Nothing was changed.')}
               >
@@ -272,7 +275,7 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
               ))}
             </select>
           </div>
-          <button type="submit" class="btn btn--plain btn--small" disabled={oppose.busy}>
+          <button type="submit" class="btn btn--plain btn--small" disabled={oppose.busy} title={why([oppose.busy, 'Saving…'])}>
             Mark as opposing
           </button>
         </form>

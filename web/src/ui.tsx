@@ -94,6 +94,11 @@ export function Panel({ title, id, actions, children, class: extra }: { title: C
   );
 }
 
+/** A disabled button's reason, as its title: the first of `cases` that holds (undefined when none does, and the button is enabled). */
+export function why(...cases: [boolean, string][]): string | undefined {
+  return cases.find(([holds]) => holds)?.[1];
+}
+
 type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & { scope?: Scope; variant?: 'primary' | 'quiet' | 'danger' | 'plain' };
 
 /**

@@ -18,7 +18,7 @@ import { TraitSignals } from './sheet.tsx';
 import { bounds } from './limits.ts';
 import { WorkshopHints } from './workshop-hints.tsx';
 import { useCan, useSession } from './session.ts';
-import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, Warnings, XpBar } from './ui.tsx';
+import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, Warnings, XpBar, why } from './ui.tsx';
 
 type WorkshopSoul = NonNullable<WorkshopQuery['soul']>;
 type Trait = TraitSheetFragment;
@@ -307,10 +307,10 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
         <Panel title={`The new essence (level ${newLevel})`} id="essence-title">
           <Area label="Essence" hint="The narrative core after this level-up; promoted principles belong in it" value={essence} onInput={setEssence} required rows={6} disabled={!canRefine} maxBytes={bounds.essenceBytes} />
           <div class="form-actions">
-            <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0 || weaving !== null} aria-expanded={weaving !== null} aria-controls="weave-draft">
+            <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0 || weaving !== null} title={why([promoted.length === 0, 'Promote a trait first: its “Place” menu, or drag it to “Promoted into the essence”'], [weaving !== null, 'The draft is open below'])} aria-expanded={weaving !== null} aria-controls="weave-draft">
               Weave promoted principles in
             </Button>
-            <Button variant="quiet" onClick={() => setEssence(soul.essence)} disabled={essence === soul.essence}>
+            <Button variant="quiet" onClick={() => setEssence(soul.essence)} disabled={essence === soul.essence} title={why([essence === soul.essence, 'The essence is the current one'])}>
               Restore the current essence
             </Button>
           </div>
@@ -326,7 +326,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 maxBytes={bounds.essenceBytes}
               />
               <div class="form-actions">
-                <Button scope="REFINE" variant="plain" onClick={addWoven} disabled={!weaving.trim()}>
+                <Button scope="REFINE" variant="plain" onClick={addWoven} disabled={!weaving.trim()} title={why([!weaving.trim(), 'The draft is empty'])}>
                   Add to the essence
                 </Button>
                 <Button variant="quiet" onClick={() => setWeaving(null)}>
