@@ -201,7 +201,8 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
     await form.getByRole('button', { name: 'Assign' }).click();
     const problem = form.getByRole('alert');
     await problem.waitFor(WAIT);
-    await expect(problem.innerText()).resolves.toMatch(/^New theme name: .*Careful counting/);
+    // In the form's words: the menu to choose it in, not the API's "assign to its themeId".
+    await expect(problem.innerText()).resolves.toBe('New theme name: there is already a theme named “Careful counting”: choose it in the Theme menu above, or give the new theme another name.');
     expect((await themes()).themes).toHaveLength(1);
 
     await page.route('**/graphql', (route) => route.abort('connectionrefused'));

@@ -214,7 +214,14 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
         <ol class="clusters">{grouped.map(card)}</ol>
         {singles.length ? (
           <details class="singles">
-            <summary class="sub-title singles-title">{singles.length === 1 ? '1 shard resembles nothing else' : `${singles.length} shards resemble nothing else`}</summary>
+            <summary class="sub-title singles-title">
+              {/* On a paged list the count is of the clusters shown, so it says "of them" rather than count the soul's shards. */}
+              {report.clusters.length < report.clusterCount
+                ? `${singles.length} of them ${singles.length === 1 ? 'resembles' : 'resemble'} nothing else`
+                : singles.length === 1
+                  ? '1 shard resembles nothing else'
+                  : `${singles.length} shards resemble nothing else`}
+            </summary>
             <ol class="clusters" start={grouped.length + 1}>
               {singles.map(card)}
             </ol>
