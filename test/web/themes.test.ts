@@ -296,7 +296,9 @@ describe('dry-run warnings', { timeout: 60_000 }, () => {
     await proposal.getByLabel('Principle').fill('Check the stores ledger before anything leaves the gate.');
     const warnings = proposal.getByRole('list', { name: 'Warnings about this change' });
     await warnings.getByText('near duplicate').waitFor(WAIT);
-    await expect(warnings.innerText()).resolves.toMatch(/close to trait \d+/);
+    // The trait named by its principle, as people know it, not by its id.
+    await expect(warnings.innerText()).resolves.toMatch(/close to trait “Check the stores ledger before anything leaves the keep\.”/);
+    await expect(warnings.innerText()).resolves.not.toMatch(/trait \d/);
     await proposal.getByLabel('Principle').fill('Never check the stores ledger before anything leaves the keep.');
     await warnings.getByText('possible contradiction').waitFor(WAIT);
     await expect(warnings.innerText()).resolves.toContain('negation "never" on one side only');
