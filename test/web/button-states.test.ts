@@ -25,7 +25,8 @@ const line = (r: ButtonContrast, where: string) => `${where}: ${r.button} ${r.st
 
 const id = (name: string) => String(server.demo.souls[name]);
 
-describe('button contrast in every state, light and dark', { timeout: 120_000 }, () => {
+// Bounds for a loaded machine (eight screens, each loaded afresh), not speed checks.
+describe('button contrast in every state, light and dark', { timeout: 240_000 }, () => {
   it('keeps every button legible at rest, on hover, focused, pressed and disabled', async () => {
     const screens: { name: string; hash: string; open: () => Promise<void> }[] = [
       {

@@ -113,7 +113,8 @@ export async function launchChromium(options: { phone?: boolean } = {}): Promise
 /** Saves a screenshot of the current screen to test-results/screens/NAME.png (animations run to their end, no toasts). */
 export async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
   mkdirSync(SCREENS, { recursive: true });
-  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }' });
+  // A full page at a phone's pixel ratio takes seconds to encode on a loaded machine: its bound is wider than an action's.
+  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }', timeout: 30_000 });
 }
 
 /** Waits, bounded, until `check` holds; fails with `what` instead of hanging. */

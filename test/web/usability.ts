@@ -205,7 +205,7 @@ export function usabilitySuite({ width, height }: { width: number; height: numbe
       await page.keyboard.press('Escape');
       expect(unexplained, 'disabled buttons that do not say why').toEqual([]);
       expect(chrome.errors).toEqual([]);
-    });
+    }, 180_000); // 20 routes and the open forms, each loaded afresh: a bound for a loaded machine, not a speed check
 
     it('puts After under Before below 600 px (and beside it on a wider screen), in refinement and the workshop', async () => {
       const expectLayout = async (where: string) => {
