@@ -3,7 +3,7 @@
 // a level-up in one soul's history and a reverted one in another's, and shards from several sources spread
 // over six weeks. Everything goes through the engine with a hand-moved clock, so createdAt values are real.
 //
-//   npm run demo [-- --db ./data/souls.db] [--force]
+//   npm run demo [-- --db ./data/souls.db] [--port PORT] [--force]   # --port: the server's port, named in what to do next
 //   souls seed-demo [--db path] [--force]
 //
 // It refuses a database that already has souls unless --force is given.
@@ -331,21 +331,33 @@ export function openElsewhere(path: string): boolean {
   return path !== ':memory:' && !/^[a-z]+:\/\//i.test(path) && existsSync(`${path}-wal`);
 }
 
-/** What to do next: start a server on the file, or, when one has it open already, only reload the page. */
-export function demoNextStep(path: string, elsewhere: boolean, start: string): string {
-  return elsewhere
-    ? `${path} is open in another program, a running server most likely: it sees the souls at once, so reload the character sheet (http://127.0.0.1:4000/ by default).`
-    : `Start the server on it (${start}) and open http://127.0.0.1:4000/ for the character sheet.`;
+/**
+ * What to do next: start a server on the file, or, when one has it open already, only reload the page. A port is named
+ * only when given (`--port`): a running server may listen anywhere, and it prints its address when it starts.
+ */
+export function demoNextStep(path: string, elsewhere: boolean, start: string, port?: number): string {
+  const sheet = port === undefined ? null : `http://127.0.0.1:${port}/`;
+  if (elsewhere) {
+    return `${path} is open in another program, a running server most likely: it sees the souls at once, so reload the character sheet ${
+      sheet ? `(${sheet})` : 'at the address that server printed when it started ("Character sheet on http://…/")'
+    }.`;
+  }
+  return sheet
+    ? `Start the server on it (${start} --port ${port}) and open ${sheet} for the character sheet.`
+    : `Start the server on it (${start}) and open the address it prints ("Character sheet on http://…/") for the character sheet.`;
 }
 
 /** `npm run demo` and `souls seed-demo`: seeds a database file and prints what it made. */
 export async function runDemo(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { db: { type: 'string' }, force: { type: 'boolean', default: false } },
+    options: { db: { type: 'string' }, port: { type: 'string' }, force: { type: 'boolean', default: false } },
     allowPositionals: false,
   });
   const path = values.db ?? process.env.SOULS_DB ?? './data/souls.db';
+  const portText = values.port ?? process.env.SOULS_PORT;
+  const port = portText === undefined ? undefined : Number(portText);
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port <= 65535)) throw new SoulsError(`--port must be a port number from 1 to 65535, got ${JSON.stringify(portText)}`);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const elsewhere = openElsewhere(path);
   const now = Date.now();
@@ -355,7 +367,7 @@ export async function runDemo(argv: string[]): Promise<void> {
     const summary = await seedDemo(db, clock, { now, force: values.force });
     console.log(`Seeded ${path}: ${Object.keys(summary.souls).join(', ')} (${summary.traitCount} traits, ${summary.shardCount} shards over ${DEMO_SPAN_DAYS} days).`);
     console.log(`Ready for refinement: ${summary.readySouls.join(', ') || 'none'}. Dormant: ${summary.dormantSouls.join(', ') || 'none'}.`);
-    console.log(demoNextStep(path, elsewhere, `npm start -- --db ${path}`));
+    console.log(demoNextStep(path, elsewhere, `npm start -- --db ${path}`, port));
   } finally {
     closeSoulsDb(db);
   }

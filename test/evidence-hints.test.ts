@@ -281,7 +281,7 @@ describe('the evidence report never misleads', () => {
       kind: 'NO_CLUSTER_SIGNAL',
       count: 3,
       message:
-        '3 of 5 shards stand alone (a cluster of one each), so the clusters carry little signal (trigram): trigram similarity groups only near-verbatim texts: ' +
+        '3 of 5 clustered shards resemble no other (each a cluster of one), so the clusters carry little signal (trigram): trigram similarity groups only near-verbatim texts: ' +
         'read the shards and assign themes, or use similarity lexical (or vectors: provided, semantic)',
       traitIds: [],
     });

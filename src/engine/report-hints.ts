@@ -28,5 +28,5 @@ export function clusterSignalWarning(clusters: readonly { memberCount: number }[
       : mode === 'lexical'
         ? 'read the shards and assign themes, or use vectors (similarity provided or semantic)'
         : 'read the shards and assign themes';
-  return { singletons, message: `${singletons} of ${total} shards stand alone (a cluster of one each), so the clusters carry little signal (${mode}): ${advice}` };
+  return { singletons, message: `${singletons} of ${total} clustered shards resemble no other (each a cluster of one), so the clusters carry little signal (${mode}): ${advice}` };
 }

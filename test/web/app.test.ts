@@ -27,6 +27,26 @@ async function cardNames(): Promise<string[]> {
   return page.locator('.soul-card .soul-card__name').allInnerTexts();
 }
 
+/** Records, at every change of the page, a Level up button that disagrees with the verdict under it (read back as window.__disagreements). */
+async function watchLevelUpAgreement(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    Object.assign(window, { __disagreements: seen });
+    const check = () => {
+      const button = [...document.querySelectorAll('button')].find((b) => (b.textContent ?? '').startsWith('Level up to'));
+      const line = document.querySelector('.verdict-line');
+      if (!button || !line) return;
+      const valid = (line.textContent ?? '').includes('The plan is valid.');
+      const said = `"${(line.textContent ?? '').slice(0, 60)}"`;
+      if (valid && button.disabled) seen.push(`${said} over a disabled button`);
+      if (!valid && !button.disabled) seen.push(`${said} over an enabled button`);
+      if (button.disabled && !button.title) seen.push(`${said}: disabled with no reason`);
+    };
+    check();
+    new MutationObserver(check).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+}
+
 describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
   it('shows the seeded souls on the roster, most ready first, and the dormant one apart', async () => {
     await page.goto(server.base);
@@ -206,6 +226,9 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
 
     // Every trait starts carried with the same essence: that plan changes nothing (SPEC §12), so the button is disabled and says why.
     const levelUpButton = page.getByRole('button', { name: 'Level up to 1' });
+    // From here on, every state the page shows is checked: "The plan is valid." exactly when Level up is enabled, and a
+    // disabled Level up always says why (the plan is previewed after a pause, so an older verdict must never be shown as current).
+    await watchLevelUpAgreement(page);
     await page.locator('#plan-verdict').getByText('the plan changes nothing').waitFor(WAIT);
     await expect(levelUpButton.isDisabled()).resolves.toBe(true);
     await expect(levelUpButton.getAttribute('title')).resolves.toContain('the plan changes nothing (no consolidation, no promotion, the same essence)');
@@ -247,6 +270,8 @@ describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
     await expect(page.locator('.verdict--ready').innerText()).resolves.toContain('10 → 7 active traits');
     await screenshot(page, 'workshop', true);
     expect((await soul('Brannoc')).level).toBe(0); // the preview wrote nothing
+
+    await expect(page.evaluate('window.__disagreements')).resolves.toEqual([]);
 
     // Execute: the card animates to the new level, the bar resets to what remains.
     await page.getByRole('button', { name: 'Level up to 1' }).click();

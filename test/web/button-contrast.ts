@@ -21,20 +21,23 @@ export async function buttonContrasts(page: Page, cdp: CDPSession, state: Button
     buttons.forEach((b, i) => b.setAttribute('data-contrast-probe', String(i)));
     return buttons.length;
   }, state);
-  const out: ButtonContrast[] = [];
-  const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
-  for (let i = 0; i < marked; i++) {
-    let nodeId = 0;
-    if (state !== 'rest' && state !== 'disabled') {
-      ({ nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: `[data-contrast-probe="${i}"]` }));
-      await cdp.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: forced[state] });
-    }
-    // Two frames: transitions (shortened to nothing under reduced motion) settle before the colours are read.
-    const measured = await page.evaluate(async ([i, state]) => {
-      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-      return measure(document.querySelector(`[data-contrast-probe="${i}"]`)!, state as string);
+  // Every probed button is forced into the state at once and all are measured in one pass: the stylesheet's state
+  // rules all style the button itself (no `:hover +`, `:has(:hover)` or `:hover .child`; test/web/stylesheet.test.ts
+  // keeps it so), so a button's colours do not depend on its neighbours' states. One frame wait per state, not per button.
+  const pseudo = state === 'rest' || state === 'disabled' ? null : forced[state];
+  let nodeIds: number[] = [];
+  if (pseudo && marked > 0) {
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
+    ({ nodeIds } = await cdp.send('DOM.querySelectorAll', { nodeId: root.nodeId, selector: '[data-contrast-probe]' }));
+    if (nodeIds.length !== marked) throw new Error(`${nodeIds.length} probed buttons found of the ${marked} marked`);
+    await Promise.all(nodeIds.map((nodeId) => cdp.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: pseudo })));
+  }
+  // Two frames: transitions (shortened to nothing under reduced motion) settle before the colours are read.
+  const measured = await page.evaluate(async ([count, state]) => {
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return Array.from({ length: count }, (_, i) => measure(document.querySelector(`[data-contrast-probe="${i}"]`)!, state as string));
 
-      function measure(button: Element, state: string) {
+    function measure(button: Element, state: string) {
         type RGBA = [number, number, number, number];
         const parse = (value: string): RGBA | null => {
           const m = /rgba?\(([\d.]+)[ ,]+([\d.]+)[ ,]+([\d.]+)(?:[ ,/]+([\d.]+))?\)/.exec(value);
@@ -92,10 +95,9 @@ export async function buttonContrasts(page: Page, cdp: CDPSession, state: Button
         const label = button.getAttribute('aria-label') ?? (button.textContent ?? '').trim().slice(0, 40);
         return worst ? { state, button: `${button.tagName.toLowerCase()}.${[...button.classList].join('.')} “${label}”`, ...worst } : null;
       }
-    }, [i, state] as const);
-    if (nodeId) await cdp.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: [] });
-    if (measured) out.push(measured as ButtonContrast);
-  }
+  }, [marked, state] as const);
+  await Promise.all(nodeIds.map((nodeId) => cdp.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: [] })));
+  const out = measured.filter((m) => m !== null) as ButtonContrast[];
   await page.evaluate(() => document.querySelectorAll('[data-contrast-probe]').forEach((b) => b.removeAttribute('data-contrast-probe')));
   return out;
 }

@@ -4,7 +4,7 @@
 import type { CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { buttonContrasts, stateSession, type ButtonContrast, type ButtonState } from './button-contrast.ts';
-import { browserFile, type Chromium, type SeededServer } from './support.ts';
+import { browserFile, type Chromium, type SeededServer, unexplainedDisabledButtons } from './support.ts';
 
 const WAIT = { timeout: 8000 };
 /** Enabled buttons keep text at 4.5:1 (WCAG AA for text this size); a disabled one stays legible at 3:1, dimmed. */
@@ -25,7 +25,8 @@ const line = (r: ButtonContrast, where: string) => `${where}: ${r.button} ${r.st
 
 const id = (name: string) => String(server.demo.souls[name]);
 
-describe('button contrast in every state, light and dark', { timeout: 120_000 }, () => {
+// Bounds for a loaded machine (eight screens, each loaded afresh), not speed checks.
+describe('button contrast in every state, light and dark', { timeout: 240_000 }, () => {
   it('keeps every button legible at rest, on hover, focused, pressed and disabled', async () => {
     const screens: { name: string; hash: string; open: () => Promise<void> }[] = [
       {
@@ -67,6 +68,7 @@ describe('button contrast in every state, light and dark', { timeout: 120_000 },
       },
     ];
     const problems: string[] = [];
+    const unexplained: string[] = [];
     let measured = 0;
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
@@ -76,6 +78,8 @@ describe('button contrast in every state, light and dark', { timeout: 120_000 },
         await page.locator('main h1').first().waitFor(WAIT);
         await page.waitForFunction((dark) => matchMedia('(prefers-color-scheme: dark)').matches === dark, scheme === 'dark');
         await screen.open();
+        // Each disabled button says why (a title, or text it is described by), on every screen measured.
+        unexplained.push(...(await unexplainedDisabledButtons(page)).map((label) => `${scheme} ${screen.name}: “${label}” is disabled without a reason`));
         for (const state of ['rest', 'hover', 'focus', 'active', 'disabled'] as const) {
           const results = await buttonContrasts(page, cdp, state);
           measured += results.length;
@@ -85,6 +89,7 @@ describe('button contrast in every state, light and dark', { timeout: 120_000 },
     }
     expect(measured).toBeGreaterThan(100);
     expect(problems).toEqual([]);
+    expect(unexplained).toEqual([]);
     await page.emulateMedia({ colorScheme: 'light' });
     expect(chrome.errors).toEqual([]);
   });

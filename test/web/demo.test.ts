@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { DEMO_SPAN_DAYS, seedDemo } from '../../scripts/demo.ts';
+import { DEMO_SPAN_DAYS, demoNextStep, seedDemo } from '../../scripts/demo.ts';
 import {
   closeSoulsDb,
   createSoul,
@@ -70,6 +70,28 @@ describe('the demo world', () => {
     await seedDemo(db, clock, { force: true, now: Date.UTC(2026, 0, 1) });
     expect(await listSouls(db)).toHaveLength(5);
     closeSoulsDb(db);
+  });
+
+  it('names no port it was not given: the running server’s own address, or the one given with --port', async () => {
+    for (const elsewhere of [true, false]) {
+      const told = demoNextStep('demo.db', elsewhere, 'npm start -- --db demo.db');
+      expect(told).not.toMatch(/:\d{2,5}\//);
+      expect(told).toContain('"Character sheet on http://…/"');
+      expect(demoNextStep('demo.db', elsewhere, 'npm start -- --db demo.db', 4321)).toContain('http://127.0.0.1:4321/');
+    }
+    expect(demoNextStep('demo.db', false, 'npm start -- --db demo.db', 4321)).toContain('(npm start -- --db demo.db --port 4321)');
+    const dir = mkdtempSync(join(tmpdir(), 'souls-demo-'));
+    try {
+      const seeded = await run(process.execPath, ['scripts/demo.ts', '--db', join(dir, 'demo.db'), '--port', '5123'], { cwd: ROOT });
+      expect(seeded.stdout).toMatch(/and open http:\/\/127\.0\.0\.1:5123\/ for the character sheet/);
+      const refused = await run(process.execPath, ['scripts/demo.ts', '--db', join(dir, 'other.db'), '--port', 'forty'], { cwd: ROOT }).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(refused?.stderr).toMatch(/--port must be a port number/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('`souls seed-demo --db FILE` fills a file, and a second run is refused', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultBounds } from '../../src/engine/settings.ts';
 import { appWords, fieldLabel, fieldProblem, resultProblem } from '../../web/src/fields.ts';
 import { bounds, utf8Bytes } from '../../web/src/limits.ts';
+import { MAX_DOCUMENT_BYTES } from '../../src/engine/documents.ts';
 
 describe('field labels', () => {
   it('turns a ValidationError field path into a label people read', () => {
@@ -36,6 +37,7 @@ describe('input bounds in the web app', () => {
       tagsPerShard: defaultBounds.maxTagsPerShard,
       principleBytes: defaultBounds.maxPrincipleBytes,
       provenanceBytes: defaultBounds.maxProvenanceBytes,
+      documentBytes: MAX_DOCUMENT_BYTES,
     });
   });
 

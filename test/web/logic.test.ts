@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { diffWords } from '../../web/src/diff.ts';
 import { binEvidence } from '../../web/src/chart-bins.ts';
 import { matchesSoul, readRosterParams, rosterHash } from '../../web/src/roster-params.ts';
+import { needsText } from '../../web/src/format.ts';
+import { traitNames } from '../../web/src/fields.ts';
 
 const sides = (before: string, after: string) => {
   const parts = diffWords(before, after);
@@ -102,5 +104,14 @@ describe('the roster helpers', () => {
     expect(rosterHash(params)).toBe('#/?q=the+keep&sort=updated&page=3');
     expect(readRosterParams(rosterHash(params))).toEqual(params);
     expect(readRosterParams('#/?sort=nonsense&page=-2')).toEqual({ q: '', sort: 'READINESS', page: 1 });
+  });
+
+  it('reads the server’s fixed-precision spans as people do, and names traits by principle', () => {
+    expect(needsText([{ message: 'shards observed more than a day apart (the oldest and newest are 0.00 days apart)' }, { message: '2 more shards (1 of the 3 needed)' }])).toBe(
+      'shards observed more than a day apart (the oldest and newest are 0 days apart); 2 more shards (1 of the 3 needed)',
+    );
+    expect(needsText([{ message: 'apart by 0.50 days' }])).toBe('apart by 0.5 days');
+    const traits = [{ id: '24', principle: 'Keep the forge lit.' }];
+    expect(traitNames('trait 24 is promoted; trait 240 is not', traits)).toBe('trait “Keep the forge lit.” is promoted; trait 240 is not');
   });
 });

@@ -39,6 +39,14 @@ describe('web/src/styles.css', () => {
     expect(strayClosing, 'closing braces with nothing open').toBe(0);
   });
 
+  it('styles a button’s states on the button itself, so test/web/button-contrast.ts may force every button’s state at once', () => {
+    const selectors = [...source.replace(/\/\*[\s\S]*?\*\//g, '').matchAll(/([^{}]+)\{/g)].flatMap((m) => m[1].split(',').map((s) => s.trim())).filter((s) => !s.startsWith('@'));
+    // A state followed by a combinator styles another element by this one's state; :has() and :focus-within do by a descendant's.
+    const across = selectors.filter((s) => /:(hover|active|focus|focus-visible)\b[^\s>+~]*\s*[\s>+~]\s*\S/.test(s) || /:has\(|:focus-within/.test(s));
+    expect(selectors.length).toBeGreaterThan(300);
+    expect(across).toEqual([]);
+  });
+
   it('finds an unclosed rule (the check itself)', () => {
     const broken = blocks('.a { color: red;\n\n:root { --x: 1; }\n@media (x) { .b { y: 1; } }\n');
     expect(broken.unclosed).toEqual(['.a']);

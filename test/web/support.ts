@@ -113,7 +113,8 @@ export async function launchChromium(options: { phone?: boolean } = {}): Promise
 /** Saves a screenshot of the current screen to test-results/screens/NAME.png (animations run to their end, no toasts). */
 export async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
   mkdirSync(SCREENS, { recursive: true });
-  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }' });
+  // A full page at a phone's pixel ratio takes seconds to encode on a loaded machine: its bound is wider than an action's.
+  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }', timeout: 30_000 });
 }
 
 /** Waits, bounded, until `check` holds; fails with `what` instead of hanging. */
@@ -154,4 +155,21 @@ export function browserFile(
     await use({ ...opened, page: opened.chrome.page });
   }, 30_000);
   afterAll(() => closeBrowserSession(session));
+}
+
+/**
+ * The visible disabled buttons that do not say why: no title, and no aria-describedby naming text on the page. Each
+ * entry names the button by its label.
+ */
+export async function unexplainedDisabledButtons(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLButtonElement>('button:disabled')]
+      .filter((b) => b.getBoundingClientRect().width > 0 && !b.closest('[aria-hidden=true]'))
+      .filter((b) => {
+        if (b.title.trim()) return false;
+        const described = (b.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean);
+        return !described.some((id) => (document.getElementById(id)?.textContent ?? '').trim() !== '');
+      })
+      .map((b) => (b.getAttribute('aria-label') ?? b.textContent ?? '').trim().slice(0, 80)),
+  );
 }

@@ -201,7 +201,8 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
     await form.getByRole('button', { name: 'Assign' }).click();
     const problem = form.getByRole('alert');
     await problem.waitFor(WAIT);
-    await expect(problem.innerText()).resolves.toMatch(/^New theme name: .*Careful counting/);
+    // In the form's words: the menu to choose it in, not the API's "assign to its themeId".
+    await expect(problem.innerText()).resolves.toBe('New theme name: there is already a theme named “Careful counting”: choose it in the Theme menu above, or give the new theme another name.');
     expect((await themes()).themes).toHaveLength(1);
 
     await page.route('**/graphql', (route) => route.abort('connectionrefused'));
@@ -295,7 +296,9 @@ describe('dry-run warnings', { timeout: 60_000 }, () => {
     await proposal.getByLabel('Principle').fill('Check the stores ledger before anything leaves the gate.');
     const warnings = proposal.getByRole('list', { name: 'Warnings about this change' });
     await warnings.getByText('near duplicate').waitFor(WAIT);
-    await expect(warnings.innerText()).resolves.toMatch(/close to trait \d+/);
+    // The trait named by its principle, as people know it, not by its id.
+    await expect(warnings.innerText()).resolves.toMatch(/close to trait “Check the stores ledger before anything leaves the keep\.”/);
+    await expect(warnings.innerText()).resolves.not.toMatch(/trait \d/);
     await proposal.getByLabel('Principle').fill('Never check the stores ledger before anything leaves the keep.');
     await warnings.getByText('possible contradiction').waitFor(WAIT);
     await expect(warnings.innerText()).resolves.toContain('negation "never" on one side only');

@@ -3,6 +3,7 @@
 // soul's refusal beside its field and the new soul opened, shards observed on an earlier day (so a soul made in the
 // app can become ready in one sitting), promoted principles offered as a draft to rewrite, the rendered block's order
 // explained, and the roster following an attunement.
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { stampAttuned } from '../../src/engine/index.ts';
@@ -31,7 +32,71 @@ const dayBefore = (days: number) =>
     return `${when.getFullYear()}-${String(when.getMonth() + 1).padStart(2, '0')}-${String(when.getDate()).padStart(2, '0')}`;
   }, days);
 
+/** `count` texts of random letters, alike to none of the others (so each is a cluster of one), from a fixed seed. */
+function unrelatedTexts(count: number): string[] {
+  let seed = 7;
+  const letter = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return String.fromCharCode(97 + (seed % 26));
+  };
+  return Array.from({ length: count }, () => Array.from({ length: 6 }, () => Array.from({ length: 7 }, letter).join('')).join(' '));
+}
+
 describe('the words of the character sheet', { timeout: 60_000 }, () => {
+  it('counts the clusters once, as the report does, and says how many a paged list shows', async () => {
+    const report = `query ($id: ID!) { soul(id: $id) { evidence { clusterCount clusters(first: 500) { memberCount } } } }`;
+    const heading = async () => Number(/^Clusters \((\d+)\), heaviest first$/.exec((await page.locator('#clusters-title').textContent()) ?? '')?.[1]);
+    // Mira's clusters fit one page: the heading, the report and the list agree.
+    await open(`#/soul/${id('Mira')}/refine`);
+    const mira = (await server.gql(report, { id: id('Mira') })).soul.evidence;
+    expect(mira.clusters).toHaveLength(mira.clusterCount);
+    await expect(heading()).resolves.toBe(mira.clusterCount);
+    await expect(page.locator('li.cluster').count()).resolves.toBe(mira.clusterCount);
+    await expect(page.locator('.clusters__paged').count()).resolves.toBe(0);
+
+    // 25 shards alike to none: 25 clusters of one, of which the page lists the heaviest 20 (the report's page).
+    const created = await server.gql(`mutation { createSoul(input: { name: "Tally", essence: "Tally writes down everything." }) { ... on SoulPayload { soul { id } } } }`);
+    const tally = created.createSoul.soul.id as string;
+    for (const content of unrelatedTexts(25)) await server.gql(`mutation ($input: DropShardInput!) { dropShard(input: $input) { __typename } }`, { input: { content, source: 'ledger', soulIds: [tally] } });
+    await open(`#/soul/${tally}/refine`);
+    await page.locator('#clusters-title').waitFor(WAIT);
+    expect((await server.gql(report, { id: tally })).soul.evidence.clusterCount).toBe(25);
+    await expect(heading()).resolves.toBe(25);
+    await expect(page.locator('.clusters__paged').innerText()).resolves.toBe('Showing the heaviest 20 of 25.');
+    await expect(page.locator('li.cluster').count()).resolves.toBe(20);
+    await expect(page.locator('.singles-title').textContent()).resolves.toBe('20 of them resemble nothing else');
+    // The report's hint counts what the heading counts, and never calls a cluster of one "no cluster".
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('25 of 25 clustered shards resemble no other (each a cluster of one)');
+    expect(text).not.toMatch(/in no cluster/);
+    expect(chrome.errors).toEqual([]);
+  });
+
+  it('shows the essence an import will write, and names a trait by its principle in the workshop', async () => {
+    await open('#/');
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const form = page.locator('#import-soul');
+    const soulMd = readFileSync(new URL('../fixtures/soulmd/openclaw/SOUL.md', import.meta.url), 'utf8');
+    await form.getByLabel('SOUL.md text').fill(soulMd);
+    await form.getByLabel('Name (when the text gives none)').fill('Quill');
+    await form.getByRole('button', { name: 'Show the plan' }).click();
+    const essence = form.getByLabel('Import plan').getByLabel('The essence it will write');
+    await essence.waitFor(WAIT);
+    const plan = await server.gql(`mutation ($input: ImportSoulMdInput!) { importSoulMd(input: $input) { ... on SoulMdImportPlan { essence } } }`, { input: { text: soulMd, name: 'Quill', apply: false } });
+    expect(plan.importSoulMd.essence.length).toBeGreaterThan(20);
+    await expect(essence.innerText()).resolves.toBe(plan.importSoulMd.essence);
+
+    // Promoting a trait the essence does not echo warns about it by its principle, not "trait 24".
+    await open(`#/soul/${id('Brannoc')}/workshop`);
+    const mother = 'Speak of his mother’s forge only to those who earned it.';
+    await page.getByLabel(`Place “${mother}”`).selectOption({ label: 'Promote into the essence' });
+    const warnings = page.locator('.verdict-line .warnings');
+    await warnings.waitFor(WAIT);
+    await expect(warnings.innerText()).resolves.toContain(`trait “${mother}” is promoted but the new essence barely echoes it`);
+    await expect(warnings.innerText()).resolves.not.toMatch(/trait \d+/);
+    expect(chrome.errors).toEqual([]);
+  });
+
   it('names the import form’s controls where the server’s message names a CLI flag', async () => {
     await open('#/');
     await page.getByRole('button', { name: 'Import', exact: true }).click();

@@ -127,7 +127,7 @@ function TokenPrompt({ rejected, onSubmit }: { rejected: boolean; onSubmit: (tok
               Kept in this browser's local storage and sent as a bearer token over HTTP and WebSocket.
             </small>
           </div>
-          <button type="submit" class="btn btn--primary" disabled={!value.trim()}>
+          <button type="submit" class="btn btn--primary" disabled={!value.trim()} title={value.trim() ? undefined : 'Paste a token first'}>
             Enter
           </button>
         </div>

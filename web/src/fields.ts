@@ -89,3 +89,11 @@ export function errorText(error: unknown, labels: Record<string, string> = {}): 
 
 // By name, not instanceof: this module stays free of api.ts's socket client (its tests run without a browser).
 const isApiError = (error: unknown): error is ApiError => error instanceof Error && error.name === 'ApiError';
+
+/** The server names traits by id ("trait 24"); people know them by their principle: `trait “Keep the forge lit.”`. */
+export function traitNames(message: string, traits: readonly { id: string; principle: string }[]): string {
+  return message.replace(/\btrait (\d+)\b/g, (whole, id: string) => {
+    const trait = traits.find((t) => t.id === id);
+    return trait ? `trait “${trait.principle}”` : whole;
+  });
+}

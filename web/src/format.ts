@@ -46,5 +46,6 @@ export function days(x: number): string {
 
 /** What a soul still needs to be ready, in the server's words (Crystallization.needs): "2 more shards (1 of the 3 needed); …". */
 export function needsText(needs: readonly { message: string }[]): string {
-  return needs.map((n) => n.message).join('; ');
+  // The server writes spans at fixed precision ("0.00 days apart"); people read them as the app's numbers do ("0 days").
+  return needs.map((n) => n.message.replace(/\b\d+\.\d+\b/g, (number) => decimal(Number(number)))).join('; ');
 }

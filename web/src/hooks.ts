@@ -4,6 +4,8 @@ import { ApiError, onSocketState, request, subscribe } from './api.ts';
 
 export type QueryState<T> = {
   data: T | null;
+  /** The key whose variables `data` answers: a screen compares it with the key it shows, never `loading` (which trails a key change by a render). */
+  dataKey: string | null;
   error: ApiError | null;
   loading: boolean;
   /** Fetches again; the current data stays on screen until the answer arrives. */
@@ -15,7 +17,7 @@ export type QueryState<T> = {
  * With `skip` nothing is fetched and the data is null.
  */
 export function useQuery<TResult, TVars>(document: TypedDocumentNode<TResult, TVars>, variables: TVars, key: string, skip = false): QueryState<TResult> {
-  const [data, setData] = useState<TResult | null>(null);
+  const [answer, setAnswer] = useState<{ data: TResult | null; key: string | null }>({ data: null, key: null });
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
@@ -25,7 +27,7 @@ export function useQuery<TResult, TVars>(document: TypedDocumentNode<TResult, TV
   const refetch = useCallback(async () => {
     const mine = ++generation.current;
     if (skip) {
-      setData(null);
+      setAnswer({ data: null, key: null });
       setError(null);
       setLoading(false);
       return;
@@ -34,7 +36,7 @@ export function useQuery<TResult, TVars>(document: TypedDocumentNode<TResult, TV
     try {
       const result = await (request as (d: TypedDocumentNode<TResult, TVars>, v: TVars) => Promise<TResult>)(document, variablesRef.current);
       if (mine !== generation.current) return;
-      setData(result);
+      setAnswer({ data: result, key });
       setError(null);
     } catch (caught) {
       if (mine !== generation.current) return;
@@ -48,7 +50,7 @@ export function useQuery<TResult, TVars>(document: TypedDocumentNode<TResult, TV
     void refetch();
   }, [refetch]);
 
-  return { data, error, loading, refetch };
+  return { data: answer.data, dataKey: answer.key, error, loading, refetch };
 }
 
 /** Calls `onEvent` for every event of a typed subscription while the component is mounted. */

@@ -13,6 +13,8 @@ export const bounds = {
   tagsPerShard: 32,
   principleBytes: 2 * 1024,
   provenanceBytes: 16 * 1024,
+  /** A SOUL.md (or any document) imported in one piece. */
+  documentBytes: 1024 * 1024,
 } as const;
 
 /** A comma-separated list of the most tags a shard may carry, each at its longest. */

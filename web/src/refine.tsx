@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { errorText, resultProblem } from './fields.ts';
+import { errorText, resultProblem, traitNames } from './fields.ts';
 import { ago, days, decimal, needsText, percent, plural } from './format.ts';
 import { Term } from './glossary.tsx';
 import {
@@ -22,7 +22,7 @@ import { bounds } from './limits.ts';
 import { TraitSignals } from './sheet.tsx';
 import { useCan, useSession } from './session.ts';
 import { JudgeCluster, ThemesList, TraitCounterEvidence, UnassignButton } from './themes.tsx';
-import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, RenderedBlock, ScopeNote, ShardMarks, Warnings, XpBar } from './ui.tsx';
+import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, overBound, Panel, RenderedBlock, ScopeNote, ShardMarks, Warnings, XpBar } from './ui.tsx';
 
 type EvidenceSoul = NonNullable<EvidenceQuery['soul']>;
 type Report = EvidenceSoul['evidence'];
@@ -130,7 +130,7 @@ function AttuneButton({ soul, onDone }: { soul: EvidenceSoul; onDone: () => void
   };
   return (
     <div class="attune">
-      <Button scope="REFINE" onClick={() => void stamp()} disabled={waiting} title="Marks this refinement cycle done: the soul waits for new evidence before it is ready again">
+      <Button scope="REFINE" onClick={() => void stamp()} disabled={waiting} title={waiting ? 'Attuned already: the soul waits for a shard recorded after its last attunement' : 'Marks this refinement cycle done: the soul waits for new evidence before it is ready again'}>
         Done: stamp attunement
       </Button>
       <small class="muted">
@@ -201,15 +201,27 @@ function EvidenceReport({ report, soul, onPropose, onChanged }: { report: Report
           </>
         ) : null}
       </Panel>
-      <Panel title={`Clusters (${report.clusters.length}), heaviest first`} id="clusters-title">
+      <Panel title={`Clusters (${report.clusterCount}), heaviest first`} id="clusters-title">
         {report.clusters.length === 0 ? <p class="muted">No considered shards.</p> : null}
+        {report.clusters.length < report.clusterCount ? (
+          <p class="muted clusters__paged">
+            Showing the heaviest {report.clusters.length} of {report.clusterCount}.
+          </p>
+        ) : null}
         <p class="unjudged" aria-live="polite">
           {report.unjudgedCount ? `${plural(report.unjudgedCount, 'shard')} not yet judged` : 'Every shard is judged: each belongs to a theme'} · <Term name="theme">what is a theme?</Term>
         </p>
         <ol class="clusters">{grouped.map(card)}</ol>
         {singles.length ? (
           <details class="singles">
-            <summary class="sub-title singles-title">{singles.length === 1 ? '1 shard resembles nothing else' : `${singles.length} shards resemble nothing else`}</summary>
+            <summary class="sub-title singles-title">
+              {/* On a paged list the count is of the clusters shown, so it says "of them" rather than count the soul's shards. */}
+              {report.clusters.length < report.clusterCount
+                ? `${singles.length} of them ${singles.length === 1 ? 'resembles' : 'resemble'} nothing else`
+                : singles.length === 1
+                  ? '1 shard resembles nothing else'
+                  : `${singles.length} shards resemble nothing else`}
+            </summary>
             <ol class="clusters" start={grouped.length + 1}>
               {singles.map(card)}
             </ol>
@@ -295,7 +307,7 @@ function ClusterCard({ cluster, index, maxWeight, soul, canRefine, onPropose, on
           ))}
         </span>
         <div class="cluster__actions">
-          <Button scope="REFINE" variant="quiet" onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} aria-label={`Propose a trait from the shard: ${cluster.representative.content}`}>
+          <Button scope="REFINE" variant="quiet" onClick={proposeAdd} disabled={!canRefine || soul.atCapacity} title={soul.atCapacity ? 'At capacity: level up first' : undefined} aria-label={`Propose a trait from the shard: ${cluster.representative.content}`}>
             Propose a trait
           </Button>
           {judge}
@@ -398,7 +410,14 @@ function ProposalPanel({ soul, proposal, started, onChange, onConfirmed }: { sou
   const settled = useDebounced(variables, 250);
   const key = JSON.stringify(settled);
   const preview = useQuery(PreviewTraitChangesDocument, settled ?? { soulId: soul.id }, key, settled === null);
-  const upToDate = JSON.stringify(variables) === key && !preview.loading;
+  // Confirm and the preview read one state: the preview answers the proposal as it is now, or Confirm waits and says so.
+  const upToDate = preview.dataKey === JSON.stringify(variables);
+  const tooLong = proposal && proposal.kind !== 'revert' ? (overBound('Principle', proposal.principle, { maxBytes: bounds.principleBytes }) ?? overBound('Provenance', proposal.provenance, { maxBytes: bounds.provenanceBytes })) : null;
+  const refusal = busy
+    ? 'Saving the change…'
+    : variables === null
+      ? 'Write the principle and its provenance first'
+      : (tooLong ?? (preview.error && upToDate ? 'The preview refused this change: see the reason above' : preview.error ? 'The preview failed: change the text to try again' : !upToDate ? 'Checking the change as it is now…' : null));
 
   const confirm = async () => {
     if (!proposal) return;
@@ -473,20 +492,25 @@ function ProposalPanel({ soul, proposal, started, onChange, onConfirmed }: { sou
             <ErrorNote error={preview.error} />
           ) : preview.data ? (
             <div class={upToDate ? '' : 'stale-preview'} aria-busy={!upToDate}>
-              <Warnings warnings={preview.data.previewTraitChanges.warnings} label="Warnings about this change" />
+              <Warnings warnings={preview.data.previewTraitChanges.warnings} label="Warnings about this change" words={(message) => traitNames(message, soul.traits)} />
               <BlockDiff before={preview.data.previewTraitChanges.before} after={preview.data.previewTraitChanges.after} />
             </div>
           ) : (
             <Loading what="the preview" />
           )}
           <div class="form-actions">
-            <Button scope="REFINE" variant="primary" onClick={() => void confirm()} disabled={busy || variables === null || !upToDate || Boolean(preview.error)}>
+            <Button scope="REFINE" variant="primary" onClick={() => void confirm()} disabled={refusal !== null} title={refusal ?? undefined} aria-describedby={refusal !== null ? 'confirm-refusal' : undefined}>
               Confirm
             </Button>
             <Button variant="quiet" onClick={() => onChange(null)}>
               Discard
             </Button>
           </div>
+          {refusal !== null ? (
+            <p id="confirm-refusal" class="muted form-actions__why">
+              {refusal}
+            </p>
+          ) : null}
         </form>
       )}
     </Panel>

@@ -51,13 +51,13 @@ export function Pager({ page, pages, first, last, total, onPage }: { page: numbe
   if (pages <= 1) return null;
   return (
     <nav class="pager" aria-label="Roster pages">
-      <button type="button" class="btn btn--plain" onClick={() => onPage(page - 1)} disabled={page <= 1}>
+      <button type="button" class="btn btn--plain" onClick={() => onPage(page - 1)} disabled={page <= 1} title={page <= 1 ? 'This is the first page' : undefined}>
         Previous
       </button>
       <span class="pager__where" aria-live="polite">
         Page {page} of {pages} · souls {first}–{last} of {total}
       </span>
-      <button type="button" class="btn btn--plain" onClick={() => onPage(page + 1)} disabled={page >= pages}>
+      <button type="button" class="btn btn--plain" onClick={() => onPage(page + 1)} disabled={page >= pages} title={page >= pages ? 'This is the last page' : undefined}>
         Next
       </button>
     </nav>

@@ -22,7 +22,7 @@ import { Pager, RosterToolbar, useRosterParams } from './roster-tools.tsx';
 import { useCan, useSession } from './session.ts';
 import { SoulFields, soulProblem, type SoulProblem } from './soul-edit.tsx';
 import { ImportSoulMd } from './soulmd.tsx';
-import { Button, ErrorNote, Field, LevelBadge, Loading, Panel, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
+import { Button, ErrorNote, Field, LevelBadge, Loading, Panel, ScopeNote, ShardMarks, useFlash, XpBar, why } from './ui.tsx';
 
 type Dormant = RosterQuery['dormantSouls'][number];
 
@@ -250,7 +250,7 @@ function NewSoulForm({ onDone }: { onDone: () => void }) {
       <div class="panel__body form-grid">
         <SoulFields name={name} description={description} essence={essence} onName={setName} onDescription={setDescription} onEssence={setEssence} essenceRows={3} disabled={!can} problem={problem} />
         <div class="form-actions">
-          <button type="submit" class="btn btn--primary" disabled={!can || busy || !name.trim() || !essence.trim()}>
+          <button type="submit" class="btn btn--primary" disabled={!can || busy || !name.trim() || !essence.trim()} title={why([!can, 'Your token has no admin scope'], [busy, 'Creating the soul…'], [!name.trim(), 'Give the soul a name first'], [!essence.trim(), 'Write its essence first'])}>
             Create soul
           </button>
         </div>

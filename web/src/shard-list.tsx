@@ -15,7 +15,7 @@ import {
 } from './gql/graphql.ts';
 import { useDebounced, useQuery } from './hooks.ts';
 import { useCan, useSession } from './session.ts';
-import { Button, Chip, ErrorNote, Panel, ScopeNote } from './ui.tsx';
+import { Button, Chip, ErrorNote, Panel, ScopeNote, why } from './ui.tsx';
 
 type SheetSoul = NonNullable<SheetQuery['soul']>;
 
@@ -191,7 +191,7 @@ export function ShardsPanel({ soul, version, onChanged, dropForm }: { soul: Shee
       ))}
       {!serverSearch && list.pages?.hasNext ? (
         <div class="shard-more">
-          <Button variant="plain" onClick={() => void list.more()} disabled={list.busy}>
+          <Button variant="plain" onClick={() => void list.more()} disabled={list.busy} title={why([list.busy, 'Loading…'])}>
             Show {Math.min(SHARD_PAGE, total - loaded)} more
           </Button>
           <span class="muted">
@@ -238,12 +238,12 @@ function ShardTools({ view, shown, onChanged }: { view: View; shown: ShardRowFra
       {view === 'sealed' ? (
         <>
           <ScopeNote scope="OBSERVE" />
-          <Button scope="OBSERVE" onClick={() => void reveal()} disabled={busy || sealed.length === 0}>
+          <Button scope="OBSERVE" onClick={() => void reveal()} disabled={busy || sealed.length === 0} title={why([busy, 'Revealing…'], [sealed.length === 0, 'No sealed shard to reveal'])}>
             Reveal {sealed.length === 1 ? 'this sealed shard' : `these ${sealed.length} sealed shards`}
           </Button>
         </>
       ) : null}
-      <Button scope="REFINE" variant="quiet" onClick={() => void fade()} disabled={busy} aria-describedby="fade-hint">
+      <Button scope="REFINE" variant="quiet" onClick={() => void fade()} disabled={busy} title={why([busy, 'Fading…'])} aria-describedby="fade-hint">
         Fade exhausted shards
       </Button>
       <small id="fade-hint" class="field__hint">
@@ -325,7 +325,7 @@ function ShardItem({
         ) : null}
         <span class="shard__actions">
           {shard.sealed ? (
-            <Button scope="OBSERVE" variant="quiet" class="btn--small" onClick={() => void reveal()} disabled={busy} {...(canObserve ? { 'aria-describedby': contentId } : {})}>
+            <Button scope="OBSERVE" variant="quiet" class="btn--small" onClick={() => void reveal()} disabled={busy} title={why([busy, 'Revealing…'])} {...(canObserve ? { 'aria-describedby': contentId } : {})}>
               Reveal
             </Button>
           ) : null}
@@ -390,7 +390,7 @@ function CiteForm({ shard, soul, onDone, onChanged }: { shard: ShardRowFragment;
         </div>
       )}
       <div class="form-actions">
-        <button type="submit" class="btn btn--primary btn--small" disabled={busy || !traitId}>
+        <button type="submit" class="btn btn--primary btn--small" disabled={busy || !traitId} title={why([busy, 'Citing…'], [!traitId, 'Choose the trait first'])}>
           Cite
         </button>
         <Button variant="quiet" class="btn--small" onClick={onDone}>

@@ -25,7 +25,7 @@ import { ShardsPanel } from './shard-list.tsx';
 import { SoulEditor } from './soul-edit.tsx';
 import { ExportSoulMd } from './soulmd.tsx';
 import { useCan, useSession } from './session.ts';
-import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, ProblemNote, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar } from './ui.tsx';
+import { Button, Chip, ErrorNote, Field, LevelBadge, Loading, Panel, ProblemNote, RenderedBlock, ScopeNote, ShardMarks, useFlash, XpBar, why } from './ui.tsx';
 
 type SheetSoul = NonNullable<SheetQuery['soul']>;
 
@@ -330,7 +330,7 @@ function DropShardForm({ soul, onDropped }: { soul: SheetSoul; onDropped: () => 
             <Field label="Observed on" type="date" value={observed} onInput={setObserved} disabled={!can} max={localDay(new Date())} hint="Leave empty for now; an earlier day records past evidence" />
           </div>
           <ProblemNote problem={problem} />
-          <button type="submit" class="btn btn--primary" disabled={!can || busy || !content.trim() || !source.trim()}>
+          <button type="submit" class="btn btn--primary" disabled={!can || busy || !content.trim() || !source.trim()} title={why([!can, 'Your token has no observe scope'], [busy, 'Dropping the shard…'], [!content.trim(), 'Write the observation first'], [!source.trim(), 'Name its source first'])}>
             Drop shard
           </button>
         </form>

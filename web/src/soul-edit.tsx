@@ -4,7 +4,7 @@ import { UpdateSoulDocument, type UpdateSoulInput } from './gql/graphql.ts';
 import { errorText, resultProblem } from './fields.ts';
 import { bounds } from './limits.ts';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, Field, ProblemNote } from './ui.tsx';
+import { Area, Button, Field, ProblemNote, why } from './ui.tsx';
 
 type Editable = { id: string; name: string; description: string; essence: string };
 
@@ -107,7 +107,7 @@ export function SoulEditor({ soul, onSaved }: { soul: Editable; onSaved: () => v
       <p class="field__hint">An administrative correction: it overwrites the fields directly, outside evolution (no level-up, nothing to revert).</p>
       <SoulFields name={name} description={description} essence={essence} onName={setName} onDescription={setDescription} onEssence={setEssence} essenceRows={5} disabled={!can} problem={problem} />
       <div class="form-actions">
-        <button type="submit" class="btn btn--primary" disabled={!can || busy || !changed || !name.trim() || !essence.trim()}>
+        <button type="submit" class="btn btn--primary" disabled={!can || busy || !changed || !name.trim() || !essence.trim()} title={why([!can, 'Your token has no admin scope'], [busy, 'Saving…'], [!changed, 'Nothing changed yet'], [!name.trim(), 'The soul needs a name'], [!essence.trim(), 'The soul needs an essence'])}>
           Save changes
         </button>
         <Button variant="quiet" onClick={() => setOpen(false)}>

@@ -1,10 +1,11 @@
+import { bounds } from './limits.ts';
 import { useEffect, useId, useState } from 'preact/hooks';
 import { request } from './api.ts';
 import { appWords, errorText, resultProblem } from './fields.ts';
 import { date, percent, plural } from './format.ts';
 import { ImportSoulMdDocument, SoulMdExportDocument, type ImportSoulMdMutation, type SoulMdFormat } from './gql/graphql.ts';
 import { useCan, useSession } from './session.ts';
-import { Area, Button, Chip, Field, ProblemNote } from './ui.tsx';
+import { Area, Button, Chip, Field, ProblemNote, why } from './ui.tsx';
 
 const formats: { value: SoulMdFormat; label: string }[] = [
   { value: 'SOULMD', label: 'soul.md (Who I Am, Worldview)' },
@@ -145,14 +146,14 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
           <label for={fileId}>Choose a file</label>
           <input id={fileId} type="file" accept=".md,.markdown,text/markdown,text/plain" disabled={!can} onChange={(e) => void choose(e.currentTarget)} />
         </div>
-        <Area label="SOUL.md text" value={text} onInput={(v) => (setText(v), setPlan(null))} rows={8} disabled={!can} />
+        <Area label="SOUL.md text" value={text} onInput={(v) => (setText(v), setPlan(null))} rows={8} disabled={!can} maxBytes={bounds.documentBytes} />
         <div class="soulmd__row">
           <FormatSelect value={format} onChange={(v) => (setFormat(v), setPlan(null))} auto />
-          <Field label="Name (when the text gives none)" value={name} onInput={(v) => (setName(v), setPlan(null))} disabled={!can} />
+          <Field label="Name (when the text gives none)" value={name} onInput={(v) => (setName(v), setPlan(null))} disabled={!can} maxLength={bounds.nameLength} />
         </div>
         <ProblemNote problem={problem} />
         <div class="form-actions">
-          <button type="submit" class="btn btn--plain" disabled={!can || busy || !text.trim()}>
+          <button type="submit" class="btn btn--plain" disabled={!can || busy || !text.trim()} title={why([!can, 'Your token has no refine scope'], [busy, 'Reading the text…'], [!text.trim(), 'Paste a SOUL.md or choose a file first'])}>
             Show the plan
           </button>
         </div>
@@ -163,6 +164,7 @@ export function ImportSoulMd({ onImported }: { onImported: () => void }) {
               scope="REFINE"
               variant="primary"
               disabled={busy || plan.problems.length > 0}
+              title={why([busy, 'Importing…'])}
               aria-describedby={plan.problems.length > 0 ? blockedId : undefined}
               onClick={() => void apply()}
             >
@@ -194,6 +196,12 @@ function ImportPlanView({ plan }: { plan: Plan }) {
           <strong>Creates {plan.name}</strong>
           {plan.description ? ` — ${plan.description}` : ''} ({plan.format.toLowerCase()}).
         </p>
+      )}
+      {plan.existingSoul ? null : (
+        <figure class="soulmd-plan__essence">
+          <figcaption>The essence it will write</figcaption>
+          <blockquote aria-label="The essence it will write">{plan.essence}</blockquote>
+        </figure>
       )}
       {plan.problems.length > 0 ? (
         <div class="error-note soulmd-plan__problems" role="alert">

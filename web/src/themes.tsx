@@ -14,8 +14,9 @@ import {
   type ThemeResultFieldsFragment,
   type ThemeRowFragment,
 } from './gql/graphql.ts';
+import { bounds } from './limits.ts';
 import { useCan, useSession } from './session.ts';
-import { Button, Chip, Field, ProblemNote } from './ui.tsx';
+import { Button, Chip, Field, ProblemNote, why } from './ui.tsx';
 
 type EvidenceSoul = NonNullable<EvidenceQuery['soul']>;
 type Member = { id: string; content: string };
@@ -27,7 +28,7 @@ const labels = { newThemeName: 'New theme name', themeId: 'Theme', shardIds: 'Sh
  * Runs one theme write: its result union's error (or an unreachable server) becomes the problem shown beside the
  * control; success says so and refreshes the report.
  */
-function useThemeWrite(onChanged: () => void) {
+function useThemeWrite(onChanged: () => void, reword?: (result: AssignThemesFieldsFragment | ThemeResultFieldsFragment) => string | null) {
   const { notify } = useSession();
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
@@ -41,7 +42,7 @@ function useThemeWrite(onChanged: () => void) {
         onChanged();
         return true;
       }
-      setProblem(resultProblem(result, labels));
+      setProblem(reword?.(result) ?? resultProblem(result, labels));
     } catch (error) {
       setProblem(`${failed} ${errorText(error, labels)}`);
     } finally {
@@ -74,6 +75,7 @@ export function JudgeCluster({ soulId, members, suggested, themes, label, onChan
           variant="plain"
           class="btn--small"
           disabled={accept.busy}
+          title={why([accept.busy, 'Assigning…'])}
           onClick={() =>
             void accept.run(
               async () => (await request(AssignThemesDocument, { soulId, assignments: [{ themeId: suggested.id, shardIds: members.map((m) => m.id) }] })).assignThemes,
@@ -98,8 +100,13 @@ function AssignForm({ soulId, members, themes, onDone, onChanged }: { soulId: st
   const [chosen, setChosen] = useState<string[]>(members.map((m) => m.id));
   const [themeId, setThemeId] = useState('');
   const [name, setName] = useState('');
-  const write = useThemeWrite(onChanged);
   const selectId = `assign-${members[0]?.id}`;
+  // The API's answer to a taken name tells a program to send the theme's id; a person picks that theme in this form's menu.
+  const write = useThemeWrite(onChanged, (result) => {
+    if (result.__typename !== 'ValidationError' || !result.field.endsWith('newThemeName')) return null;
+    const taken = /already has a theme named "(.*)" \(theme/.exec(result.message)?.[1];
+    return taken === undefined ? null : `New theme name: there is already a theme named “${taken}”: choose it in the Theme menu above, or give the new theme another name.`;
+  });
   const submit = async (event: Event) => {
     event.preventDefault();
     const target = themeId ? { themeId } : { newThemeName: name };
@@ -135,10 +142,10 @@ function AssignForm({ soulId, members, themes, onDone, onChanged }: { soulId: st
           ))}
         </select>
       </div>
-      {themeId === '' ? <Field label="New theme name" value={name} onInput={setName} required hint="What these shards have in common, in a few words" /> : null}
+      {themeId === '' ? <Field label="New theme name" value={name} onInput={setName} required hint="What these shards have in common, in a few words" maxLength={bounds.nameLength} /> : null}
       <ProblemNote problem={write.problem} />
       <div class="form-actions">
-        <button type="submit" class="btn btn--primary btn--small" disabled={write.busy || chosen.length === 0}>
+        <button type="submit" class="btn btn--primary btn--small" disabled={write.busy || chosen.length === 0} title={why([write.busy, 'Assigning…'], [chosen.length === 0, 'Tick at least one shard'])}>
           Assign
         </button>
         <Button variant="quiet" class="btn--small" onClick={onDone}>
@@ -159,6 +166,7 @@ export function UnassignButton({ soulId, shard, onChanged }: { soulId: string; s
         variant="quiet"
         class="btn--small"
         disabled={write.busy}
+        title={why([write.busy, 'Unassigning…'])}
         aria-label={`Unassign: ${shard.content}`}
         onClick={() => void write.run(async () => (await request(UnassignShardsDocument, { soulId, shardIds: [shard.id] })).unassignShards, 'The shard is unjudged again', 'Nothing was unassigned.')}
       >
@@ -224,9 +232,9 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
       </p>
       {renaming ? (
         <form class="judge__form" onSubmit={(e) => void submitRename(e)} aria-label={`Rename ${theme.name}`}>
-          <Field label="Theme name" value={name} onInput={setName} required problem={rename.problem} />
+          <Field label="Theme name" value={name} onInput={setName} required problem={rename.problem} maxLength={bounds.nameLength} />
           <div class="form-actions">
-            <button type="submit" class="btn btn--primary btn--small" disabled={rename.busy}>
+            <button type="submit" class="btn btn--primary btn--small" disabled={rename.busy} title={why([rename.busy, 'Renaming…'])}>
               Save the name
             </button>
             <Button variant="quiet" class="btn--small" onClick={stopRenaming}>
@@ -245,6 +253,7 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
                 variant="quiet"
                 class="btn--small"
                 disabled={oppose.busy}
+                title={why([oppose.busy, 'Saving…'])}
                 aria-label={`Stop opposing: ${trait.principle}`}
                 onClick={() => void oppose.run(async () => (await request(UnopposeTraitDocument, { themeId: theme.id, traitId: trait.id })).unopposeTrait, `“${theme.name}” no longer counts against the trait`, 'Nothing was changed.')}
               >
@@ -266,7 +275,7 @@ function ThemeItem({ theme, traits, onChanged }: { theme: ThemeRowFragment; trai
               ))}
             </select>
           </div>
-          <button type="submit" class="btn btn--plain btn--small" disabled={oppose.busy}>
+          <button type="submit" class="btn btn--plain btn--small" disabled={oppose.busy} title={why([oppose.busy, 'Saving…'])}>
             Mark as opposing
           </button>
         </form>

@@ -94,6 +94,11 @@ export function Panel({ title, id, actions, children, class: extra }: { title: C
   );
 }
 
+/** A disabled button's reason, as its title: the first of `cases` that holds (undefined when none does, and the button is enabled). */
+export function why(...cases: [boolean, string][]): string | undefined {
+  return cases.find(([holds]) => holds)?.[1];
+}
+
 type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & { scope?: Scope; variant?: 'primary' | 'quiet' | 'danger' | 'plain' };
 
 /**
@@ -262,13 +267,28 @@ export function ErrorNote({ error, retry }: { error: Error; retry?: () => void }
 }
 
 /**
- * The server's bound on a text: `maxLength` in characters, or `maxBytes` in UTF-8 bytes. A byte bound shows a counter;
- * its maxlength is the byte count too, which no text within the bound reaches (a character is at least one byte).
+ * The server's bound on a text: `maxLength` in characters, or `maxBytes` in UTF-8 bytes. The field never cuts what is
+ * typed or pasted (a cut text loses its end without a word): it keeps it all, counts it, says how much is too much,
+ * and makes itself invalid, so its form refuses to submit with that reason.
  */
 type Bounded = { maxLength?: number; maxBytes?: number };
 
-function describedBy(id: string, hint: string | undefined, maxBytes: number | undefined, problem?: string | null): string | undefined {
-  return [problem ? `${id}-problem` : '', hint ? `${id}-hint` : '', maxBytes ? `${id}-count` : ''].filter(Boolean).join(' ') || undefined;
+/** How the value measures against its bound, or null when the field has none. */
+function measure(value: string, { maxLength, maxBytes }: Bounded): { used: number; max: number; unit: 'bytes' | 'characters' } | null {
+  if (maxBytes) return { used: utf8Bytes(value), max: maxBytes, unit: 'bytes' };
+  if (maxLength) return { used: [...value].length, max: maxLength, unit: 'characters' };
+  return null;
+}
+
+/** The reason a bounded field refuses its value, or null when it fits. */
+export function overBound(label: string, value: string, bound: Bounded): string | null {
+  const m = measure(value, bound);
+  if (!m || m.used <= m.max) return null;
+  return `${label}: ${(m.used - m.max).toLocaleString('en')} ${m.unit === 'bytes' ? 'bytes' : m.used - m.max === 1 ? 'character' : 'characters'} too many (at most ${m.max.toLocaleString('en')} ${m.unit})`;
+}
+
+function describedBy(id: string, hint: string | undefined, counted: boolean, problem?: string | null): string | undefined {
+  return [problem ? `${id}-problem` : '', hint ? `${id}-hint` : '', counted ? `${id}-count` : ''].filter(Boolean).join(' ') || undefined;
 }
 
 /** The server's refusal of this one field, under it. */
@@ -280,52 +300,73 @@ function FieldProblem({ id, problem }: { id: string; problem?: string | null }) 
   ) : null;
 }
 
-function ByteCount({ id, value, maxBytes }: { id: string; value: string; maxBytes: number }) {
-  const used = utf8Bytes(value);
+/** A byte bound is always counted (bytes are not what people see); a character bound once the text nears it. */
+function Count({ id, value, bound }: { id: string; value: string; bound: Bounded }) {
+  const m = measure(value, bound);
+  if (!m || (m.unit === 'characters' && m.used < m.max * 0.8)) return null;
+  const over = m.used - m.max;
   return (
-    <small id={`${id}-count`} class={`field__count${used > maxBytes ? ' field__count--over' : ''}`}>
-      {used.toLocaleString('en')} / {maxBytes.toLocaleString('en')} bytes{used > maxBytes ? `: ${(used - maxBytes).toLocaleString('en')} too many` : ''}
+    <small id={`${id}-count`} class={`field__count${over > 0 ? ' field__count--over' : ''}`}>
+      {m.used.toLocaleString('en')} / {m.max.toLocaleString('en')} {m.unit}
+      {over > 0 ? `: ${over.toLocaleString('en')} too many` : ''}
     </small>
   );
+}
+
+/** Marks the control invalid with `reason` (the form then refuses to submit and says it), or valid again. */
+function useValidity(reason: string | null) {
+  const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
+  useEffect(() => {
+    ref.current?.setCustomValidity(reason ?? '');
+  }, [reason]);
+  return ref;
 }
 
 /** A labelled text field; every input of the app goes through it or Area so none is unlabelled. */
 export function Field({ label, hint, value, onInput, required, placeholder, name, type = 'text', disabled, list, maxLength, maxBytes, max, problem }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; placeholder?: string; name?: string; type?: 'text' | 'search' | 'date'; disabled?: boolean; list?: string; max?: string; problem?: string | null } & Bounded) {
   const id = useId();
+  const bound = { maxLength, maxBytes };
+  const over = overBound(label, value, bound);
+  const ref = useValidity(over);
+  const counted = measure(value, bound) !== null;
   return (
     <div class="field">
       <label for={id}>
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      <input id={id} name={name} type={type} value={value} required={required} placeholder={placeholder} disabled={disabled} list={list} max={max} maxLength={maxLength ?? maxBytes} aria-invalid={problem ? true : undefined} aria-describedby={describedBy(id, hint, maxBytes, problem)} onInput={(e) => onInput(e.currentTarget.value)} />
+      <input ref={ref} id={id} name={name} type={type} value={value} required={required} placeholder={placeholder} disabled={disabled} list={list} max={max} aria-invalid={problem || over ? true : undefined} aria-describedby={describedBy(id, hint, counted, problem)} onInput={(e) => onInput(e.currentTarget.value)} />
       <FieldProblem id={id} problem={problem} />
       {hint ? (
         <small id={`${id}-hint`} class="field__hint">
           {hint}
         </small>
       ) : null}
-      {maxBytes ? <ByteCount id={id} value={value} maxBytes={maxBytes} /> : null}
+      <Count id={id} value={value} bound={bound} />
     </div>
   );
 }
 
 export function Area({ label, hint, value, onInput, required, rows = 3, placeholder, name, disabled, maxLength, maxBytes, problem }: { label: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean; rows?: number; placeholder?: string; name?: string; disabled?: boolean; problem?: string | null } & Bounded) {
   const id = useId();
+  const bound = { maxLength, maxBytes };
+  const over = overBound(label, value, bound);
+  const ref = useValidity(over);
+  const counted = measure(value, bound) !== null;
   return (
     <div class="field">
       <label for={id}>
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      <textarea id={id} name={name} rows={rows} value={value} required={required} placeholder={placeholder} disabled={disabled} maxLength={maxLength ?? maxBytes} aria-invalid={problem ? true : undefined} aria-describedby={describedBy(id, hint, maxBytes, problem)} onInput={(e) => onInput(e.currentTarget.value)} />
+      <textarea ref={ref} id={id} name={name} rows={rows} value={value} required={required} placeholder={placeholder} disabled={disabled} aria-invalid={problem || over ? true : undefined} aria-describedby={describedBy(id, hint, counted, problem)} onInput={(e) => onInput(e.currentTarget.value)} />
       <FieldProblem id={id} problem={problem} />
       {hint ? (
         <small id={`${id}-hint`} class="field__hint">
           {hint}
         </small>
       ) : null}
-      {maxBytes ? <ByteCount id={id} value={value} maxBytes={maxBytes} /> : null}
+      <Count id={id} value={value} bound={bound} />
     </div>
   );
 }
@@ -362,13 +403,13 @@ const warningNames: Record<string, string> = {
 };
 
 /** A dry run's advisory warnings (never blocking), each named by its kind. */
-export function Warnings({ warnings, label = 'Warnings' }: { warnings: readonly { kind: string; message: string; traitIds?: readonly string[] }[]; label?: string }) {
+export function Warnings({ warnings, label = 'Warnings', words = (message) => message }: { warnings: readonly { kind: string; message: string; traitIds?: readonly string[] }[]; label?: string; words?: (message: string) => string }) {
   if (warnings.length === 0) return null;
   return (
     <ul class="warnings" aria-label={label}>
       {warnings.map((w) => (
         <li key={w.kind + w.message}>
-          <Chip tone="warn">{warningNames[w.kind] ?? w.kind.toLowerCase().replaceAll('_', ' ')}</Chip> {w.message}
+          <Chip tone="warn">{warningNames[w.kind] ?? w.kind.toLowerCase().replaceAll('_', ' ')}</Chip> {words(w.message)}
         </li>
       ))}
     </ul>

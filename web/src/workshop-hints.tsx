@@ -22,6 +22,7 @@ export function WorkshopHints({ evidence, places, disabled, onMerge, onPromote }
             key={`${pair.a.id}-${pair.b.id}`}
             class={`hint hint--button${merged ? ' hint--applied' : ''}`}
             disabled={disabled || merged}
+            title={merged ? 'Already merged in the plan' : disabled ? 'Your token has no refine scope' : undefined}
             onClick={() => onMerge(pair.a.id, pair.b.id)}
             aria-label={merged ? `Merged: “${pair.a.principle}” and “${pair.b.principle}”` : `Merge “${pair.a.principle}” and “${pair.b.principle}” (${percent(pair.similarity)} alike)`}
           >
@@ -37,6 +38,7 @@ export function WorkshopHints({ evidence, places, disabled, onMerge, onPromote }
             key={c.trait.id}
             class={`hint hint--button${promoted ? ' hint--applied' : ''}`}
             disabled={disabled || promoted}
+            title={promoted ? 'Already promoted in the plan' : disabled ? 'Your token has no refine scope' : undefined}
             onClick={() => onPromote(c.trait.id)}
             aria-label={promoted ? `Promoted: “${c.trait.principle}”` : `Promote “${c.trait.principle}” into the essence`}
           >

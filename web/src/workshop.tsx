@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { request } from './api.ts';
-import { errorText, fieldProblem } from './fields.ts';
+import { errorText, fieldProblem, traitNames } from './fields.ts';
 import { plural } from './format.ts';
 import {
   LevelUpDocument,
@@ -18,7 +18,7 @@ import { TraitSignals } from './sheet.tsx';
 import { bounds } from './limits.ts';
 import { WorkshopHints } from './workshop-hints.tsx';
 import { useCan, useSession } from './session.ts';
-import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, Warnings, XpBar } from './ui.tsx';
+import { Area, BlockDiff, Button, Chip, ErrorNote, LevelBadge, Loading, Panel, ScopeNote, Warnings, XpBar, why } from './ui.tsx';
 
 type WorkshopSoul = NonNullable<WorkshopQuery['soul']>;
 type Trait = TraitSheetFragment;
@@ -105,6 +105,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
 
   const members = (place: Place) => soul.traits.filter((t) => places[t.id] === place);
   const groupName = (g: Group) => `Consolidation ${groups.indexOf(g) + 1}`;
+  const named = (message: string) => traitNames(message, soul.traits);
   // A plan problem names consolidations by their index in the plan, which skips the empty groups.
   const groupNaming = (list: string, index: number) => {
     const sent = groups.filter((g) => members(`group:${g.key}`).length > 0)[index];
@@ -164,8 +165,11 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
   const settled = useDebounced(plan, 300);
   const key = JSON.stringify(settled);
   const preview = useQuery(PreviewLevelUpDocument, { soulId: soul.id, plan: settled }, key);
-  const upToDate = JSON.stringify(plan) === key && !preview.loading;
-  const verdict = preview.data?.previewLevelUp ?? null;
+  // The sentence under the button and the button read one state: the verdict on the plan as it is now, or none yet.
+  // (An older verdict, or `loading` that trails the plan by a render, once let "The plan is valid." sit over a disabled button.)
+  const shownPreview = preview.data?.previewLevelUp ?? null;
+  const verdict = preview.dataKey === JSON.stringify(plan) ? shownPreview : null;
+  const refusal = busy ? `Levelling ${soul.name} up…` : !verdict ? (preview.error ? 'The preview of this plan failed: try again' : 'Checking the plan as it is now…') : verdict.valid ? null : planRefusal(verdict.error, groupNaming, named);
 
   const promoted = members('promote');
   // A principle is an imperative ("Keep the forge lit") and the essence third-person prose: the principles are offered
@@ -303,10 +307,10 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
         <Panel title={`The new essence (level ${newLevel})`} id="essence-title">
           <Area label="Essence" hint="The narrative core after this level-up; promoted principles belong in it" value={essence} onInput={setEssence} required rows={6} disabled={!canRefine} maxBytes={bounds.essenceBytes} />
           <div class="form-actions">
-            <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0 || weaving !== null} aria-expanded={weaving !== null} aria-controls="weave-draft">
+            <Button scope="REFINE" variant="quiet" onClick={weave} disabled={promoted.length === 0 || weaving !== null} title={why([promoted.length === 0, 'Promote a trait first: its “Place” menu, or drag it to “Promoted into the essence”'], [weaving !== null, 'The draft is open below'])} aria-expanded={weaving !== null} aria-controls="weave-draft">
               Weave promoted principles in
             </Button>
-            <Button variant="quiet" onClick={() => setEssence(soul.essence)} disabled={essence === soul.essence}>
+            <Button variant="quiet" onClick={() => setEssence(soul.essence)} disabled={essence === soul.essence} title={why([essence === soul.essence, 'The essence is the current one'])}>
               Restore the current essence
             </Button>
           </div>
@@ -322,7 +326,7 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 maxBytes={bounds.essenceBytes}
               />
               <div class="form-actions">
-                <Button scope="REFINE" variant="plain" onClick={addWoven} disabled={!weaving.trim()}>
+                <Button scope="REFINE" variant="plain" onClick={addWoven} disabled={!weaving.trim()} title={why([!weaving.trim(), 'The draft is empty'])}>
                   Add to the essence
                 </Button>
                 <Button variant="quiet" onClick={() => setWeaving(null)}>
@@ -334,18 +338,30 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
         </Panel>
         <Panel title="Preview" id="preview-title" class="preview">
           <div class="verdict-line" aria-live="polite">
-            {!verdict ? (
-              <Loading what="the preview" />
+            {busy ? (
+              <p id="plan-verdict" class="verdict verdict--checking">
+                {refusal}
+              </p>
+            ) : !verdict ? (
+              shownPreview ? (
+                <p id="plan-verdict" class="verdict verdict--checking" role="status">
+                  {refusal}
+                </p>
+              ) : (
+                <div id="plan-verdict">
+                  <Loading what="the preview" />
+                </div>
+              )
             ) : verdict.valid ? (
-              <p class={`verdict verdict--ready${upToDate ? '' : ' stale-preview'}`}>
+              <p class="verdict verdict--ready">
                 <strong>The plan is valid.</strong> {plural(plan.consolidations.length, 'consolidation')}, {plan.promotedTraitIds.length} promoted, {plan.carriedTraitIds.length} carried: {soul.activeTraitCount} → {plural(plan.consolidations.length + plan.carriedTraitIds.length, 'active trait')}.
               </p>
             ) : (
-              <div id="plan-verdict" class={`verdict verdict--invalid${upToDate ? '' : ' stale-preview'}`}>
+              <div id="plan-verdict" class="verdict verdict--invalid">
                 <strong>Not yet valid:</strong>
                 <ul>
                   {verdict.error?.problems.map((p) => (
-                    <li key={p.field}>{fieldProblem(p.field, p.message, groupNaming)}</li>
+                    <li key={p.field}>{fieldProblem(p.field, named(p.message), groupNaming)}</li>
                   ))}
                   {verdict.error?.missing.length ? <li>{plural(verdict.error.missing.length, 'trait')} not placed</li> : null}
                   {verdict.error?.duplicated.length ? <li>{plural(verdict.error.duplicated.length, 'trait')} placed twice</li> : null}
@@ -353,19 +369,23 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
                 </ul>
               </div>
             )}
-            {verdict ? <Warnings warnings={verdict.warnings} /> : null}
+            {verdict ? <Warnings warnings={verdict.warnings} words={named} /> : null}
           </div>
           {preview.error ? <ErrorNote error={preview.error} /> : null}
-          {verdict ? <BlockDiff before={verdict.before} after={verdict.after ?? null} /> : null}
+          {shownPreview ? (
+            <div class={verdict ? undefined : 'stale-preview'}>
+              <BlockDiff before={shownPreview.before} after={shownPreview.after ?? null} />
+            </div>
+          ) : null}
           <div class="form-actions">
             <Button
               scope="REFINE"
               variant="primary"
               class="btn--big"
               onClick={() => void execute()}
-              disabled={busy || !verdict?.valid || !upToDate}
-              title={verdict && !verdict.valid ? planRefusal(verdict.error, groupNaming) : undefined}
-              aria-describedby={verdict && !verdict.valid ? 'plan-verdict' : undefined}
+              disabled={refusal !== null}
+              title={refusal ?? undefined}
+              aria-describedby={refusal !== null ? 'plan-verdict' : undefined}
             >
               Level up to {newLevel}
             </Button>
@@ -377,9 +397,9 @@ function Planner({ soul, executing, onLevelledUp }: { soul: WorkshopSoul; execut
 }
 
 /** Why the level-up button is disabled, as its tooltip: the plan's own problems first (such as a plan that changes nothing). */
-function planRefusal(error: { message: string; problems: ReadonlyArray<{ field: string; message: string }> } | null | undefined, groupNaming: (list: string, index: number) => string | undefined): string {
+function planRefusal(error: { message: string; problems: ReadonlyArray<{ field: string; message: string }> } | null | undefined, groupNaming: (list: string, index: number) => string | undefined, named: (message: string) => string): string {
   if (!error) return 'Not yet valid';
-  return `Not yet valid: ${error.problems.length > 0 ? error.problems.map((p) => fieldProblem(p.field, p.message, groupNaming)).join('; ') : error.message}`;
+  return `Not yet valid: ${error.problems.length > 0 ? error.problems.map((p) => fieldProblem(p.field, named(p.message), groupNaming)).join('; ') : named(error.message)}`;
 }
 
 function TraitCard({
@@ -532,7 +552,7 @@ function LevelUpResult({ soulName, result, onAgain }: { soulName: string; result
               </ul>
             </Panel>
           </div>
-          <Warnings warnings={payload.warnings} />
+          <Warnings warnings={payload.warnings} words={(message) => traitNames(message, [...payload.event.consolidated, ...payload.event.promoted, ...payload.event.carried, ...payload.event.merged])} />
         </>
       )}
       <div class="form-actions">
