@@ -865,65 +865,114 @@ function clusteringWork(db: SoulsDb, soulId: number, unjudgedIds: readonly numbe
  * only those carrying any of `tags` and/or matching the full-text `query`.
  */
 export async function formatEvidence(db: SoulsDb, soulId: number, options: EvidenceOptions = {}): Promise<EvidenceReport> {
+  const [report] = await formatEvidenceOfSouls(db, [{ soulId, price: options.price }], options);
+  if (report instanceof Error) throw report;
+  return report;
+}
+
+/** One soul of a batch of reports, and what hears its work before it is done (and may refuse it by throwing). */
+export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void };
+
+/**
+ * The evidence reports of several souls over one scope, each as formatEvidence makes it, reading each kind of row
+ * once for all of them: a dashboard of any number of souls issues the same statements. Answers in the order asked,
+ * each the report or the error that stopped it (an unknown soul, a refused price); the souls are distinct.
+ */
+export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly EvidenceRequest[], scope: Pick<EvidenceOptions, 'tags' | 'query'> = {}): Promise<(EvidenceReport | Error)[]> {
   const now = db.clock.now();
   const cutoff = expiryCutoff(db, now);
-  const soul = (await db.store.getSouls([soulId])).get(soulId);
-  if (!soul) throw new NotFoundError('Soul', soulId);
-  const tags = normalizeTags(options.tags ?? []);
-  const query = typeof options.query === 'string' && options.query.trim() !== '' ? options.query.trim() : null;
+  const soulIds = requests.map((r) => r.soulId);
+  const souls = await db.store.getSouls(soulIds);
+  const answers = new Map<number, EvidenceReport | Error>();
+  for (const id of soulIds) if (!souls.has(id)) answers.set(id, new NotFoundError('Soul', id));
+  const tags = normalizeTags(scope.tags ?? []);
+  const query = typeof scope.query === 'string' && scope.query.trim() !== '' ? scope.query.trim() : null;
   const scoped = tags.length > 0 || query !== null;
-  // Several reports asked for at once (aliases, a list) each start in a turn of their own, not back to back in this one.
+  const found = soulIds.filter((id) => souls.has(id));
+  // Reports asked for at once (aliases, a list) start in a turn of their own, not back to back with the request's other work.
   await yieldToEventLoop();
-  const ids = await db.store.consideredShardIds([soulId], cutoff, { tags, text: query === null ? undefined : textQuery(query) });
+  const allIds = found.length === 0 ? [] : await db.store.consideredShardIds(found, cutoff, { tags, text: query === null ? undefined : textQuery(query) });
   await yieldToEventLoop();
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
-  const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));
-  const clusterLimit = db.settings.maxClusteredShards;
+  const rows = await db.evidence.shards(allIds, (chunk) => db.store.getShards(chunk));
+  const shardsOf = new Map(found.map((id) => [id, [] as Shard[]]));
+  // Ascending ids, as the store lists them; a shard of several souls of the batch is in each one's list.
+  for (const shard of rows) for (const soulId of shard.soulIds) shardsOf.get(soulId)?.push(shard);
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
-  const soulThemes = (await soulThemeMaps(db, [soulId])).get(soulId)!;
-  const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
-  const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
-  const kept = new Set(unjudgedIds);
-  const clusteredIds = themeOf.size === 0 ? unjudgedIds : ids.filter((id) => themeOf.has(id) || kept.has(id));
-  options.price?.({ shards: ids.length, clustering: clusteringWork(db, soulId, unjudgedIds, scoped) });
-  const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
-  const byId = new Map(shards.map((s) => [s.id, s]));
-  let partition: number[][];
-  if (scoped) {
-    partition = await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!));
-  } else {
-    // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
-    const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
-    await db.clusters.prepare(soulId, unjudgedIds, texts);
-    partition = await db.clusters.partition(soulId, unjudgedIds, texts);
+  const themeMaps = await soulThemeMaps(db, found);
+  type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[] };
+  const plans: Plan[] = [];
+  for (const request of requests) {
+    if (answers.has(request.soulId)) continue;
+    const shards = shardsOf.get(request.soulId)!;
+    const ids = shards.map((s) => s.id);
+    const soulThemes = themeMaps.get(request.soulId)!;
+    const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
+    const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
+    const kept = new Set(unjudgedIds);
+    const clusteredIds = themeOf.size === 0 ? [...unjudgedIds] : ids.filter((id) => themeOf.has(id) || kept.has(id));
+    try {
+      request.price?.({ shards: ids.length, clustering: clusteringWork(db, request.soulId, unjudgedIds, scoped) });
+    } catch (error) {
+      answers.set(request.soulId, error instanceof Error ? error : new Error(String(error)));
+      continue;
+    }
+    plans.push({ soul: souls.get(request.soulId)!, shards, themeOf, unjudgedIds, clusteredIds });
   }
-  const themes: Theme[] = themeOf.size === 0 ? [] : [...(await db.store.getThemes([...new Set(themeOf.values())])).values()];
+  const planned = plans.map((p) => p.soul.id);
+  const crystallizations = planned.length === 0 ? new Map<number, Crystallization>() : await getCrystallization(db, planned);
+  const partitions = new Map<number, number[][]>();
+  for (const { soul, shards, unjudgedIds } of plans) {
+    const byId = new Map(shards.map((s) => [s.id, s]));
+    if (scoped) {
+      partitions.set(soul.id, await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!)));
+    } else {
+      // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
+      const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
+      await db.clusters.prepare(soul.id, unjudgedIds, texts);
+      partitions.set(soul.id, await db.clusters.partition(soul.id, unjudgedIds, texts));
+    }
+  }
+  const themeIds = [...new Set(plans.flatMap((p) => [...p.themeOf.values()]))];
+  const themes = themeIds.length === 0 ? new Map<number, Theme>() : await db.store.getThemes(themeIds);
+  const clusteredIds = plans.flatMap((p) => p.clusteredIds);
   const vectors = await db.evidence.vectors(clusteredIds);
   const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
-  const activeTraits = await db.store.listTraits([soulId], { statuses: ['active'] });
-  const citations = await db.store.citationsOfTraits(activeTraits.map((t) => t.id));
-  const otherSouls = [...new Set(shards.flatMap((s) => s.soulIds))].filter((id) => id !== soulId);
-  const soulNames = new Map([...await db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
-  return runStepsSliced(
-    evidenceReportSteps({
-      soul,
-      shards,
-      activeTraits,
-      citations,
-      attunedAt: (await db.store.attunements([soulId])).get(soulId) ?? [],
-      crystallization,
-      partition,
-      embeddings,
-      vectorModel: db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null),
-      vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
-      clusterLimit,
-      themeOf,
-      themes: themes.map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),
-      representatives: db.evidence.representatives,
-      soulNames,
-      knobs: db.settings,
-      now,
-      scope: { tags, query },
-    }),
-  );
+  const traitsOf = Map.groupBy(planned.length === 0 ? [] : await db.store.listTraits(planned, { statuses: ['active'] }), (t) => t.soulId);
+  const traitIds = [...traitsOf.values()].flat().map((t) => t.id);
+  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await db.store.citationsOfTraits(traitIds), (c) => c.traitId);
+  const otherSouls = [...new Set(plans.flatMap((p) => p.shards.flatMap((s) => s.soulIds)))].filter((id) => !souls.has(id));
+  const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
+  if (otherSouls.length > 0) for (const [id, s] of await db.store.getSouls(otherSouls)) soulNames.set(id, s.name);
+  const attunements = planned.length === 0 ? new Map<number, number[]>() : await db.store.attunements(planned);
+  const vectorModel = db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null);
+  for (const { soul, shards, themeOf, clusteredIds } of plans) {
+    const activeTraits = traitsOf.get(soul.id) ?? [];
+    answers.set(
+      soul.id,
+      await runStepsSliced(
+        evidenceReportSteps({
+          soul,
+          shards,
+          activeTraits,
+          citations: activeTraits.flatMap((t) => citationsOf.get(t.id) ?? []),
+          attunedAt: attunements.get(soul.id) ?? [],
+          crystallization: crystallizations.get(soul.id)!,
+          partition: partitions.get(soul.id)!,
+          embeddings,
+          vectorModel,
+          vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
+          clusterLimit: db.settings.maxClusteredShards,
+          themeOf,
+          themes: [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),
+          representatives: db.evidence.representatives,
+          soulNames,
+          knobs: db.settings,
+          now,
+          scope: { tags, query },
+        }),
+      ),
+    );
+  }
+  return soulIds.map((id) => answers.get(id)!);
 }
