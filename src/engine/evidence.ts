@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DAY_MS } from './clock.ts';
 import { getCrystallization, unmetNeedLine, unmetNeeds, type Crystallization } from './crystallization.ts';
 import { NotFoundError } from './errors.ts';
@@ -44,6 +45,11 @@ export type EvidenceInput = {
   clusterLimit?: number;
   /** Representatives found before, by a cluster's member ids ("3,5,9"); read and filled. Contents never change, so neither do they. */
   representatives?: { get(key: string): number | undefined; set(key: string, id: number): void };
+  /**
+   * What earlier reports analysed (clusters, trait pairs, counter-evidence hints), by a digest of everything that
+   * analysis reads; read and filled in the modes without vectors (vectors land while a report is asked again).
+   */
+  analyses?: { get(key: string): EvidenceAnalysis | undefined; set(key: string, analysis: EvidenceAnalysis): void };
   /**
    * The themes the soul's shards of this report are assigned to (shard id → theme id), and those themes; none when
    * omitted. A theme's members in `shards` are one cluster, always, and never share a cluster with any other shard.
@@ -131,6 +137,20 @@ export type EvidenceReport = {
   similarity: { mode: SimilarityMode; threshold: number; vectors: VectorUse };
 };
 
+/**
+ * What a report computes from its shards, traits, citations and themes alone, not from the clock: the clusters
+ * (their freshness and weight as of the report that computed them, recomputed by each), the similar trait pairs and
+ * the possible counter-evidence. Most of a report's work; the same for the same inputs.
+ */
+export type EvidenceAnalysis = {
+  clusters: readonly AnalysedCluster[];
+  tensions: readonly TraitPair[];
+  consolidationCandidates: readonly TraitPair[];
+  possibleCounterEvidence: readonly CounterEvidenceHint[];
+};
+/** A cluster as analysed: what its shards' rows, read again, do not tell. */
+type AnalysedCluster = Pick<ShardCluster, 'representativeId' | 'memberIds' | 'alignment' | 'themeId' | 'suggestedThemeId' | 'opposes'>;
+
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
 export const MARKDOWN_MEMBER_IDS = 12;
@@ -203,26 +223,34 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const kept = new Set(unjudged.slice(Math.max(0, unjudged.length - (input.clusterLimit ?? unjudged.length))).map((s) => s.id));
   const clustered = shards.filter((s) => themeOf.has(s.id) || kept.has(s.id));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
-  const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
-  const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
-  const ctx: Context = { input, shards: clustered, traits, embeddings, ...pool };
-
-  const clusters = yield* clusterSteps(ctx);
+  const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
+  const memo = knobs.similarity === 'trigram' || knobs.similarity === 'lexical' ? input.analyses : undefined;
+  const key = memo === undefined ? '' : analysisKey(input, shards, themeOf, traits);
+  let analysis = memo?.get(key);
+  if (analysis === undefined) {
+    const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
+    const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
+    const ctx: Context = { input, shards: clustered, traits, embeddings, ...pool };
+    const similarPairs = similarTraitPairs(ctx);
+    const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
+    const principle = new Map(traits.map((t) => [t.id, t.principle]));
+    // A pair is either in tension or a consolidation candidate, never both.
+    const opposed = (p: TraitPair) => negated.get(p.a) !== negated.get(p.b) || oppositePolarity(principle.get(p.a)!, principle.get(p.b)!);
+    analysis = {
+      clusters: (yield* clusterSteps(ctx)).map(({ representativeId, memberIds, alignment, themeId, suggestedThemeId, opposes }) => ({ representativeId, memberIds, alignment, themeId, suggestedThemeId, opposes })),
+      tensions: similarPairs.filter(opposed),
+      consolidationCandidates: similarPairs.filter((p) => !opposed(p)),
+      possibleCounterEvidence: yield* possibleCounterEvidenceSteps(
+        counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
+        // A judged shard's place is the judge's: the hint reads only what is not yet judged.
+        unjudged,
+      ),
+    };
+    memo?.set(key, analysis);
+  }
+  const clusters = described(analysis.clusters, shards, soul.id, now, knobs);
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
-  );
-  const similarPairs = similarTraitPairs(ctx);
-  const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
-  const principle = new Map(traits.map((t) => [t.id, t.principle]));
-  // A pair is either in tension or a consolidation candidate, never both.
-  const opposed = (p: TraitPair) => negated.get(p.a) !== negated.get(p.b) || oppositePolarity(principle.get(p.a)!, principle.get(p.b)!);
-  const tensions = similarPairs.filter(opposed);
-  const consolidationCandidates = similarPairs.filter((p) => !opposed(p));
-  const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
-  const possibleCounterEvidence = yield* possibleCounterEvidenceSteps(
-    counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
-    // A judged shard's place is the judge's: the hint reads only what is not yet judged.
-    unjudged,
   );
   const traitById = new Map(traits.map((t) => [t.id, t]));
   const promotionCandidates = signals
@@ -240,9 +268,9 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     crystallization: input.crystallization,
     clusters,
     traits: signals,
-    consolidationCandidates,
-    tensions,
-    possibleCounterEvidence,
+    consolidationCandidates: [...analysis.consolidationCandidates],
+    tensions: [...analysis.tensions],
+    possibleCounterEvidence: [...analysis.possibleCounterEvidence],
     promotionCandidates,
     trend,
     unjudgedCount: unjudged.length,
@@ -257,8 +285,65 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     },
   };
   report.suggestedActions = suggestActions(report, shards, input.activeTraits.length, knobs);
-  report.markdown = renderMarkdown(report, input);
+  // Rendered when first read: a dashboard that asks for clusters and actions never pays for it.
+  let markdown: string | undefined;
+  Object.defineProperty(report, 'markdown', { enumerable: true, get: () => (markdown ??= renderMarkdown(report, input)) });
   return report;
+}
+
+/**
+ * A digest of everything a report's analysis reads: the knobs it compares by, the soul, its shards (ids: a shard's
+ * content, source, time and souls never change), how many are clustered, the judged themes, the active traits and
+ * their citations, and the partition given.
+ */
+function analysisKey(input: EvidenceInput, shards: readonly Shard[], themeOf: ReadonlyMap<number, number>, traits: readonly Trait[]): string {
+  const { similarity, clusteringThreshold, redundancyThreshold, consolidationThreshold } = input.knobs;
+  const citations = input.citations.map((c) => `${c.traitId}:${c.shardId}`).sort();
+  const parts = [
+    `${similarity} ${clusteringThreshold} ${redundancyThreshold} ${consolidationThreshold} ${input.clusterLimit ?? ''} ${input.soul.id}`,
+    shards.map((s) => s.id).join(','),
+    [...themeOf].map(([shardId, themeId]) => `${shardId}:${themeId}`).join(','),
+    JSON.stringify((input.themes ?? []).map((t) => [t.id, t.name, t.opposes])),
+    JSON.stringify(traits.map((t) => [t.id, t.principle])),
+    citations.join(','),
+    input.partition ? input.partition.map((ids) => ids.join(',')).join(';') : '',
+  ];
+  return createHash('sha256').update(parts.join('\n')).digest('base64');
+}
+
+/** The analysed clusters with what their rows tell, as describeCluster computes it (freshness and weight at `now`), highest weight first. */
+function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], soulId: number, now: number, knobs: Knobs): ShardCluster[] {
+  const byId = new Map(shards.map((s) => [s.id, s]));
+  const clusters = analysed.map((c): ShardCluster => {
+    // memberIds are in describeCluster's order: by time, then id.
+    const members = c.memberIds.map((id) => byId.get(id)!);
+    const memberCount = members.length;
+    const sources = [...new Set(members.map((s) => s.source))].sort();
+    const sourceDiversity = sources.length / memberCount;
+    let freshnessSum = 0;
+    for (const shard of members) {
+      const ageDays = Math.max(0, now - shard.createdAt) / DAY_MS;
+      freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
+    }
+    const freshness = freshnessSum / memberCount;
+    const ageSpanDays = (members[memberCount - 1].createdAt - members[0].createdAt) / DAY_MS;
+    return {
+      representativeId: c.representativeId,
+      memberIds: c.memberIds,
+      memberCount,
+      sources,
+      sourceDiversity,
+      ageSpanDays,
+      freshness,
+      weight: memberCount * sourceDiversity * freshness,
+      alignment: c.alignment,
+      sharedWith: sharedWith(members.map((_, i) => i), members, soulId),
+      themeId: c.themeId,
+      suggestedThemeId: c.suggestedThemeId,
+      opposes: c.opposes,
+    };
+  });
+  return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
 function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
@@ -966,6 +1051,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           themeOf,
           themes: [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),
           representatives: db.evidence.representatives,
+          analyses: db.evidence.analyses,
           soulNames,
           knobs: db.settings,
           now,

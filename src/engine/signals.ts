@@ -38,15 +38,16 @@ export function traitSignals(trait: Trait, inputs: SignalInputs, knobs: Pick<Kno
   const staleWindow = knobs.staleDays * DAY_MS;
   const ownCitations = inputs.citations.filter((c) => c.traitId === trait.id);
   const citedRecently = ownCitations.some((c) => now - c.createdAt <= staleWindow);
+  let essenceRedundancy: number | undefined;
   return {
     traitId: trait.id,
     tenure: Math.min(1, age / soulAge),
     stale: now - Math.max(trait.createdAt, trait.updatedAt) > staleWindow && !citedRecently,
     citationCount: ownCitations.length,
     citationDensity: citationDensity(ownCitations.length, trait.createdAt, now),
-    // The one costly signal: computed when read, so lists that never ask for it never pay.
+    // The one costly signal: computed when first read, so lists that never ask for it never pay.
     get essenceRedundancy() {
-      return textSimilarity(knobs.similarity, trait.principle, inputs.soul.essence);
+      return (essenceRedundancy ??= textSimilarity(knobs.similarity, trait.principle, inputs.soul.essence));
     },
     survivalCount: inputs.attunedAt.filter((t) => t > trait.createdAt).length,
   };
