@@ -111,6 +111,11 @@ export class EvidenceCache {
     });
   }
 
+  /** Forgets every analysis: the next report of each soul makes its own again (bench/price-list.ts times that). */
+  forgetAnalyses(): void {
+    this.analyses.clear();
+  }
+
   /** Partitions depend on stored vectors too, which semantic mode adds after a write: they are dropped when vectors land. */
   forgetPartitions(): void {
     this.partitions.clear();

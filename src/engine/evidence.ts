@@ -47,7 +47,7 @@ export type EvidenceInput = {
   representatives?: { get(key: string): number | undefined; set(key: string, id: number): void };
   /**
    * What earlier reports analysed (clusters, trait pairs, counter-evidence hints), by a digest of everything that
-   * analysis reads; read and filled in the modes without vectors (vectors land while a report is asked again).
+   * analysis reads; read and filled in trigram mode, where similarity depends on the two texts alone.
    */
   analyses?: { get(key: string): EvidenceAnalysis | undefined; set(key: string, analysis: EvidenceAnalysis): void };
   /**
@@ -224,8 +224,8 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const clustered = shards.filter((s) => themeOf.has(s.id) || kept.has(s.id));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
   const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
-  const memo = knobs.similarity === 'trigram' || knobs.similarity === 'lexical' ? input.analyses : undefined;
-  const key = memo === undefined ? '' : analysisKey(input, shards, themeOf, traits);
+  const memo = knobs.similarity === 'trigram' ? input.analyses : undefined;
+  const key = memo === undefined ? '' : analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits });
   let analysis = memo?.get(key);
   if (analysis === undefined) {
     const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
@@ -291,22 +291,24 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   return report;
 }
 
+/** What a report's analysis reads besides the shards' rows: its soul, the knobs it compares by, themes, traits and citations. */
+type AnalysisInputs = Pick<EvidenceInput, 'knobs' | 'clusterLimit' | 'themes' | 'citations'> & { soulId: number; shardIds: readonly number[]; themeOf: ReadonlyMap<number, number>; traits: readonly Trait[] };
+
 /**
- * A digest of everything a report's analysis reads: the knobs it compares by, the soul, its shards (ids: a shard's
- * content, source, time and souls never change), how many are clustered, the judged themes, the active traits and
- * their citations, and the partition given.
+ * A digest of everything a report's analysis reads: the knobs it compares by, the soul, its shards (ids, ascending:
+ * a shard's content, source, time and souls never change), how many are clustered, the judged themes, the active
+ * traits by id and their citations. Trigram similarity depends on the texts compared alone, so the partition of those
+ * shards is a function of them too; the other modes keep no analysis (lexical's weights are over the pool, vectors land).
  */
-function analysisKey(input: EvidenceInput, shards: readonly Shard[], themeOf: ReadonlyMap<number, number>, traits: readonly Trait[]): string {
-  const { similarity, clusteringThreshold, redundancyThreshold, consolidationThreshold } = input.knobs;
-  const citations = input.citations.map((c) => `${c.traitId}:${c.shardId}`).sort();
+function analysisKey(a: AnalysisInputs): string {
+  const { similarity, clusteringThreshold, redundancyThreshold, consolidationThreshold } = a.knobs;
   const parts = [
-    `${similarity} ${clusteringThreshold} ${redundancyThreshold} ${consolidationThreshold} ${input.clusterLimit ?? ''} ${input.soul.id}`,
-    shards.map((s) => s.id).join(','),
-    [...themeOf].map(([shardId, themeId]) => `${shardId}:${themeId}`).join(','),
-    JSON.stringify((input.themes ?? []).map((t) => [t.id, t.name, t.opposes])),
-    JSON.stringify(traits.map((t) => [t.id, t.principle])),
-    citations.join(','),
-    input.partition ? input.partition.map((ids) => ids.join(',')).join(';') : '',
+    `${similarity} ${clusteringThreshold} ${redundancyThreshold} ${consolidationThreshold} ${a.clusterLimit ?? ''} ${a.soulId}`,
+    a.shardIds.join(','),
+    [...a.themeOf].map(([shardId, themeId]) => `${shardId}:${themeId}`).join(','),
+    JSON.stringify((a.themes ?? []).map((t) => [t.id, t.name, t.opposes])),
+    JSON.stringify([...a.traits].sort((x, y) => x.id - y.id).map((t) => [t.id, t.principle])),
+    a.citations.map((c) => `${c.traitId}:${c.shardId}`).sort().join(','),
   ];
   return createHash('sha256').update(parts.join('\n')).digest('base64');
 }
@@ -933,7 +935,12 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
 }
 
 /** What a report is about to do, told before it clusters: the shards it reads, and what clustering them does (nothing when their partition is held). */
-export type EvidenceWork = { shards: number; clustering: ClusteringWork };
+export type EvidenceWork = {
+  shards: number;
+  clustering: ClusteringWork;
+  /** The shards analysed afresh (aligned, compared with the traits, read for counter-evidence): none when the analysis is held. */
+  analysis: number;
+};
 
 /** `price` hears the report's work before any clustering, and may refuse it by throwing: nothing more is done. */
 export type EvidenceOptions = { tags?: readonly string[] | null; query?: string | null; price?: (work: EvidenceWork) => void };
@@ -986,7 +993,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
   const themeMaps = await soulThemeMaps(db, found);
   type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[] };
-  const plans: Plan[] = [];
+  const candidates: Plan[] = [];
   for (const request of requests) {
     if (answers.has(request.soulId)) continue;
     const shards = shardsOf.get(request.soulId)!;
@@ -996,13 +1003,32 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
     const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
     const kept = new Set(unjudgedIds);
     const clusteredIds = themeOf.size === 0 ? [...unjudgedIds] : ids.filter((id) => themeOf.has(id) || kept.has(id));
+    candidates.push({ soul: souls.get(request.soulId)!, shards, themeOf, unjudgedIds, clusteredIds });
+  }
+  // What the analysis reads, read before pricing: a held analysis is priced as read, not made.
+  const candidateIds = candidates.map((p) => p.soul.id);
+  const themeIds = [...new Set(candidates.flatMap((p) => [...p.themeOf.values()]))];
+  const themes = themeIds.length === 0 ? new Map<number, Theme>() : await db.store.getThemes(themeIds);
+  const traitsOf = Map.groupBy(candidateIds.length === 0 ? [] : await db.store.listTraits(candidateIds, { statuses: ['active'] }), (t) => t.soulId);
+  const traitIds = [...traitsOf.values()].flat().map((t) => t.id);
+  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await db.store.citationsOfTraits(traitIds), (c) => c.traitId);
+  const summaries = (themeOf: ReadonlyMap<number, number>): ThemeSummary[] =>
+    [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes }));
+  const citationsOfSoul = (soulId: number) => (traitsOf.get(soulId) ?? []).flatMap((t) => citationsOf.get(t.id) ?? []);
+  const priceOf = new Map(requests.map((r) => [r.soulId, r.price]));
+  const plans: Plan[] = [];
+  for (const plan of candidates) {
+    const { soul, shards, themeOf, unjudgedIds } = plan;
+    const held =
+      db.settings.similarity === 'trigram' &&
+      db.evidence.analyses.get(analysisKey({ knobs: db.settings, clusterLimit: db.settings.maxClusteredShards, themes: summaries(themeOf), citations: citationsOfSoul(soul.id), soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits: traitsOf.get(soul.id) ?? [] })) !== undefined;
     try {
-      request.price?.({ shards: ids.length, clustering: clusteringWork(db, request.soulId, unjudgedIds, scoped) });
+      priceOf.get(soul.id)?.({ shards: shards.length, clustering: clusteringWork(db, soul.id, unjudgedIds, scoped), analysis: held ? 0 : shards.length });
     } catch (error) {
-      answers.set(request.soulId, error instanceof Error ? error : new Error(String(error)));
+      answers.set(soul.id, error instanceof Error ? error : new Error(String(error)));
       continue;
     }
-    plans.push({ soul: souls.get(request.soulId)!, shards, themeOf, unjudgedIds, clusteredIds });
+    plans.push(plan);
   }
   const planned = plans.map((p) => p.soul.id);
   const crystallizations = planned.length === 0 ? new Map<number, Crystallization>() : await getCrystallization(db, planned);
@@ -1018,14 +1044,9 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
       partitions.set(soul.id, await db.clusters.partition(soul.id, unjudgedIds, texts));
     }
   }
-  const themeIds = [...new Set(plans.flatMap((p) => [...p.themeOf.values()]))];
-  const themes = themeIds.length === 0 ? new Map<number, Theme>() : await db.store.getThemes(themeIds);
   const clusteredIds = plans.flatMap((p) => p.clusteredIds);
   const vectors = await db.evidence.vectors(clusteredIds);
   const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
-  const traitsOf = Map.groupBy(planned.length === 0 ? [] : await db.store.listTraits(planned, { statuses: ['active'] }), (t) => t.soulId);
-  const traitIds = [...traitsOf.values()].flat().map((t) => t.id);
-  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await db.store.citationsOfTraits(traitIds), (c) => c.traitId);
   const otherSouls = [...new Set(plans.flatMap((p) => p.shards.flatMap((s) => s.soulIds)))].filter((id) => !souls.has(id));
   const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
   if (otherSouls.length > 0) for (const [id, s] of await db.store.getSouls(otherSouls)) soulNames.set(id, s.name);
@@ -1040,7 +1061,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           soul,
           shards,
           activeTraits,
-          citations: activeTraits.flatMap((t) => citationsOf.get(t.id) ?? []),
+          citations: citationsOfSoul(soul.id),
           attunedAt: attunements.get(soul.id) ?? [],
           crystallization: crystallizations.get(soul.id)!,
           partition: partitions.get(soul.id)!,
@@ -1049,7 +1070,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
           clusterLimit: db.settings.maxClusteredShards,
           themeOf,
-          themes: [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),
+          themes: summaries(themeOf),
           representatives: db.evidence.representatives,
           analyses: db.evidence.analyses,
           soulNames,
