@@ -18,6 +18,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -32,6 +33,7 @@ import { builder } from '../schema/builder.ts';
 import { schema } from '../schema/index.ts';
 import { DAY_MS, addTrait, closeSoulsDb, createSoul, crystallizationReadiness, dropShards, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus, makeRng } from './corpus.ts';
+import { initSoulsTables } from '../src/store/sqlite.ts';
 import type { BenchRow } from './engine.ts';
 import type { AlternatingConfig, AlternatingReport, HttpConfig, HttpReport, SliceMark, WsCommand } from './load-client.ts';
 
@@ -387,6 +389,98 @@ async function renderedVsBare(urls: Urls, yogas: ReadonlyMap<string, Fetch>, sou
   return rows;
 }
 
+/**
+ * Bare Yoga doing what a dropShard writes and nothing more: in one transaction, the shard, its souls and its tags
+ * (FTS5 through the trigger), on a file of its own with the same tables and souls; answered in the same shape.
+ */
+function bareDrop(path: string, soulIds: readonly number[]): { server: Server; close: () => void } {
+  const database = new DatabaseSync(path);
+  database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON');
+  initSoulsTables(database);
+  const soul = database.prepare('INSERT INTO souls (id, name, name_key, slug, essence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)');
+  for (const id of soulIds) soul.run(id, `soul-${id}`, `soul-${id}`, `soul-${id}`, 'Essence.');
+  const shard = database.prepare(`INSERT INTO soul_shards (content, source, status, sealed, created_at, updated_at, recorded_at) VALUES (?, ?, 'pending', 0, ?, ?, ?)`);
+  const attribution = database.prepare('INSERT INTO shard_souls (shard_id, soul_id) VALUES (?, ?)');
+  const tag = database.prepare('INSERT OR IGNORE INTO shard_tags (shard_id, tag) VALUES (?, ?)');
+  type Input = { content: string; source: string; soulIds: string[]; tags?: string[] | null };
+  const yoga = createYoga({
+    schema: createSchema({
+      typeDefs: `
+        input DropShardInput { content: String! source: String! soulIds: [ID!]! tags: [String!] }
+        interface Error { message: String! }
+        type ValidationError implements Error { message: String! }
+        type Shard { id: ID! }
+        type Soul { id: ID! }
+        type DropShardPayload { shard: Shard! readySouls: [Soul!]! }
+        union DropShardResult = DropShardPayload | ValidationError
+        type Query { hello: String }
+        type Mutation { dropShard(input: DropShardInput!): DropShardResult! }`,
+      resolvers: {
+        DropShardResult: { __resolveType: () => 'DropShardPayload' },
+        Mutation: {
+          dropShard: (_: unknown, { input }: { input: Input }) => {
+            const now = Date.now();
+            database.exec('BEGIN IMMEDIATE');
+            try {
+              const id = Number(shard.run(input.content, input.source, now, now, now).lastInsertRowid);
+              for (const soulId of input.soulIds) attribution.run(id, Number(soulId));
+              for (const t of input.tags ?? []) tag.run(id, t);
+              database.exec('COMMIT');
+              return { shard: { id }, readySouls: [] };
+            } catch (error) {
+              database.exec('ROLLBACK');
+              throw error;
+            }
+          },
+        },
+      },
+    }),
+    logging: false,
+  });
+  return { server: bareServer(yoga), close: () => database.close() };
+}
+
+/** dropShard bodies over the seeded souls (a third tagged), in a file for the load client. */
+function dropBodies(dir: string, soulIds: readonly number[]): string {
+  const rng = makeRng(11);
+  const bodies = makeObservationCorpus(20_000, 211).map((content, i) =>
+    body(DROP, { input: { content, source: SOURCES[Math.floor(rng() * SOURCES.length)], soulIds: [String(soulIds[Math.floor(rng() * soulIds.length)])], tags: i % 3 ? [] : ['bench'] } }),
+  );
+  const file = join(dir, 'drop-vs-bare.json');
+  writeFileSync(file, JSON.stringify(bodies));
+  return file;
+}
+
+/** dropShard over HTTP ÷ bare Yoga inserting the same rows, 1 and 8 connections, in alternating slices of one run. */
+async function dropShardVsBare(url: string, bareUrl: string, bodiesFile: string): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const concurrency of [1, 8]) {
+    const expect = '"DropShardPayload"';
+    const [app, bare] = await alternating({
+      targets: [
+        { url, bodiesFile, expect },
+        { url: bareUrl, bodiesFile, expect },
+      ],
+      concurrency,
+      sliceMs: RENDER_SLICE_MS,
+      cycles: RENDER_CYCLES,
+    });
+    const label = concurrency === 1 ? 'one connection' : `${concurrency} connections`;
+    rows.push(
+      { name: `dropShard, ${label}: app / bare Yoga inserting the same rows (req/s, alternating slices)`, value: `${app.perSecond.toFixed(0)} / ${bare.perSecond.toFixed(0)}` },
+      {
+        name: `dropShard ÷ bare Yoga's insert, ${label}, req/s (target ≥ 0.85)`,
+        value: (app.perSecond / bare.perSecond).toFixed(2),
+        numbers: [app.perSecond / bare.perSecond],
+        unit: 'ratio',
+        better: 'higher',
+      },
+      { name: `  the same in server main-thread CPU per request, bare ÷ app (µs: ${app.cpuUs.toFixed(0)} / ${bare.cpuUs.toFixed(0)})`, value: (bare.cpuUs / app.cpuUs).toFixed(2) },
+    );
+  }
+  return rows;
+}
+
 async function dropShardRate(url: string, dir: string, soulIds: number[]): Promise<BenchRow[]> {
   const rng = makeRng(7);
   const write = (name: string, count: number, seed: number) => {
@@ -505,6 +599,7 @@ export async function benchApi(): Promise<BenchRow[]> {
   let bareConnection: SoulsDb | null = null;
   const bare = bareHello();
   const servers: Server[] = [];
+  const closers: Array<() => void> = [];
   try {
     const db = openSoulsDb({ path: join(dir, 'api.db') });
     app = buildApp({ db, graphiql: false });
@@ -538,6 +633,10 @@ export async function benchApi(): Promise<BenchRow[]> {
     rows.push(...(await dashboard(url, `http://127.0.0.1:${barePort}/ping`)));
     rows.push(...(await renderedVsBare({ app: url, bare: soulsUrl, hello: bareUrl, withoutRequestLine }, yogas, seeded.soulIds)));
     rows.push(...(await dropShardRate(url, dir, seeded.soulIds)));
+    const dropBare = bareDrop(join(dir, 'bare-drop.db'), seeded.soulIds);
+    servers.push(dropBare.server);
+    closers.push(dropBare.close);
+    rows.push(...(await dropShardVsBare(url, `http://127.0.0.1:${await listen(dropBare.server)}/graphql`, dropBodies(dir, seeded.soulIds))));
     rows.push(...(await subscriptions(app, url, url.replace(/^http/, 'ws'))));
     return rows;
   } finally {
@@ -552,6 +651,7 @@ export async function benchApi(): Promise<BenchRow[]> {
         server.close(() => resolve());
       });
     }
+    for (const close of closers) close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

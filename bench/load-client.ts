@@ -60,7 +60,8 @@ export type HttpReport = {
 };
 
 /** `alternate` mode: the targets in turn, each for `sliceMs` over `concurrency` keep-alive connections of its own. */
-export type AlternatingConfig = { targets: Array<{ url: string; bodies: string[]; expect?: string }>; concurrency: number; sliceMs: number; cycles: number };
+/** Each target's bodies inline, or in a file holding a JSON array of them (a command line holds about 128 KiB). */
+export type AlternatingConfig = { targets: Array<{ url: string; bodies?: string[]; bodiesFile?: string; expect?: string }>; concurrency: number; sliceMs: number; cycles: number };
 /** Written before and after each recorded slice of the alternate mode. */
 export type SliceMark = { slice: number; at: 'start' | 'end' };
 export type AlternatingReport = { targets: Array<Omit<HttpReport, 'sent' | 'samples'>> };
@@ -122,7 +123,11 @@ function exchangeOn(agent: Agent, url: URL, method: string, body: string | null)
  * slice is announced by a `{ slice, at: 'start' }` line and followed by `{ slice, at: 'end' }`, 20 ms of quiet apart.
  */
 async function runAlternating(config: AlternatingConfig): Promise<AlternatingReport> {
-  const targets = config.targets.map((t) => ({ ...t, parsed: loopback(t.url, ['http:']), agent: new Agent({ keepAlive: true, maxSockets: config.concurrency }) }));
+  const targets = config.targets.map((t) => {
+    const bodies: string[] = t.bodies ?? (t.bodiesFile ? JSON.parse(readFileSync(t.bodiesFile, 'utf8')) : []);
+    if (bodies.length === 0) throw new Error(`no request bodies for ${t.url}`);
+    return { ...t, bodies, parsed: loopback(t.url, ['http:']), agent: new Agent({ keepAlive: true, maxSockets: config.concurrency }) };
+  });
   const totals = targets.map(() => ({ elapsedMs: 0, errors: 0, firstError: undefined as string | undefined, latencies: [] as number[] }));
   let next = 0;
   const slice = async (i: number, record: boolean) => {

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import {
+  formatEvidenceOfSouls,
   getCrystallization,
   getShards,
   getSouls,
@@ -16,6 +17,8 @@ import {
   type Citation,
   type Crystallization,
   type CrystallizationWork,
+  type EvidenceReport,
+  type EvidenceWork,
   type LevelEvent,
   type Shard,
   type Soul,
@@ -42,6 +45,47 @@ function groupLoader<V>(load: (keys: readonly number[]) => V[] | Promise<V[]>, k
     const groups = Map.groupBy(await load(keys), keyOf);
     return keys.map((k) => groups.get(k) ?? []);
   });
+}
+
+/** A report asked for: its soul and scope, and what hears its work before it is done (the asking operation's meter). */
+export type EvidenceKey = { soulId: number; tags: readonly string[] | null; query: string | null; price: (work: EvidenceWork) => void };
+
+/**
+ * Evidence reports, batched by scope: the reports of one request (a dashboard's souls) read each kind of row once
+ * for all of them. A soul asked twice (aliases) is built once and charged to each asking field, as each resolves
+ * it: the one its price refuses gets the error, the others the report. Made per operation, and per event for a
+ * subscriber: each pays for its own reports.
+ */
+export function evidenceLoader(db: SoulsDb): DataLoader<EvidenceKey, EvidenceReport> {
+  return new DataLoader<EvidenceKey, EvidenceReport>(
+    async (keys) => {
+      const answers = new Map<EvidenceKey, EvidenceReport | Error>();
+      for (const group of Map.groupBy(keys, (k) => JSON.stringify([k.tags, k.query])).values()) {
+        const bySoul = Map.groupBy(group, (k) => k.soulId);
+        const requests = [...bySoul].map(([soulId, asking]) => ({
+          soulId,
+          price: (work: EvidenceWork) => {
+            for (const key of asking) {
+              try {
+                key.price(work);
+              } catch (error) {
+                answers.set(key, error instanceof Error ? error : new Error(String(error)));
+              }
+            }
+            // Refused for every field asking: nothing of it is built.
+            if (asking.every((key) => answers.has(key))) throw answers.get(asking.at(-1)!);
+          },
+        }));
+        const reports = await formatEvidenceOfSouls(db, requests, { tags: group[0].tags, query: group[0].query });
+        requests.forEach((request, i) => {
+          for (const key of bySoul.get(request.soulId)!) if (!answers.has(key)) answers.set(key, reports[i]);
+        });
+      }
+      return keys.map((k) => answers.get(k)!);
+    },
+    // Every field asking is charged, so none is answered from another's load.
+    { cache: false },
+  );
 }
 
 export type TraitQuery = { soulId: number; statuses: readonly TraitStatus[] | null; generation: number | null };

@@ -1,4 +1,4 @@
-import { formatEvidence, unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
+import { unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
 import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
@@ -139,9 +139,10 @@ Soul.implement({
       description: 'The pre-digested evidence report, optionally scoped to tags and/or a full-text query.',
       args: { tags: t.arg.stringList(), query: t.arg.string() },
       resolve: (soul, args, ctx) =>
-        formatEvidence(ctx.db, soul.id, {
-          tags: args.tags,
-          query: args.query,
+        ctx.evidence.load({
+          soulId: soul.id,
+          tags: args.tags ?? null,
+          query: args.query ?? null,
           price: (work) => ctx.cost.charge(evidencePrice(work), `the evidence report of soul ${soul.id} (${work.shards} shards)`),
         }),
     }),

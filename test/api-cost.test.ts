@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { execute, parse } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.ts';
 import { createContext } from '../src/server/context.ts';
-import { DAY_MS, addTrait, citeShard, createSoul, dropShard, levelUp, manualClock, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
+import { DAY_MS, addTrait, citeShard, createSoul, dropShard, formatEvidence, levelUp, manualClock, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
+import { seedRoster } from '../bench/roster.ts';
 import { createSoulsPubSub } from '../src/server/pubsub.ts';
 import { startServer, type LiveServer } from './support/server.ts';
 
@@ -123,6 +125,41 @@ describe('dashboard query cost', () => {
     expect(counts[50].warm).toBe(counts[5].warm);
     // Loading texts for clustering is one batched statement, whatever N.
     expect(counts[5].cold - counts[5].warm).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the documented dashboard with every soul’s evidence report (examples/dashboard.graphql)', () => {
+  const documented = parse(readFileSync(new URL('../examples/dashboard.graphql', import.meta.url), 'utf8'));
+
+  it('costs the same number of SQL statements for 10 souls as for 100 (warm), each report as the soul’s alone', { timeout: 120_000 }, async () => {
+    const counts: number[] = [];
+    for (const n of [10, 100]) {
+      const db = openSoulsDb({ clock: manualClock(T0 + 400 * DAY_MS) });
+      await seedRoster(db, { souls: n });
+      const run = async () => {
+        const before = await db.store.statementsExecuted();
+        const result = await execute({ schema, document: documented, contextValue: createContext(db, createSoulsPubSub()) });
+        const statements = (await db.store.statementsExecuted()) - before;
+        expect(result.errors).toBeUndefined();
+        return { statements, souls: (result.data as any).souls };
+      };
+      await run();
+      const { statements, souls } = await run();
+      expect(souls).toHaveLength(n);
+      counts.push(statements);
+      // Batched, each soul's report is the one formatEvidence makes for that soul alone.
+      for (const soul of souls.slice(0, 10)) {
+        const alone = await formatEvidence(db, Number(soul.id));
+        expect(soul.evidence.clusterCount).toBe(alone.clusters.length);
+        expect(soul.evidence.clusters.map((c: any) => c.weight)).toEqual(alone.clusters.slice(0, 20).map((c) => c.weight));
+        expect(soul.evidence.suggestedActions).toEqual(alone.suggestedActions.map((a) => ({ kind: a.kind, message: a.message, count: a.count })));
+      }
+      expect(souls.some((s: any) => s.evidence.clusters.some((c: any) => c.alignment.kind === 'REINFORCING'))).toBe(true);
+      await db.store.close();
+    }
+    console.log(`documented dashboard statements, warm: N=10 ${counts[0]}, N=100 ${counts[1]}`);
+    expect(counts[0]).toBeGreaterThan(0);
+    expect(counts[1]).toBe(counts[0]);
   });
 });
 

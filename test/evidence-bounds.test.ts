@@ -4,6 +4,7 @@ import { lowVarietyText } from '../bench/evidence-attack.ts';
 import { makeRng } from '../bench/corpus.ts';
 import { clusterTextsNaive } from './support/naive-clustering.ts';
 import { startServer, type LiveServer } from './support/server.ts';
+import { EVIDENCE_PRICES } from '../src/server/price-list.ts';
 
 const T0 = Date.UTC(2026, 2, 1);
 const ago = (days: number) => T0 - days * DAY_MS;
@@ -145,6 +146,24 @@ describe('evidence and crystallization count in the cost limit', () => {
 
     const listed = await server.request('{ souls(orderBy: NAME, first: 3) { name evidence { shardCount } } }');
     expect(listed.body.errors).toEqual([expect.objectContaining({ path: ['souls', 2, 'evidence'], extensions: expect.objectContaining({ code: 'COST_LIMIT_EXCEEDED', limit: 1500, setting: 'maxCost' }) })]);
+  });
+
+  it('charges a report analysed afresh for its analysis, one whose analysis the cache holds only its reading', async () => {
+    server = await startServer({ app: { limits: { maxCost: 1500 } } });
+    const soulId = await heldSoul(server.app.db, 'Ada');
+    const query = `{ soul(id: "${soulId}") { evidence { shardCount } } }`;
+    const reading = EVIDENCE_PRICES.reportRead + EVIDENCE_PRICES.reportShard * 100;
+    const analysing = reading + EVIDENCE_PRICES.analysisShard * 100;
+    expect(analysing).toBeGreaterThan(1500);
+    // Its partition held, its analysis forgotten: analysed afresh, past the limit, refused before any of it is made.
+    server.app.db.evidence.forgetAnalyses();
+    const refused = await server.request(query);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ path: ['soul', 'evidence'], extensions: expect.objectContaining({ code: 'COST_LIMIT_EXCEEDED', limit: 1500 }) })]);
+    expect(refused.body.errors[0].message).toContain(`the evidence report of soul ${soulId} (100 shards) costs ${analysing},`);
+    // Analysed once (as the engine's own reader does), it is served from the cache at its reading price.
+    await formatEvidence(server.app.db, soulId);
+    expect((await server.request(query)).body).toEqual({ data: { soul: { evidence: { shardCount: 100 } } } });
+    expect(reading).toBeLessThan(1500);
   });
 
   it('charges a crystallization verdict for every soul judged, those an order by readiness judges included', async () => {

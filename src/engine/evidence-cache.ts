@@ -1,5 +1,6 @@
 import type { Awaitable } from '../store/store.ts';
 import type { ClusteringReport, EmbeddingLoader } from './cluster-memo.ts';
+import type { EvidenceAnalysis } from './evidence.ts';
 import type { Shard } from './model.ts';
 import { decodeEmbedding } from './provided.ts';
 import type { SimilarityMode } from './settings.ts';
@@ -8,6 +9,14 @@ import { runStepsSliced, timedSteps, yieldToEventLoop } from './slices.ts';
 
 /** Rows loaded per statement when a report reads shards it has not seen. */
 const LOAD_CHUNK = 200;
+
+/** About what an analysis holds in memory: its clusters (their member ids, sources, souls shared with), pairs and hints. */
+function analysisBytes(analysis: EvidenceAnalysis): number {
+  let bytes = 200 + 64 * (analysis.tensions.length + analysis.consolidationCandidates.length);
+  for (const c of analysis.clusters) bytes += 160 + 8 * c.memberIds.length + 8 * c.opposes.length;
+  for (const h of analysis.possibleCounterEvidence) bytes += 96 + 2 * h.reason.length;
+  return bytes;
+}
 
 /** A Map that forgets its least recently used entries once their total weight passes `capacity`. */
 class Lru<K, V> {
@@ -62,24 +71,30 @@ class Lru<K, V> {
  * the clock (freshness, weights, trend, trait signals) is recomputed each time.
  */
 export class EvidenceCache {
-  /** Shard rows, weighed by their text (UTF-16) and tags: 5/8 of the budget. */
+  /** Shard rows, weighed by their text (UTF-16) and tags: 9/16 of the budget. */
   private readonly rows: Lru<number, Shard>;
   /**
-   * Partitions by their shards' ids, weighed by key and ids: 1/8. A count bound (it was 32) made a dashboard of more
+   * Partitions by their shards' ids, weighed by key and ids: 1/16 (scoped reports only; about a kilobyte a soul). A count bound (it was 32) made a dashboard of more
    * souls than that cluster every soul afresh on every request, the least recently used always being the next asked.
    */
   private readonly partitions: Lru<string, number[][]>;
-  /** Representative shard of a cluster, by its member ids (a key of up to 2,000 ids): a quarter of the budget. */
+  /** Representative shard of a cluster, by its member ids (a key of up to 2,000 ids): 1/8. */
   readonly representatives: Lru<string, number>;
+  /**
+   * Reports' analyses (clusters, trait pairs, counter-evidence hints) by a digest of their inputs: a quarter. Most of
+   * a report's work: a dashboard asking again finds them, and only what depends on the clock is computed again.
+   */
+  readonly analyses: Lru<string, EvidenceAnalysis>;
   private readonly threshold: number;
   private readonly mode: SimilarityMode;
   private readonly loadVectors: EmbeddingLoader;
   private readonly clustered: ClusteringReport;
 
   constructor(threshold: number, mode: SimilarityMode = 'trigram', loadVectors: EmbeddingLoader = () => new Map(), clustered: ClusteringReport = () => {}, budgetBytes = 32 * 2 ** 20) {
-    this.rows = new Lru(budgetBytes * 0.625, (_, shard) => 2 * shard.content.length + 32 * shard.tags.length + 200);
-    this.partitions = new Lru(budgetBytes * 0.125, (key, partition) => 2 * key.length + 16 * partition.length + 8 * partition.reduce((n, ids) => n + ids.length, 0));
-    this.representatives = new Lru(budgetBytes * 0.25, (key) => 2 * key.length + 64);
+    this.rows = new Lru(budgetBytes * 0.5625, (_, shard) => 2 * shard.content.length + 32 * shard.tags.length + 200);
+    this.partitions = new Lru(budgetBytes * 0.0625, (key, partition) => 2 * key.length + 16 * partition.length + 8 * partition.reduce((n, ids) => n + ids.length, 0));
+    this.representatives = new Lru(budgetBytes * 0.125, (key) => 2 * key.length + 64);
+    this.analyses = new Lru(budgetBytes * 0.25, (key, analysis) => 2 * key.length + analysisBytes(analysis));
     this.threshold = threshold;
     this.mode = mode;
     this.loadVectors = loadVectors;
@@ -94,6 +109,11 @@ export class EvidenceCache {
       const bytes = loaded.get(id);
       return bytes === undefined ? null : decodeEmbedding(bytes);
     });
+  }
+
+  /** Forgets every analysis: the next report of each soul makes its own again (bench/price-list.ts times that). */
+  forgetAnalyses(): void {
+    this.analyses.clear();
   }
 
   /** Partitions depend on stored vectors too, which semantic mode adds after a write: they are dropped when vectors land. */

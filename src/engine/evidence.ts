@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DAY_MS } from './clock.ts';
 import { getCrystallization, unmetNeedLine, unmetNeeds, type Crystallization } from './crystallization.ts';
 import { NotFoundError } from './errors.ts';
@@ -44,6 +45,11 @@ export type EvidenceInput = {
   clusterLimit?: number;
   /** Representatives found before, by a cluster's member ids ("3,5,9"); read and filled. Contents never change, so neither do they. */
   representatives?: { get(key: string): number | undefined; set(key: string, id: number): void };
+  /**
+   * What earlier reports analysed (clusters, trait pairs, counter-evidence hints), by a digest of everything that
+   * analysis reads; read and filled in trigram mode, where similarity depends on the two texts alone.
+   */
+  analyses?: { get(key: string): EvidenceAnalysis | undefined; set(key: string, analysis: EvidenceAnalysis): void };
   /**
    * The themes the soul's shards of this report are assigned to (shard id → theme id), and those themes; none when
    * omitted. A theme's members in `shards` are one cluster, always, and never share a cluster with any other shard.
@@ -131,6 +137,20 @@ export type EvidenceReport = {
   similarity: { mode: SimilarityMode; threshold: number; vectors: VectorUse };
 };
 
+/**
+ * What a report computes from its shards, traits, citations and themes alone, not from the clock: the clusters
+ * (their freshness and weight as of the report that computed them, recomputed by each), the similar trait pairs and
+ * the possible counter-evidence. Most of a report's work; the same for the same inputs.
+ */
+export type EvidenceAnalysis = {
+  clusters: readonly AnalysedCluster[];
+  tensions: readonly TraitPair[];
+  consolidationCandidates: readonly TraitPair[];
+  possibleCounterEvidence: readonly CounterEvidenceHint[];
+};
+/** A cluster as analysed: what its shards' rows, read again, do not tell. */
+type AnalysedCluster = Pick<ShardCluster, 'representativeId' | 'memberIds' | 'alignment' | 'themeId' | 'suggestedThemeId' | 'opposes'>;
+
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
 export const MARKDOWN_MEMBER_IDS = 12;
@@ -203,26 +223,34 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const kept = new Set(unjudged.slice(Math.max(0, unjudged.length - (input.clusterLimit ?? unjudged.length))).map((s) => s.id));
   const clustered = shards.filter((s) => themeOf.has(s.id) || kept.has(s.id));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
-  const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
-  const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
-  const ctx: Context = { input, shards: clustered, traits, embeddings, ...pool };
-
-  const clusters = yield* clusterSteps(ctx);
+  const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
+  const memo = knobs.similarity === 'trigram' ? input.analyses : undefined;
+  const key = memo === undefined ? '' : analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits });
+  let analysis = memo?.get(key);
+  if (analysis === undefined) {
+    const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
+    const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
+    const ctx: Context = { input, shards: clustered, traits, embeddings, ...pool };
+    const similarPairs = similarTraitPairs(ctx);
+    const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
+    const principle = new Map(traits.map((t) => [t.id, t.principle]));
+    // A pair is either in tension or a consolidation candidate, never both.
+    const opposed = (p: TraitPair) => negated.get(p.a) !== negated.get(p.b) || oppositePolarity(principle.get(p.a)!, principle.get(p.b)!);
+    analysis = {
+      clusters: (yield* clusterSteps(ctx)).map(({ representativeId, memberIds, alignment, themeId, suggestedThemeId, opposes }) => ({ representativeId, memberIds, alignment, themeId, suggestedThemeId, opposes })),
+      tensions: similarPairs.filter(opposed),
+      consolidationCandidates: similarPairs.filter((p) => !opposed(p)),
+      possibleCounterEvidence: yield* possibleCounterEvidenceSteps(
+        counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
+        // A judged shard's place is the judge's: the hint reads only what is not yet judged.
+        unjudged,
+      ),
+    };
+    memo?.set(key, analysis);
+  }
+  const clusters = described(analysis.clusters, shards, soul.id, now, knobs);
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
-  );
-  const similarPairs = similarTraitPairs(ctx);
-  const negated = new Map(traits.map((t) => [t.id, hasNegation(t.principle)]));
-  const principle = new Map(traits.map((t) => [t.id, t.principle]));
-  // A pair is either in tension or a consolidation candidate, never both.
-  const opposed = (p: TraitPair) => negated.get(p.a) !== negated.get(p.b) || oppositePolarity(principle.get(p.a)!, principle.get(p.b)!);
-  const tensions = similarPairs.filter(opposed);
-  const consolidationCandidates = similarPairs.filter((p) => !opposed(p));
-  const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
-  const possibleCounterEvidence = yield* possibleCounterEvidenceSteps(
-    counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
-    // A judged shard's place is the judge's: the hint reads only what is not yet judged.
-    unjudged,
   );
   const traitById = new Map(traits.map((t) => [t.id, t]));
   const promotionCandidates = signals
@@ -240,9 +268,9 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     crystallization: input.crystallization,
     clusters,
     traits: signals,
-    consolidationCandidates,
-    tensions,
-    possibleCounterEvidence,
+    consolidationCandidates: [...analysis.consolidationCandidates],
+    tensions: [...analysis.tensions],
+    possibleCounterEvidence: [...analysis.possibleCounterEvidence],
     promotionCandidates,
     trend,
     unjudgedCount: unjudged.length,
@@ -257,8 +285,67 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     },
   };
   report.suggestedActions = suggestActions(report, shards, input.activeTraits.length, knobs);
-  report.markdown = renderMarkdown(report, input);
+  // Rendered when first read: a dashboard that asks for clusters and actions never pays for it.
+  let markdown: string | undefined;
+  Object.defineProperty(report, 'markdown', { enumerable: true, get: () => (markdown ??= renderMarkdown(report, input)) });
   return report;
+}
+
+/** What a report's analysis reads besides the shards' rows: its soul, the knobs it compares by, themes, traits and citations. */
+type AnalysisInputs = Pick<EvidenceInput, 'knobs' | 'clusterLimit' | 'themes' | 'citations'> & { soulId: number; shardIds: readonly number[]; themeOf: ReadonlyMap<number, number>; traits: readonly Trait[] };
+
+/**
+ * A digest of everything a report's analysis reads: the knobs it compares by, the soul, its shards (ids, ascending:
+ * a shard's content, source, time and souls never change), how many are clustered, the judged themes, the active
+ * traits by id and their citations. Trigram similarity depends on the texts compared alone, so the partition of those
+ * shards is a function of them too; the other modes keep no analysis (lexical's weights are over the pool, vectors land).
+ */
+function analysisKey(a: AnalysisInputs): string {
+  const { similarity, clusteringThreshold, redundancyThreshold, consolidationThreshold } = a.knobs;
+  const parts = [
+    `${similarity} ${clusteringThreshold} ${redundancyThreshold} ${consolidationThreshold} ${a.clusterLimit ?? ''} ${a.soulId}`,
+    a.shardIds.join(','),
+    [...a.themeOf].map(([shardId, themeId]) => `${shardId}:${themeId}`).join(','),
+    JSON.stringify((a.themes ?? []).map((t) => [t.id, t.name, t.opposes])),
+    JSON.stringify([...a.traits].sort((x, y) => x.id - y.id).map((t) => [t.id, t.principle])),
+    a.citations.map((c) => `${c.traitId}:${c.shardId}`).sort().join(','),
+  ];
+  return createHash('sha256').update(parts.join('\n')).digest('base64');
+}
+
+/** The analysed clusters with what their rows tell, as describeCluster computes it (freshness and weight at `now`), highest weight first. */
+function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], soulId: number, now: number, knobs: Knobs): ShardCluster[] {
+  const byId = new Map(shards.map((s) => [s.id, s]));
+  const clusters = analysed.map((c): ShardCluster => {
+    // memberIds are in describeCluster's order: by time, then id.
+    const members = c.memberIds.map((id) => byId.get(id)!);
+    const memberCount = members.length;
+    const sources = [...new Set(members.map((s) => s.source))].sort();
+    const sourceDiversity = sources.length / memberCount;
+    let freshnessSum = 0;
+    for (const shard of members) {
+      const ageDays = Math.max(0, now - shard.createdAt) / DAY_MS;
+      freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
+    }
+    const freshness = freshnessSum / memberCount;
+    const ageSpanDays = (members[memberCount - 1].createdAt - members[0].createdAt) / DAY_MS;
+    return {
+      representativeId: c.representativeId,
+      memberIds: c.memberIds,
+      memberCount,
+      sources,
+      sourceDiversity,
+      ageSpanDays,
+      freshness,
+      weight: memberCount * sourceDiversity * freshness,
+      alignment: c.alignment,
+      sharedWith: sharedWith(members.map((_, i) => i), members, soulId),
+      themeId: c.themeId,
+      suggestedThemeId: c.suggestedThemeId,
+      opposes: c.opposes,
+    };
+  });
+  return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
 function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
@@ -848,7 +935,12 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
 }
 
 /** What a report is about to do, told before it clusters: the shards it reads, and what clustering them does (nothing when their partition is held). */
-export type EvidenceWork = { shards: number; clustering: ClusteringWork };
+export type EvidenceWork = {
+  shards: number;
+  clustering: ClusteringWork;
+  /** The shards analysed afresh (aligned, compared with the traits, read for counter-evidence): none when the analysis is held. */
+  analysis: number;
+};
 
 /** `price` hears the report's work before any clustering, and may refuse it by throwing: nothing more is done. */
 export type EvidenceOptions = { tags?: readonly string[] | null; query?: string | null; price?: (work: EvidenceWork) => void };
@@ -865,65 +957,129 @@ function clusteringWork(db: SoulsDb, soulId: number, unjudgedIds: readonly numbe
  * only those carrying any of `tags` and/or matching the full-text `query`.
  */
 export async function formatEvidence(db: SoulsDb, soulId: number, options: EvidenceOptions = {}): Promise<EvidenceReport> {
+  const [report] = await formatEvidenceOfSouls(db, [{ soulId, price: options.price }], options);
+  if (report instanceof Error) throw report;
+  return report;
+}
+
+/** One soul of a batch of reports, and what hears its work before it is done (and may refuse it by throwing). */
+export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void };
+
+/**
+ * The evidence reports of several souls over one scope, each as formatEvidence makes it, reading each kind of row
+ * once for all of them: a dashboard of any number of souls issues the same statements. Answers in the order asked,
+ * each the report or the error that stopped it (an unknown soul, a refused price); the souls are distinct.
+ */
+export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly EvidenceRequest[], scope: Pick<EvidenceOptions, 'tags' | 'query'> = {}): Promise<(EvidenceReport | Error)[]> {
   const now = db.clock.now();
   const cutoff = expiryCutoff(db, now);
-  const soul = (await db.store.getSouls([soulId])).get(soulId);
-  if (!soul) throw new NotFoundError('Soul', soulId);
-  const tags = normalizeTags(options.tags ?? []);
-  const query = typeof options.query === 'string' && options.query.trim() !== '' ? options.query.trim() : null;
+  const soulIds = requests.map((r) => r.soulId);
+  const souls = await db.store.getSouls(soulIds);
+  const answers = new Map<number, EvidenceReport | Error>();
+  for (const id of soulIds) if (!souls.has(id)) answers.set(id, new NotFoundError('Soul', id));
+  const tags = normalizeTags(scope.tags ?? []);
+  const query = typeof scope.query === 'string' && scope.query.trim() !== '' ? scope.query.trim() : null;
   const scoped = tags.length > 0 || query !== null;
-  // Several reports asked for at once (aliases, a list) each start in a turn of their own, not back to back in this one.
+  const found = soulIds.filter((id) => souls.has(id));
+  // Reports asked for at once (aliases, a list) start in a turn of their own, not back to back with the request's other work.
   await yieldToEventLoop();
-  const ids = await db.store.consideredShardIds([soulId], cutoff, { tags, text: query === null ? undefined : textQuery(query) });
+  const allIds = found.length === 0 ? [] : await db.store.consideredShardIds(found, cutoff, { tags, text: query === null ? undefined : textQuery(query) });
   await yieldToEventLoop();
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
-  const shards = await db.evidence.shards(ids, (chunk) => db.store.getShards(chunk));
-  const clusterLimit = db.settings.maxClusteredShards;
+  const rows = await db.evidence.shards(allIds, (chunk) => db.store.getShards(chunk));
+  const shardsOf = new Map(found.map((id) => [id, [] as Shard[]]));
+  // Ascending ids, as the store lists them; a shard of several souls of the batch is in each one's list.
+  for (const shard of rows) for (const soulId of shard.soulIds) shardsOf.get(soulId)?.push(shard);
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
-  const soulThemes = (await soulThemeMaps(db, [soulId])).get(soulId)!;
-  const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
-  const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
-  const kept = new Set(unjudgedIds);
-  const clusteredIds = themeOf.size === 0 ? unjudgedIds : ids.filter((id) => themeOf.has(id) || kept.has(id));
-  options.price?.({ shards: ids.length, clustering: clusteringWork(db, soulId, unjudgedIds, scoped) });
-  const crystallization = (await getCrystallization(db, [soulId])).get(soulId)!;
-  const byId = new Map(shards.map((s) => [s.id, s]));
-  let partition: number[][];
-  if (scoped) {
-    partition = await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!));
-  } else {
-    // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
-    const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
-    await db.clusters.prepare(soulId, unjudgedIds, texts);
-    partition = await db.clusters.partition(soulId, unjudgedIds, texts);
+  const themeMaps = await soulThemeMaps(db, found);
+  type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[] };
+  const candidates: Plan[] = [];
+  for (const request of requests) {
+    if (answers.has(request.soulId)) continue;
+    const shards = shardsOf.get(request.soulId)!;
+    const ids = shards.map((s) => s.id);
+    const soulThemes = themeMaps.get(request.soulId)!;
+    const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
+    const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
+    const kept = new Set(unjudgedIds);
+    const clusteredIds = themeOf.size === 0 ? [...unjudgedIds] : ids.filter((id) => themeOf.has(id) || kept.has(id));
+    candidates.push({ soul: souls.get(request.soulId)!, shards, themeOf, unjudgedIds, clusteredIds });
   }
-  const themes: Theme[] = themeOf.size === 0 ? [] : [...(await db.store.getThemes([...new Set(themeOf.values())])).values()];
+  // What the analysis reads, read before pricing: a held analysis is priced as read, not made.
+  const candidateIds = candidates.map((p) => p.soul.id);
+  const themeIds = [...new Set(candidates.flatMap((p) => [...p.themeOf.values()]))];
+  const themes = themeIds.length === 0 ? new Map<number, Theme>() : await db.store.getThemes(themeIds);
+  const traitsOf = Map.groupBy(candidateIds.length === 0 ? [] : await db.store.listTraits(candidateIds, { statuses: ['active'] }), (t) => t.soulId);
+  const traitIds = [...traitsOf.values()].flat().map((t) => t.id);
+  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await db.store.citationsOfTraits(traitIds), (c) => c.traitId);
+  const summaries = (themeOf: ReadonlyMap<number, number>): ThemeSummary[] =>
+    [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes }));
+  const citationsOfSoul = (soulId: number) => (traitsOf.get(soulId) ?? []).flatMap((t) => citationsOf.get(t.id) ?? []);
+  const priceOf = new Map(requests.map((r) => [r.soulId, r.price]));
+  const plans: Plan[] = [];
+  for (const plan of candidates) {
+    const { soul, shards, themeOf, unjudgedIds } = plan;
+    const held =
+      db.settings.similarity === 'trigram' &&
+      db.evidence.analyses.get(analysisKey({ knobs: db.settings, clusterLimit: db.settings.maxClusteredShards, themes: summaries(themeOf), citations: citationsOfSoul(soul.id), soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits: traitsOf.get(soul.id) ?? [] })) !== undefined;
+    try {
+      priceOf.get(soul.id)?.({ shards: shards.length, clustering: clusteringWork(db, soul.id, unjudgedIds, scoped), analysis: held ? 0 : shards.length });
+    } catch (error) {
+      answers.set(soul.id, error instanceof Error ? error : new Error(String(error)));
+      continue;
+    }
+    plans.push(plan);
+  }
+  const planned = plans.map((p) => p.soul.id);
+  const crystallizations = planned.length === 0 ? new Map<number, Crystallization>() : await getCrystallization(db, planned);
+  const partitions = new Map<number, number[][]>();
+  for (const { soul, shards, unjudgedIds } of plans) {
+    const byId = new Map(shards.map((s) => [s.id, s]));
+    if (scoped) {
+      partitions.set(soul.id, await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!)));
+    } else {
+      // Unscoped, the report clusters exactly the gate's shards: the remembered partition serves both.
+      const texts = (missing: number[]) => new Map(missing.map((id) => [id, byId.get(id)!.content]));
+      await db.clusters.prepare(soul.id, unjudgedIds, texts);
+      partitions.set(soul.id, await db.clusters.partition(soul.id, unjudgedIds, texts));
+    }
+  }
+  const clusteredIds = plans.flatMap((p) => p.clusteredIds);
   const vectors = await db.evidence.vectors(clusteredIds);
   const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
-  const activeTraits = await db.store.listTraits([soulId], { statuses: ['active'] });
-  const citations = await db.store.citationsOfTraits(activeTraits.map((t) => t.id));
-  const otherSouls = [...new Set(shards.flatMap((s) => s.soulIds))].filter((id) => id !== soulId);
-  const soulNames = new Map([...await db.store.getSouls(otherSouls)].map(([id, s]) => [id, s.name]));
-  return runStepsSliced(
-    evidenceReportSteps({
-      soul,
-      shards,
-      activeTraits,
-      citations,
-      attunedAt: (await db.store.attunements([soulId])).get(soulId) ?? [],
-      crystallization,
-      partition,
-      embeddings,
-      vectorModel: db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null),
-      vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
-      clusterLimit,
-      themeOf,
-      themes: themes.map((t) => ({ id: t.id, name: t.name, opposes: t.opposes })),
-      representatives: db.evidence.representatives,
-      soulNames,
-      knobs: db.settings,
-      now,
-      scope: { tags, query },
-    }),
-  );
+  const otherSouls = [...new Set(plans.flatMap((p) => p.shards.flatMap((s) => s.soulIds)))].filter((id) => !souls.has(id));
+  const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
+  if (otherSouls.length > 0) for (const [id, s] of await db.store.getSouls(otherSouls)) soulNames.set(id, s.name);
+  const attunements = planned.length === 0 ? new Map<number, number[]>() : await db.store.attunements(planned);
+  const vectorModel = db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null);
+  for (const { soul, shards, themeOf, clusteredIds } of plans) {
+    const activeTraits = traitsOf.get(soul.id) ?? [];
+    answers.set(
+      soul.id,
+      await runStepsSliced(
+        evidenceReportSteps({
+          soul,
+          shards,
+          activeTraits,
+          citations: citationsOfSoul(soul.id),
+          attunedAt: attunements.get(soul.id) ?? [],
+          crystallization: crystallizations.get(soul.id)!,
+          partition: partitions.get(soul.id)!,
+          embeddings,
+          vectorModel,
+          vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
+          clusterLimit: db.settings.maxClusteredShards,
+          themeOf,
+          themes: summaries(themeOf),
+          representatives: db.evidence.representatives,
+          analyses: db.evidence.analyses,
+          soulNames,
+          knobs: db.settings,
+          now,
+          scope: { tags, query },
+        }),
+      ),
+    );
+  }
+  return soulIds.map((id) => answers.get(id)!);
 }

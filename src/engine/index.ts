@@ -179,6 +179,7 @@ export { getSoulDocument, MAX_DOCUMENT_BYTES, storeSoulDocument, type SoulDocume
 export {
   buildEvidenceReport,
   formatEvidence,
+  formatEvidenceOfSouls,
   suggestedActionKinds,
   type EvidenceOptions,
   type EvidenceReport,

@@ -61,9 +61,19 @@ export function lexicalWords(text: string): string[] {
   return words;
 }
 
+/** Stems of words seen recently: Porter2 was most of an evidence report's time (its counter-evidence hints). Cleared when full. */
+const stems = new Map<string, string>();
+const STEM_CACHE_SIZE = 50_000;
+
 /** The stem of a word: Porter2 for Latin-letter words, the word itself otherwise (other scripts, numbers). */
 export function stemWord(word: string): string {
-  return LATIN_WORD.test(word) ? stem(word) : word;
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    stemmed = LATIN_WORD.test(word) ? stem(word) : word;
+    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
+    stems.set(word, stemmed);
+  }
+  return stemmed;
 }
 
 type WordTerms = { stemKey: string; gramKeys: string[] };

@@ -80,7 +80,8 @@ function clusteringOf(facts: PriceFacts, soulId: number, shards: number) {
 function reportPrice(facts: PriceFacts, soulId: number | null): number {
   if (soulId === null) return EVIDENCE_PRICES.reportRead;
   const shards = facts.pending.get(soulId) ?? 0;
-  return evidencePrice({ shards, clustering: clusteringOf(facts, soulId, shards) });
+  // Whether its analysis is held is known only once its traits are read: priced as made.
+  return evidencePrice({ shards, clustering: clusteringOf(facts, soulId, shards), analysis: shards });
 }
 
 function soulReadPrice(args: Record<string, unknown>, facts: PriceFacts): number {

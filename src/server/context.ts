@@ -2,7 +2,9 @@ import { localCaller, type Caller } from './auth.ts';
 import type { CrystallizationWork, SoulsDb } from '../engine/index.ts';
 import { verdictPrice } from './price-list.ts';
 import type { SoulsPubSub } from './pubsub.ts';
-import { createLoaders, type Loaders } from '../../resolvers/loaders.ts';
+import { createLoaders, evidenceLoader, type EvidenceKey, type Loaders } from '../../resolvers/loaders.ts';
+import type DataLoader from 'dataloader';
+import type { EvidenceReport } from '../engine/index.ts';
 import { CostMeter } from './limits-cost.ts';
 import { defaultLimits } from './limits.ts';
 
@@ -14,12 +16,14 @@ export type Context = {
   caller: Caller;
   /** Charges evidence reports, crystallization verdicts and counts against the cost limit as they resolve (src/server/price-list.ts). */
   cost: CostMeter;
+  /** Evidence reports, batched across the souls of the operation (of the event, for a subscriber), each charged to `cost`. */
+  evidence: DataLoader<EvidenceKey, EvidenceReport>;
 };
 
 export function createContext(db: SoulsDb, pubsub: SoulsPubSub, caller: Caller = localCaller, maxCost = defaultLimits.maxCost): Context {
   const cost = new CostMeter(maxCost);
   const priceVerdicts = (work: CrystallizationWork) => cost.charge(verdictPrice(work), `${work.souls} crystallization verdict(s)`);
-  return { db, pubsub, caller, loaders: createLoaders(db, priceVerdicts), cost };
+  return { db, pubsub, caller, loaders: createLoaders(db, priceVerdicts), cost, evidence: evidenceLoader(db) };
 }
 
 const eventLoaders = new WeakMap<object, Loaders>();
@@ -36,5 +40,6 @@ export function useEventLoaders(context: Context, event: object): void {
     eventLoaders.set(event, loaders);
   }
   context.loaders = loaders;
+  context.evidence = evidenceLoader(context.db);
   context.cost.reset();
 }

@@ -31,14 +31,13 @@ export const FIELD_EXTRAS: Readonly<Record<string, number>> = {
 
 /**
  * Evidence reports and crystallization verdicts. A verdict costs `verdict` when its soul's partition is held; a
- * report costs `reportRead` and `reportShard` for each shard it reads when theirs is. Clustering what is not held
- * costs `clusterShard` a shard (loading its text, indexing it) and `clusterPair` a pair compared: n and n(n−1)/2 from
- * scratch, the new shards and new × n when the memo adds to a partition it holds.
- *
- * Reports are priced at what reading a held report should cost (its rows and their weights): building one from a
- * held partition measures ten to twenty times that today (bench/price-list.ts), the work the dashboard's speed-up is for.
+ * report served from the evidence cache (its analysis held) costs `reportRead` and `reportShard` for each shard it
+ * reads, and `analysisShard` more a shard when its analysis is made (aligning its clusters, comparing the traits,
+ * reading every shard for counter-evidence). Clustering what is not held costs `clusterShard` a shard (loading its
+ * text, indexing it) and `clusterPair` a pair compared: n and n(n−1)/2 from scratch, the new shards and new × n when
+ * the memo adds to a partition it holds. Measured by bench/price-list.ts.
  */
-export const EVIDENCE_PRICES = { reportRead: 150, reportShard: 5, verdict: 85, clusterShard: 25, clusterPair: 0.02 } as const;
+export const EVIDENCE_PRICES = { reportRead: 150, reportShard: 5, analysisShard: 12, verdict: 85, clusterShard: 25, clusterPair: 0.02 } as const;
 
 /** Each row a search or a count may read (FTS matches, a listing's COUNT), bounded by the shards in the database. */
 export const SCAN_ROW_PRICE = 4;
@@ -60,7 +59,7 @@ function clusteringPrice(work: ClusteringWork): number {
 }
 
 export function evidencePrice(work: EvidenceWork): number {
-  return EVIDENCE_PRICES.reportRead + EVIDENCE_PRICES.reportShard * work.shards + clusteringPrice(work.clustering);
+  return EVIDENCE_PRICES.reportRead + EVIDENCE_PRICES.reportShard * work.shards + EVIDENCE_PRICES.analysisShard * work.analysis + clusteringPrice(work.clustering);
 }
 
 export function verdictPrice(work: CrystallizationWork): number {
