@@ -139,12 +139,34 @@ class ScriptedRefiner {
 
   /** propose-traits: read, judge, oppose, add and cite. */
   async refine(): Promise<void> {
-    const unjudged = await this.readUnjudged();
+    const unjudged = this.path === 'before' ? await this.readUnjudged() : await this.readUnjudgedSince();
     await this.judge(unjudged);
     if (this.path === 'before') await this.call('soul_evidence', { soulId: this.soulId });
     await this.addTraits();
     await this.citeThemes();
     await this.call('soul_attune', { soulId: this.soulId });
+  }
+
+  /** The cheap path: one report (since the last revision read), whose unjudged lines carry each shard's text. */
+  private async readUnjudgedSince(): Promise<number[]> {
+    const report = await this.call('soul_evidence', { soulId: this.soulId, ...(this.revision === null ? {} : { since: this.revision }) });
+    this.revision = report.data.revision;
+    const ids: number[] = [];
+    for (const line of report.blocks[0].split('\n')) {
+      const match = /^- #(\d+) · [^·]+ · \S+ · (.*?)(?: \(\d\.\d\d\))?$/.exec(line);
+      if (!match) continue;
+      const id = Number(match[1]);
+      ids.push(id);
+      this.labelOf.set(id, this.labelOfText(match[2]));
+    }
+    return ids;
+  }
+
+  /** A line's text may be clipped (ending with "…"): its label is the corpus shard it begins. */
+  private labelOfText(text: string): Label | null {
+    if (this.byContent.has(text)) return this.byContent.get(text)!;
+    const start = text.replace(/…$/, '');
+    return [...this.byContent].find(([content]) => content.startsWith(start))?.[1] ?? null;
   }
 
   /** The unjudged shards and their labels, read the way the path's skills say. */
@@ -162,11 +184,15 @@ class ScriptedRefiner {
   private async judge(unjudged: readonly number[]): Promise<void> {
     const groups = Map.groupBy(unjudged.filter((id) => this.labelOf.get(id) != null), (id) => this.labelOf.get(id)!);
     const labels = [...groups.keys()].sort();
+    // The cheap path opposes the contradiction in the same call that names it.
+    const opposeNow = (label: Label) => this.path === 'after' && label === 'X' && !this.opposed;
     const assignments = labels.map((label) => {
       const themeId = this.themeIds[label];
-      return themeId === undefined ? { shardIds: groups.get(label)!, newThemeName: THEMES[label].name } : { shardIds: groups.get(label)!, themeId };
+      const target = themeId === undefined ? { newThemeName: THEMES[label].name } : { themeId };
+      return { shardIds: groups.get(label)!, ...target, ...(opposeNow(label) ? { opposes: [this.startingTraitId] } : {}) };
     });
     if (assignments.length === 0) return;
+    if (labels.includes('X') && this.path === 'after') this.opposed = true;
     const { data } = await this.call('evidence_judge', { action: 'assign', soulId: this.soulId, assignments });
     for (const theme of data.themes as { id: number; name: string }[]) {
       const label = labels.find((l) => THEMES[l].name === theme.name);
@@ -184,8 +210,10 @@ class ScriptedRefiner {
   private async addTraits(): Promise<void> {
     const fresh = (Object.keys(THEMES) as Label[]).filter((l) => THEMES[l].principle !== null && this.themeIds[l] !== undefined && this.traitIds[l] === undefined);
     if (fresh.length === 0) return;
-    for (const label of fresh) await this.call('shard_search', { ids: this.shardIds[label].slice(0, 20) });
-    await this.call('soul_read', { soulId: this.soulId, sections: ['traits'] });
+    if (this.path === 'before') {
+      for (const label of fresh) await this.call('shard_search', { ids: this.shardIds[label].slice(0, 20) });
+      await this.call('soul_read', { soulId: this.soulId, sections: ['traits'] });
+    }
     for (const label of fresh) {
       const members = this.judgedMembers(label);
       const change = { action: 'add', soulId: this.soulId, principle: THEMES[label].principle, provenance: `Theme "${THEMES[label].name}": shards ${members.map((id) => `#${id}`).join(', ')}.` };
@@ -199,15 +227,21 @@ class ScriptedRefiner {
   /** Each theme's members not yet cited by its trait (A's by the starting trait), one cite call per trait. */
   private async citeThemes(): Promise<void> {
     const traitOf = (label: Label) => (label === 'A' ? this.startingTraitId : this.traitIds[label]);
+    const cites: { traitId: number; shardIds: number[] }[] = [];
     for (const label of ['A', 'B', 'C', 'D', 'E', 'N'] as Label[]) {
       const traitId = traitOf(label);
       if (traitId === undefined) continue;
       const cited = this.cited.get(traitId) ?? new Set();
       const missing = this.judgedMembers(label).filter((id) => !cited.has(id));
       if (missing.length === 0) continue;
-      await this.call('trait_change', { action: 'cite', traitId, citeShardIds: missing });
+      cites.push({ traitId, shardIds: missing });
       this.cited.set(traitId, new Set([...cited, ...missing]));
     }
+    if (this.path === 'after') {
+      if (cites.length > 0) await this.call('trait_change', { action: 'cite', cites });
+      return;
+    }
+    for (const { traitId, shardIds } of cites) await this.call('trait_change', { action: 'cite', traitId, citeShardIds: shardIds });
   }
 
   private judgedMembers(label: Label): number[] {
@@ -216,10 +250,18 @@ class ScriptedRefiner {
 
   /** judge-level-up, then plan-level-up: promote the mentoring trait into the essence, carry the rest; revert by id. */
   async levelUpAndRevert(): Promise<number> {
-    await this.call('soul_read', { soulId: this.soulId, render: 'full', sections: ['traits', 'levels'] });
-    await this.call('soul_evidence', { soulId: this.soulId, format: 'json' });
-    const { data } = await this.call('soul_read', { soulId: this.soulId, render: 'full', sections: ['traits'] });
-    const active = (data.soul.traits as { id: number; status?: string }[]).map((t) => t.id);
+    let active: number[];
+    if (this.path === 'before') {
+      await this.call('soul_read', { soulId: this.soulId, render: 'full', sections: ['traits', 'levels'] });
+      await this.call('soul_evidence', { soulId: this.soulId, format: 'json' });
+      const { data } = await this.call('soul_read', { soulId: this.soulId, render: 'full', sections: ['traits'] });
+      active = (data.soul.traits as { id: number; status?: string }[]).map((t) => t.id);
+    } else {
+      // The report since the last read names the candidates; the refiner knows the active traits it made.
+      const report = await this.call('soul_evidence', { soulId: this.soulId, since: this.revision });
+      this.revision = report.data.revision;
+      active = [this.startingTraitId, ...Object.values(this.traitIds)].sort((a, b) => a - b);
+    }
     const promoted = this.traitIds.E!;
     const plan = {
       soulId: this.soulId,
