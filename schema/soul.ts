@@ -1,4 +1,4 @@
-import { formatEvidence, unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
+import { evidenceSince, formatEvidence, unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
 import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
@@ -137,13 +137,16 @@ Soul.implement({
     evidence: t.field({
       type: EvidenceReport,
       description: 'The pre-digested evidence report, optionally scoped to tags and/or a full-text query.',
-      args: { tags: t.arg.stringList(), query: t.arg.string() },
-      resolve: (soul, args, ctx) =>
-        formatEvidence(ctx.db, soul.id, {
+      args: { tags: t.arg.stringList(), query: t.arg.string(), since: t.arg.string({ description: 'a revision a previous read returned: the markdown and changes then say only what changed since' }) },
+      resolve: async (soul, args, ctx) => {
+        const report = await formatEvidence(ctx.db, soul.id, {
           tags: args.tags,
           query: args.query,
           price: (work) => ctx.cost.charge(evidencePrice(work), `the evidence report of soul ${soul.id} (${work.shards} shards)`),
-        }),
+        });
+        // Remembered even without since, so the revision this read returns can be asked about later.
+        return { ...report, read: evidenceSince(ctx.db, report, args.since ?? null, soul.name) };
+      },
     }),
   }),
 });

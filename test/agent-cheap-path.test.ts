@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { addTrait, closeSoulsDb, createSoul, dropShards, formatEvidence, getCitations, listThemes, manualClock, openSoulsDb, type SoulsDb } from '../src/engine/index.ts';
 import { call, connect, type Connected } from './support/mcp.ts';
+import { serverPerTest } from './support/server.ts';
 
 const DAY_MS = 86_400_000;
 const T0 = Date.UTC(2026, 3, 1);
@@ -161,5 +162,31 @@ describe('fewer calls for the same change', () => {
     const done = await tool('evidence_judge', { action: 'assign', soulId, assignments: [{ shardIds: [b], newThemeName: 'Skips reviews', opposes: [traitId] }] });
     expect(done.data.themes[0]).toMatchObject({ name: 'Skips reviews', memberCount: 1, opposes: [traitId] });
     expect(shardIds).toHaveLength(4);
+  });
+});
+
+describe('GraphQL evidence since a revision', { timeout: 30_000 }, () => {
+  const start = serverPerTest(afterEach);
+  it('returns a revision, answers only what changed since it (one line when nothing did), and lists the unjudged shards with their suggestions', async () => {
+    const server = await start({ start: T0 });
+    const db = server.app.db;
+    const soul = await createSoul(db, { name: 'Ines', essence: 'A release engineer.' });
+    const { shardIds } = await dropShards(db, DOCS.map((content, i) => ({ content, source: ['chat', 'journal'][i], soulIds: [soul.id], createdAt: T0 - (3 - i) * DAY_MS })));
+    const read = (since: string | null) =>
+      server.data(
+        `query($id: ID!, $since: String) { soul(id: $id) { evidence(since: $since) { revision sinceKnown markdown changes { since newShards { id } goneShards { id } readinessChanged }
+          unjudged { shard { id } suggestedTheme { id } similarity } clusters { suggestedThemeSimilarity } } } }`,
+        { id: String(soul.id), since },
+      );
+    const first = (await read(null)).soul.evidence;
+    expect(first).toMatchObject({ revision: expect.stringMatching(/^\d+-[0-9a-f]{12}$/), sinceKnown: null, changes: null });
+    expect(first.unjudged).toEqual(shardIds.map((id) => ({ shard: { id: String(id) }, suggestedTheme: null, similarity: null })));
+    const same = (await read(first.revision)).soul.evidence;
+    expect(same).toMatchObject({ revision: first.revision, sinceKnown: true, markdown: `# Evidence: Ines (soul #${soul.id}): unchanged since revision ${first.revision}\n` });
+    const [fresh] = (await dropShards(db, [{ content: 'Wrote a runbook for rotating the cache keys', source: 'review', soulIds: [soul.id] }])).shardIds;
+    const since = (await read(first.revision)).soul.evidence;
+    expect(since.changes).toEqual({ since: first.revision, newShards: [{ id: String(fresh) }], goneShards: [], readinessChanged: expect.any(Boolean) });
+    expect(since.markdown).toContain(`- #${fresh} · review · `);
+    expect((await read('1-ffffffffffff')).soul.evidence).toMatchObject({ sinceKnown: false, changes: null });
   });
 });
