@@ -272,6 +272,7 @@ class ScriptedRefiner {
     await this.call('levelup', { ...plan, dryRun: true });
     const applied = await this.call('levelup', plan);
     const levelEventId = applied.data.levelEventId as number;
+    await this.call('soul_attune', { soulId: this.soulId });
     await this.call('levelup_revert', { soulId: this.soulId, levelEventId });
     return levelEventId;
   }
