@@ -1,5 +1,5 @@
 import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
-import type { CounterCitation } from '../engine/errors.ts';
+import { SoulsError, type CounterCitation } from '../engine/errors.ts';
 
 /** A value, or a promise of it: the SQLite store answers at once, the PostgreSQL store with promises. */
 export type Awaitable<T> = T | Promise<T>;
@@ -257,8 +257,11 @@ export type LevelUpWrite = {
   carriedTraitIds: readonly number[];
 };
 
-/** Thrown inside a store transaction to roll a dry run back, carrying what the run would have answered. */
-export class DryRunRollback<T> extends Error {
+/**
+ * Thrown inside a store transaction to roll a dry run back, carrying what the run would have answered. A SoulsError,
+ * so the PostgreSQL store rolls the connection back rather than taking it for broken.
+ */
+export class DryRunRollback<T> extends SoulsError {
   override name = 'DryRunRollback';
   readonly value: T;
   constructor(value: T) {
