@@ -136,6 +136,9 @@ function renderChanges(title: string, since: string, revision: string, report: E
   if (changes.newActions.length > 0) lines.push('', '## Suggested actions (new or changed)', ...changes.newActions.map((a) => `- ${a}`));
   const moved = report.unjudged.filter((u) => before.unjudged[u.shardId] !== suggestionKey(u));
   if (moved.length > 0) lines.push(...unjudgedLines(report, moved, moved.length).map((l) => (l.startsWith('## Unjudged shards') ? l.replace('## Unjudged shards', '## Unjudged shards, new or with a new suggestion') : l)));
+  // The others were listed in an earlier read, as they still are: named, not repeated.
+  const unchanged = report.unjudged.filter((u) => before.unjudged[u.shardId] === suggestionKey(u)).map((u) => u.shardId);
+  if (unchanged.length > 0) lines.push('', `Unjudged as before (listed in the earlier read): ${ids(unchanged)}`);
   const counter = report.possibleCounterEvidence.filter((h) => !before.counter.includes(`${h.traitId}:${h.shardId}`));
   if (counter.length > 0) lines.push('', '## Possible counter-evidence (new; hints, not judgements)', ...counter.map((h) => `- #${h.shardId} vs trait #${h.traitId}: ${h.reason}`));
   if (changes.changedThemeIds.length > 0) {
