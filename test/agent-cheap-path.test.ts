@@ -39,7 +39,7 @@ async function world() {
   });
   expect(judged.isError, judged.text).toBe(false);
   const [skips, docs] = judged.data.themes.map((t: { id: number }) => t.id);
-  return { db, soulId: soul.id, traitId: trait.id, docsTraitId: docsTrait.id, shardIds, skips, docs, tool };
+  return { db, soulId: soul.id, traitId: trait.id, docsTraitId: docsTrait.id, shardIds, skips, docs, tool, session };
 }
 
 async function observe(db: SoulsDb, soulId: number, items: { content: string; source: string }[]) {
@@ -78,7 +78,7 @@ describe('soul_evidence since a revision', () => {
 
 describe('unjudged shards with their text and scored suggestions', () => {
   it('groups unjudged shards by the theme each resembles, with the similarity, and reads one resembling an opposing theme as counter-evidence', async () => {
-    const { db, soulId, traitId, skips, docs, tool } = await world();
+    const { db, soulId, traitId, skips, docs, tool, session } = await world();
     const [skip, doc, none] = await observe(db, soulId, [
       { content: SKIPS[2], source: 'standup' },
       { content: 'Wrote a runbook for restoring the database servers', source: 'chat' },
@@ -106,6 +106,9 @@ describe('unjudged shards with their text and scored suggestions', () => {
       `- #${none} · journal · D · Baked sourdough bread on sunday morning`,
       '',
     ]);
+    // The resource lists them all the same way, without a report around them.
+    const resource = await session.client.readResource({ uri: `souls://${soulId}/unjudged.md` });
+    expect((resource.contents[0] as { text: string }).text.trimEnd()).toBe(section.trimEnd());
     const json = await tool('soul_evidence', { soulId, format: 'json' });
     expect(json.data.report.unjudged.find((u: { id: number }) => u.id === skip)).toMatchObject({ source: 'standup', text: SKIPS[2], themeId: skips, opposes: [traitId] });
   });

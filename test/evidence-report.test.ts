@@ -408,7 +408,7 @@ describe('buildEvidenceReport variants', () => {
     const [before, section] = report.markdown.split('\n## Unjudged shards');
     const [listed, after] = section.split('\n\n## Traits');
     expect(listed.split('\n').filter((l) => l.startsWith('- #'))).toHaveLength(MARKDOWN_UNJUDGED);
-    expect(listed).toContain('- and 260 more (unjudged in the JSON report)');
+    expect(listed).toContain('- and 260 more: all in souls://1/unjudged.md (MCP) or EvidenceReport.unjudged (GraphQL)');
     expect((before.length + after.length) * 5).toBeLessThan(rawChars);
   });
 

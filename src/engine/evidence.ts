@@ -817,12 +817,12 @@ export function unjudgedLine(u: UnjudgedShard): string {
  * The unjudged shards with their text, grouped by the theme each resembles (ascending theme id; one judged against a
  * trait says so: possible counter-evidence), then those that fit no theme; at most MARKDOWN_UNJUDGED lines.
  */
-export function unjudgedLines(report: Pick<EvidenceReport, 'themes' | 'similarity' | 'traits'>, unjudged: readonly UnjudgedShard[], total: number): string[] {
+export function unjudgedLines(report: Pick<EvidenceReport, 'soulId' | 'themes' | 'similarity'>, unjudged: readonly UnjudgedShard[], total: number, limit = MARKDOWN_UNJUDGED): string[] {
   if (total === 0) return [];
   const lines = ['', `## Unjudged shards (${total}): id · source · date · text`];
   const names = new Map(report.themes.map((t) => [t.id, t.name]));
   const groups = Map.groupBy(unjudged, (u) => u.suggestion?.themeId ?? 0);
-  let room = MARKDOWN_UNJUDGED;
+  let room = limit;
   const measure = `${report.similarity.mode} ≥ ${fixed(report.similarity.threshold, 2)}`;
   for (const themeId of [...groups.keys()].filter((id) => id !== 0).sort((a, b) => a - b)) {
     if (room <= 0) break;
@@ -838,8 +838,8 @@ export function unjudgedLines(report: Pick<EvidenceReport, 'themes' | 'similarit
     lines.push(report.themes.length === 0 ? 'No theme yet:' : `Fits no theme (${measure}): candidates for a new theme:`);
     for (const u of rest.slice(0, room)) lines.push(unjudgedLine(u));
   }
-  const shown = Math.min(unjudged.length, MARKDOWN_UNJUDGED);
-  if (total > shown) lines.push(`- and ${total - shown} more (unjudged in the JSON report)`);
+  const shown = Math.min(unjudged.length, limit);
+  if (total > shown) lines.push(`- and ${total - shown} more: all in souls://${report.soulId}/unjudged.md (MCP) or EvidenceReport.unjudged (GraphQL)`);
   return lines;
 }
 

@@ -191,6 +191,7 @@ export {
   type Trend,
   type UnjudgedShard,
   MARKDOWN_UNJUDGED,
+  unjudgedLines,
   UNJUDGED_TEXT,
 } from './evidence.ts';
 export { evidenceRevision, evidenceSince, rememberEvidence, type EvidenceChanges, type EvidenceSince } from './evidence-since.ts';
