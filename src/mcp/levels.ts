@@ -33,7 +33,7 @@ export const levelup = defineTool({
   title: 'Level up a soul',
   description:
     'Raise a soul one level by a plan placing every active trait once: consolidations (merged into one principle with provenance, ' +
-    'keeping citations), promotedTraitIds (stated by newEssence), carriedTraitIds. It must change something. ' +
+    'keeping citations), promotedTraitIds (stated by newEssence), carriedTraitIds; it must change something. ' +
     'dryRun first: validates, warns, shows the block before and after. levelup_revert undoes it.',
   scope: 'refine',
   annotations: annotations('destructive'),

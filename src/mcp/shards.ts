@@ -101,7 +101,7 @@ const shardInput = z.strictObject({
   soulIds: ids('soul', 100).min(1),
   tags: z.array(z.string().max(256)).max(64).optional(),
   sealed: z.boolean().optional().describe('held back until revealed'),
-  createdAt: dateTime.optional().describe('when observed (ISO-8601), for imports; default now'),
+  createdAt: dateTime.optional().describe('when observed (ISO-8601); default now'),
   embedding: z.array(z.number()).max(EMBEDDING_MAX).optional().describe('your vector, for similarity provided'),
 });
 

@@ -261,7 +261,7 @@ export const soulAttune = defineTool({
   title: 'Close a refinement cycle',
   description:
     'Close a refinement cycle of soulId: it then waits for new evidence. fadeExhaustedShards also fades shards ' +
-    'cited by enough distinct traits. Either or both.',
+    'cited by enough distinct traits. Give either or both.',
   scope: 'refine',
   annotations: annotations('idempotent-write'),
   input: z.strictObject({
