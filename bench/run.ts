@@ -3,6 +3,7 @@
 //   and replicas with the database across a network (bench/latency.ts; SOULS_BENCH_CLI measures another checkout's server).
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { benchAgentCycle } from './agent-cycle.ts';
 import { benchApi } from './api.ts';
 import { benchClustering } from './clustering.ts';
 import { benchColdStart } from './cold-start.ts';
@@ -33,6 +34,7 @@ const sections: Array<[string, () => Promise<BenchRow[]>]> = [
   ['Paraphrase corpus and costs: semantic mode (sentence encoder)', benchSemantic],
   ['The simulated judge: themes assigned through GraphQL, the report scored against the labels', benchJudge],
   ['API', benchApi],
+  ['An agent refines a soul over MCP: the scripted cycle of bench/agent-cycle.ts, before and after (issue 34)', benchAgentCycle],
   ['Price list: each priced thing measured in units of one plain field (measured / priced)', benchPriceList],
   ['Dashboard: examples/dashboard.graphql over HTTP at 100 and 1,000 souls, default limits', benchDashboard],
   ['SOUL.md import plans of pathological documents (importSoulMd, apply: false)', benchSoulMdPlan],

@@ -1,11 +1,13 @@
 import type {
+  EvidenceChanges,
+  EvidenceSince,
   EvidenceReport as EvidenceReportRecord,
   ShardCluster as ShardClusterRecord,
   SuggestedAction as SuggestedActionRecord,
   TraitPair as TraitPairRecord,
   Trend as TrendRecord,
 } from '../src/engine/index.ts';
-import { suggestedActionKinds } from '../src/engine/index.ts';
+import { rememberEvidence, suggestedActionKinds } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { SimilarityMode } from './settings.ts';
@@ -133,7 +135,22 @@ const EvidenceSimilarity = builder.objectRef<EvidenceReportRecord['similarity']>
   }),
 });
 
-export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceReport').implement({
+const EvidenceChangesType = builder.objectRef<EvidenceChanges & { since: string }>('EvidenceChanges').implement({
+  description: 'What changed in a report since the revision a previous read returned.',
+  fields: (t) => ({
+    since: t.exposeString('since', { description: 'the revision asked about' }),
+    newShards: t.field({ type: [Shard], description: `shards the report holds now and did not then, ascending id: at most ${LIST_CAP}`, resolve: (c, _, ctx) => loadPresent(ctx.loaders.shard, c.newShardIds.slice(0, LIST_CAP)) }),
+    goneShards: t.field({ type: [Shard], description: `shards it held then and not now (faded, expired, sealed), ascending id: at most ${LIST_CAP}`, resolve: (c, _, ctx) => loadPresent(ctx.loaders.shard, c.goneShardIds.slice(0, LIST_CAP)) }),
+    changedThemeIds: t.field({ type: ['ID'], description: `themes whose name, members or opposed traits changed, new or gone: at most ${LIST_CAP}`, resolve: (c) => c.changedThemeIds.slice(0, LIST_CAP).map(String) }),
+    readinessChanged: t.exposeBoolean('readinessChanged'),
+    newSuggestedActions: t.stringList({ description: 'suggested actions new or changed since, as "KIND: message": at most one of each kind', resolve: (c) => c.newActions }),
+  }),
+});
+
+/** A report as a read answered it: with `read` when the read passed `since` (the markdown is then only what changed). */
+export type EvidenceReportRead = EvidenceReportRecord & { read?: EvidenceSince };
+
+export const EvidenceReport = builder.objectRef<EvidenceReportRead>('EvidenceReport').implement({
   description: 'The soul’s considered shards, pre-digested for whoever decides: a person, a script or an LLM.',
   ...readBeyondId,
   fields: (t) => ({
@@ -171,7 +188,25 @@ export const EvidenceReport = builder.objectRef<EvidenceReportRecord>('EvidenceR
     promotionCandidates: t.field({ type: [PromotionCandidate], description: 'at most traitLimit', resolve: (r) => r.promotionCandidates }),
     trend: t.field({ type: Trend, resolve: (r) => r.trend }),
     suggestedActions: t.field({ type: [SuggestedAction], description: 'at most one of each kind', resolve: (r) => r.suggestedActions }),
-    markdown: t.exposeString('markdown', { description: 'the whole report, compact, for an LLM prompt' }),
+    markdown: t.string({
+      description: 'the whole report, compact, for an LLM prompt; with `since` a known revision, only what changed (one line when nothing did)',
+      resolve: (r) => r.read?.markdown ?? r.markdown,
+    }),
+    revision: t.string({
+      description: 'names this report’s state (the same state, the same revision): pass it as `since` to a later read for only what changed',
+      resolve: (r, _args, ctx) => r.read?.revision ?? rememberEvidence(ctx.db, r),
+    }),
+    sinceKnown: t.boolean({
+      nullable: true,
+      description: 'with `since`: whether that revision was known here; false answers the full report (a restart, another replica, too old)',
+      resolve: (r) => (r.read?.since ? r.read.since.known : null),
+    }),
+    changes: t.field({
+      type: EvidenceChangesType,
+      nullable: true,
+      description: 'with `since` a known revision: what changed since it',
+      resolve: (r) => (r.read?.changes && r.read.since ? { ...r.read.changes, since: r.read.since.revision } : null),
+    }),
     similarity: t.field({ type: EvidenceSimilarity, resolve: (r) => r.similarity }),
   }),
 });

@@ -1,4 +1,4 @@
-import { unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
+import { evidenceSince, unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
 import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
@@ -137,14 +137,17 @@ Soul.implement({
     evidence: t.field({
       type: EvidenceReport,
       description: 'The pre-digested evidence report, optionally scoped to tags and/or a full-text query.',
-      args: { tags: t.arg.stringList(), query: t.arg.string() },
-      resolve: (soul, args, ctx) =>
-        ctx.evidence.load({
+      args: { tags: t.arg.stringList(), query: t.arg.string(), since: t.arg.string({ description: 'a revision a previous read returned: the markdown and changes then say only what changed since' }) },
+      resolve: async (soul, args, ctx) => {
+        const report = await ctx.evidence.load({
           soulId: soul.id,
           tags: args.tags ?? null,
           query: args.query ?? null,
           price: (work) => ctx.cost.charge(evidencePrice(work), `the evidence report of soul ${soul.id} (${work.shards} shards)`),
-        }),
+        });
+        // Without since, the loader's report as it is (its markdown rendered only if asked for); `revision` remembers it.
+        return args.since == null ? report : { ...report, read: evidenceSince(ctx.db, report, args.since, soul.name) };
+      },
     }),
   }),
 });

@@ -1,4 +1,4 @@
-import type { Theme as ThemeRecord } from '../src/engine/index.ts';
+import type { Theme as ThemeRecord, UnjudgedShard as UnjudgedShardRecord } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport, ShardCluster } from './evidence.ts';
@@ -6,7 +6,7 @@ import { lookupId } from './ids.ts';
 import { Shard } from './shard.ts';
 import { Soul } from './soul.ts';
 import { Trait } from './trait.ts';
-import { pageArgs, pageIds, pageText } from './paging.ts';
+import { pageArgs, pageIds, pageOf, pageText } from './paging.ts';
 import { LIST_PAGE } from '../src/server/price-list.ts';
 
 export const Theme = builder.objectRef<ThemeRecord>('Theme').implement({
@@ -80,6 +80,42 @@ builder.objectFields(ShardCluster, (t) => ({
     resolve: (c, _, ctx) => (c.suggestedThemeId === null ? null : ctx.loaders.theme.load(c.suggestedThemeId)),
   }),
 }));
+
+builder.objectField(ShardCluster, 'suggestedThemeSimilarity', (t) =>
+  t.float({
+    nullable: true,
+    description: 'the similarity behind suggestedTheme (its members’ highest to the theme’s members, in the report’s similarity mode; threshold in similarity)',
+    resolve: (c) => c.suggestedThemeSimilarity,
+  }),
+);
+
+const UnjudgedShard = builder.objectRef<UnjudgedShardRecord>('UnjudgedShard').implement({
+  description: 'A shard of the report no theme holds, with the theme it most resembles: what is left to judge.',
+  fields: (t) => ({
+    shard: t.field({ type: Shard, resolve: async (u, _, ctx) => (await ctx.loaders.shard.load(u.shardId))! }),
+    suggestedTheme: t.field({
+      type: Theme,
+      nullable: true,
+      description: 'the theme holding its most similar judged shard, at or above the clustering threshold; null: it fits no theme (a new theme?)',
+      resolve: (u, _, ctx) => (u.suggestion === null ? null : ctx.loaders.theme.load(u.suggestion.themeId)),
+    }),
+    similarity: t.float({ nullable: true, description: 'to suggestedTheme, in the report’s similarity mode', resolve: (u) => u.suggestion?.similarity ?? null }),
+    opposes: t.field({
+      type: [Trait],
+      description: 'active traits suggestedTheme is judged against (the shard is then possible counter-evidence for them, never support): at most traitLimit',
+      resolve: (u, _, ctx) => loadPresent(ctx.loaders.trait, u.suggestion?.opposes ?? []),
+    }),
+  }),
+});
+
+builder.objectField(EvidenceReport, 'unjudged', (t) =>
+  t.field({
+    type: [UnjudgedShard],
+    description: `the clustered shards no theme holds, ascending id: ${pageText(LIST_PAGE, false)}`,
+    args: pageArgs(LIST_PAGE),
+    resolve: (r, args) => pageOf(r.unjudged, (u) => u.shardId, args, LIST_PAGE),
+  }),
+);
 
 builder.objectField(EvidenceReport, 'unjudgedCount', (t) =>
   t.exposeInt('unjudgedCount', { description: 'pending shards of this report not assigned to any theme' }),

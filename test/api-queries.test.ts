@@ -728,7 +728,9 @@ describe('evidence', () => {
       markdown: evidence.markdown,
     });
     expect(evidence.markdown.startsWith(
-      `# Evidence: Mira (soul #${soul.Mira}, level 0)\nShards: 3, clusters: 2, active traits: 2\nReadiness: ready (priority 12.00)\n\n## Suggested actions\n` +
+      `# Evidence: Mira (soul #${soul.Mira}, level 0)\n` +
+        'Next: judge the unjudged shards below into themes (assign, new theme, oppose), then add or cite traits from the themes — ready, 3 unjudged.\n' +
+        `Shards: 3, clusters: 2, active traits: 2\nReadiness: ready (priority 12.00)\n\n## Suggested actions\n` +
         `- READY_FOR_REFINEMENT: ready for refinement: 3 shards from 2 sources\n- STALE_TRAITS: 1 trait flagged stale (#${trait.t2})\n\n`,
     )).toBe(true);
     expect(t1Signals.tenure * t1Signals.citationDensity * t1Signals.essenceRedundancy).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../src/engine/clock.ts';
 import type { Crystallization } from '../src/engine/crystallization.ts';
-import { buildEvidenceReport, hasNegation, similaritySums } from '../src/engine/evidence.ts';
+import { buildEvidenceReport, hasNegation, MARKDOWN_UNJUDGED, similaritySums } from '../src/engine/evidence.ts';
 import type { EvidenceInput } from '../src/engine/evidence.ts';
 import type { Citation, Shard, Soul, Trait } from '../src/engine/model.ts';
 import { defaultKnobs } from '../src/engine/settings.ts';
@@ -238,6 +238,7 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
     expect(report.markdown).toBe(
       [
         '# Evidence: Grace (soul #1, level 3)',
+        'Next: judge the unjudged shards below into themes (assign, new theme, oppose), then add or cite traits from the themes — ready, 10 unjudged.',
         'Shards: 10, clusters: 5, active traits: 5',
         'Readiness: ready (priority 12.50)',
         '',
@@ -248,6 +249,19 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
         '- NOVEL_CLUSTER: 1 cluster (size 2) not aligned with any trait',
         '- TENSION: 1 trait pair in tension (#12, #13)',
         '- PROMOTION_CANDIDATES: 3 traits are promotion candidates (#10, #12, #13)',
+        '',
+        '## Unjudged shards (10): id · source · date · text',
+        'No theme yet:',
+        '- #1 · chat · 2026-01-29 · Always run the tests before pushing to main',
+        '- #2 · email · 2026-01-26 · always run the tests before pushing to main!',
+        '- #3 · journal · 2026-01-11 · Always run the whole test suite before pushing to main',
+        '- #4 · chat · 2026-01-06 · Write documentation for every public function',
+        '- #5 · email · 2026-01-01 · Wrote documentation for each public function',
+        '- #6 · journal · 2026-01-23 · Drinks green tea every morning before standup',
+        '- #7 · journal · 2026-01-17 · Drinks green tea each morning before the standup',
+        '- #8 · email · 2026-01-03 · Refactored the billing module over the weekend',
+        '- #9 · chat · 2026-01-28 · Asked a colleague to pair on the flaky login bug',
+        '- #10 · chat · 2026-01-30 · Wrote documentation for every public function.',
         '',
         '## Traits',
         '- #10 Keep commits small and focused — cites 2, density 0.02, tenure 0.50, essence 0.47, survived 1',
@@ -275,7 +289,9 @@ describe('buildEvidenceReport on a hand-built fixture', () => {
         '',
       ].join('\n'),
     );
-    for (const id of [2, 3, 4, 5, 7, 8, 9] as const) expect(report.markdown).not.toContain(text[id]);
+    // Unjudged shards are read in their own section (issue 34); the clusters name members by id only.
+    const clusterSection = report.markdown.slice(report.markdown.indexOf('## Clusters'));
+    for (const id of [2, 3, 4, 5, 7, 8, 9] as const) expect(clusterSection).not.toContain(text[id]);
   });
 
   it('is deterministic: same input, same bytes, whatever the row order', () => {
@@ -356,6 +372,7 @@ describe('buildEvidenceReport variants', () => {
     expect(report.markdown).toBe(
       [
         '# Evidence: Grace (soul #1, level 3)',
+        'Next: nothing until new evidence arrives — not ready (MIN_SHARDS, SOURCE_DIVERSITY unmet), 0 unjudged.',
         'Scope: tags nothing-here',
         'Shards: 0, clusters: 0, active traits: 0',
         'Readiness: not ready — MIN_SHARDS needs 3 more shards (0 of the 3 needed); SOURCE_DIVERSITY needs shards from 2 more sources (0 of the 2 needed)',
@@ -387,7 +404,12 @@ describe('buildEvidenceReport variants', () => {
     expect(report.clusters[0].representativeId).toBe(1003);
     expect(report.markdown).toContain(`+299 similar: ${report.clusters[0].memberIds.filter((id) => id !== 1003).slice(0, 12).map((id) => `#${id}`).join(', ')} and 287 more`);
     const rawChars = many.reduce((n, s) => n + s.content.length, 0);
-    expect(report.markdown.length * 5).toBeLessThan(rawChars);
+    // Unjudged shards are listed with their text, at most MARKDOWN_UNJUDGED of them; the rest of the report folds them.
+    const [before, section] = report.markdown.split('\n## Unjudged shards');
+    const [listed, after] = section.split('\n\n## Traits');
+    expect(listed.split('\n').filter((l) => l.startsWith('- #'))).toHaveLength(MARKDOWN_UNJUDGED);
+    expect(listed).toContain('- and 260 more: all in souls://1/unjudged.md (MCP) or EvidenceReport.unjudged (GraphQL)');
+    expect((before.length + after.length) * 5).toBeLessThan(rawChars);
   });
 
   it('computes bitset similarity sums bit-identical to pairwise jaccardOfIndexed', () => {

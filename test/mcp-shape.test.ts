@@ -110,7 +110,7 @@ describe('tool inputs', () => {
   it('refuse a key the tool does not know, at any depth, naming it and the ones allowed', async () => {
     const misspelt = await tool('soul_evidence', { soulId: souls.Mira, fromat: 'json' });
     expect(misspelt.isError).toBe(true);
-    expect(misspelt.text).toContain('fromat: is not a parameter of soul_evidence (did you mean format?). soul_evidence takes soulId, format, tags, query, cursor, limit.');
+    expect(misspelt.text).toContain('fromat: is not a parameter of soul_evidence (did you mean format?). soul_evidence takes soulId, format, tags, query, since, cursor, limit.');
     const before = (await listShards(server.app.db, { first: 500 })).totalCount;
     const nested = await tool('shard_observe', { shards: [{ content: 'A note.', source: 'chat', soulIds: [souls.Mira], creatdAt: '2026-05-01T00:00:00Z' }] });
     expect(nested.isError).toBe(true);

@@ -55,13 +55,26 @@ describe('skills/*/SKILL.md', () => {
         expect(inputs, arg).toContain(arg);
       }
       expect(body).toContain('newThemeName');
-      expect(assignmentFields).toEqual(['shardIds', 'themeId', 'newThemeName']);
+      expect(assignmentFields).toEqual(['shardIds', 'themeId', 'newThemeName', 'opposes']);
     }
     const propose = skills.find((s) => s.name === 'propose-traits')!.body;
     for (const arg of ['shardIds', 'traitId', 'name']) expect(inputs).toContain(arg);
     for (const action of ['assign', 'unassign', 'rename', 'oppose']) expect(propose).toContain(`"${action}"`);
     expect(propose).toContain('suggestedTheme');
     expect(propose).toContain('`vectors`');
+  });
+
+  it('teach the cheap path (issue 34): read since a revision, judge and oppose in one call, cite many traits in one call, with the real arguments', async () => {
+    const { tools } = await session.client.listTools();
+    const inputOf = (name: string) => tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, { items?: { properties?: object } }>;
+    expect(Object.keys(inputOf('soul_evidence'))).toContain('since');
+    expect(Object.keys(inputOf('trait_change').cites.items!.properties!)).toEqual(['traitId', 'shardIds']);
+    const propose = skills.find((s) => s.name === 'propose-traits')!.body;
+    for (const word of ['`since`', '`revision`', '`opposes`', '`cites`', 'Unjudged shards', 'Next: ']) expect(propose, word).toContain(word);
+    // Reading a shard's text takes no second tool: shard_search only for a clipped line.
+    expect(propose).not.toMatch(/Read the unjudged shards \(`shard_search`/);
+    expect(skills.find((s) => s.name === 'maintenance-pass')!.body).toContain('`since`');
+    expect(skills.find((s) => s.name === 'judge-level-up')!.body).toContain('`since`');
   });
 
   it('a tool name that does not exist is caught', () => {

@@ -274,7 +274,7 @@ describe('soul_evidence and themes', () => {
       expect.arrayContaining([
         expect.objectContaining({ memberIds: [shardIds[0], shardIds[1]], themeId: builds, suggestedTheme: null, opposes: [] }),
         expect.objectContaining({ memberIds: [shardIds[3]], themeId: food, suggestedTheme: null, opposes: [traitId], alignment: { kind: 'CONTRADICTING', traitId } }),
-        expect.objectContaining({ memberIds: [shardIds[2]], themeId: null, suggestedTheme: { id: builds, name: 'Builds' }, opposes: [] }),
+        expect.objectContaining({ memberIds: [shardIds[2]], themeId: null, suggestedTheme: { id: builds, name: 'Builds', similarity: expect.any(Number) }, opposes: [] }),
       ]),
     );
   });

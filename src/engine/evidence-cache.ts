@@ -15,6 +15,7 @@ function analysisBytes(analysis: EvidenceAnalysis): number {
   let bytes = 200 + 64 * (analysis.tensions.length + analysis.consolidationCandidates.length);
   for (const c of analysis.clusters) bytes += 160 + 8 * c.memberIds.length + 8 * c.opposes.length;
   for (const h of analysis.possibleCounterEvidence) bytes += 96 + 2 * h.reason.length;
+  bytes += 96 * analysis.suggestions.size;
   return bytes;
 }
 

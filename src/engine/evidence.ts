@@ -85,9 +85,18 @@ export type ShardCluster = {
   themeId: number | null;
   /** For unjudged shards: the theme whose members they most resemble, at or above the clustering threshold (a suggestion only). */
   suggestedThemeId: number | null;
+  /** The similarity behind suggestedThemeId (its members' highest, in the report's similarity mode), or null. */
+  suggestedThemeSimilarity: number | null;
   /** Traits the cluster's theme opposes: its members are counter-evidence for them, never reinforcement. */
   opposes: number[];
 };
+/**
+ * The theme an unjudged shard most resembles (its most similar judged member's), at or above the clustering
+ * threshold; `opposes` the active traits that theme is judged against: the shard is then possible counter-evidence.
+ */
+export type ThemeSuggestion = { themeId: number; similarity: number; opposes: number[] };
+/** An unjudged shard of the report with its text, so an agent judges it without a second read. */
+export type UnjudgedShard = { shardId: number; source: string; createdAt: number; content: string; suggestion: ThemeSuggestion | null };
 /** A trait and the shards of this report judged, through a theme opposing it, to contradict it. */
 export type CounterEvidence = { traitId: number; themeIds: number[]; shardIds: number[] };
 /** Trait ids, a < b. */
@@ -107,6 +116,7 @@ export const suggestedActionKinds = [
   'PROMOTION_CANDIDATES',
   'POSSIBLE_COUNTER_EVIDENCE',
   'NO_CLUSTER_SIGNAL',
+  'NEW_THEME',
 ] as const;
 export type SuggestedActionKind = (typeof suggestedActionKinds)[number];
 export type SuggestedAction = { kind: SuggestedActionKind; message: string; count: number; traitIds: number[] };
@@ -128,6 +138,10 @@ export type EvidenceReport = {
   trend: Trend;
   /** Shards of the report not assigned to any theme: what is left to judge. */
   unjudgedCount: number;
+  /** The clustered unjudged shards, ascending id, each with the theme it resembles (if any). */
+  unjudged: UnjudgedShard[];
+  /** The soul's themes with members in the report, ascending id. */
+  themes: ThemeSummary[];
   /** Per active trait that a theme with members in the report opposes, ascending trait id. */
   counterEvidence: CounterEvidence[];
   suggestedActions: SuggestedAction[];
@@ -147,9 +161,11 @@ export type EvidenceAnalysis = {
   tensions: readonly TraitPair[];
   consolidationCandidates: readonly TraitPair[];
   possibleCounterEvidence: readonly CounterEvidenceHint[];
+  /** Each clustered unjudged shard's best theme, by shard id, when one is close enough. */
+  suggestions: ReadonlyMap<number, ThemeSuggestion>;
 };
 /** A cluster as analysed: what its shards' rows, read again, do not tell. */
-type AnalysedCluster = Pick<ShardCluster, 'representativeId' | 'memberIds' | 'alignment' | 'themeId' | 'suggestedThemeId' | 'opposes'>;
+type AnalysedCluster = Pick<ShardCluster, 'representativeId' | 'memberIds' | 'alignment' | 'themeId' | 'suggestedThemeId' | 'suggestedThemeSimilarity' | 'opposes'>;
 
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
@@ -224,6 +240,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const clustered = shards.filter((s) => themeOf.has(s.id) || kept.has(s.id));
   const traits = [...input.activeTraits].sort((x, y) => x.id - y.id);
   const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
+  const themeById = new Map((input.themes ?? []).map((t) => [t.id, t]));
   const memo = knobs.similarity === 'trigram' ? input.analyses : undefined;
   const key = memo === undefined ? '' : analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits });
   let analysis = memo?.get(key);
@@ -236,18 +253,30 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     const principle = new Map(traits.map((t) => [t.id, t.principle]));
     // A pair is either in tension or a consolidation candidate, never both.
     const opposed = (p: TraitPair) => negated.get(p.a) !== negated.get(p.b) || oppositePolarity(principle.get(p.a)!, principle.get(p.b)!);
+    const found = yield* clusterSteps(ctx);
+    const lexicalHints = yield* possibleCounterEvidenceSteps(
+      counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
+      // A judged shard's place is the judge's: the hint reads only what is not yet judged.
+      unjudged,
+    );
     analysis = {
-      clusters: (yield* clusterSteps(ctx)).map(({ representativeId, memberIds, alignment, themeId, suggestedThemeId, opposes }) => ({ representativeId, memberIds, alignment, themeId, suggestedThemeId, opposes })),
+      clusters: found.clusters.map(({ representativeId, memberIds, alignment, themeId, suggestedThemeId, suggestedThemeSimilarity, opposes }) => ({
+        representativeId,
+        memberIds,
+        alignment,
+        themeId,
+        suggestedThemeId,
+        suggestedThemeSimilarity,
+        opposes,
+      })),
+      suggestions: found.suggestions,
       tensions: similarPairs.filter(opposed),
       consolidationCandidates: similarPairs.filter((p) => !opposed(p)),
-      possibleCounterEvidence: yield* possibleCounterEvidenceSteps(
-        counterEvidenceTopics(shards, themeOf, input.themes ?? [], traits, citedByTrait),
-        // A judged shard's place is the judge's: the hint reads only what is not yet judged.
-        unjudged,
-      ),
+      possibleCounterEvidence: [...lexicalHints, ...suggestedAgainst(found.suggestions, themeById, knobs.similarity, lexicalHints)],
     };
     memo?.set(key, analysis);
   }
+  const { suggestions } = analysis;
   const clusters = described(analysis.clusters, shards, soul.id, now, knobs);
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
@@ -274,6 +303,10 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     promotionCandidates,
     trend,
     unjudgedCount: unjudged.length,
+    unjudged: clustered
+      .filter((s) => !themeOf.has(s.id))
+      .map((s) => ({ shardId: s.id, source: s.source, createdAt: s.createdAt, content: s.content, suggestion: suggestions.get(s.id) ?? null })),
+    themes: [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themeById.has(id) ? [themeById.get(id)!] : [])),
     counterEvidence: counterEvidence(shards, themeOf, input.themes ?? [], traits),
     suggestedActions: [],
     markdown: '',
@@ -342,13 +375,14 @@ function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[
       sharedWith: sharedWith(members.map((_, i) => i), members, soulId),
       themeId: c.themeId,
       suggestedThemeId: c.suggestedThemeId,
+      suggestedThemeSimilarity: c.suggestedThemeSimilarity,
       opposes: c.opposes,
     };
   });
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
-function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
+function* clusterSteps(ctx: Context): Steps<{ clusters: ShardCluster[]; suggestions: Map<number, ThemeSuggestion> }> {
   const { shards, input } = ctx;
   const themeOf = input.themeOf ?? new Map<number, number>();
   const position = new Map(shards.map((s, i) => [s.id, i]));
@@ -385,42 +419,59 @@ function* clusterSteps(ctx: Context): Steps<ShardCluster[]> {
     else citedBy.set(c.shardId, [c.traitId]);
   }
 
+  // Keyed by position in ctx.shards: each clustered unjudged shard's best theme, when one is close enough.
+  const suggestions = new Map<number, ThemeSuggestion>();
+  if (themed.size > 0) {
+    for (const i of free) {
+      yield;
+      const best = bestTheme(ctx, i, themed);
+      if (best !== null) suggestions.set(i, { ...best, opposes: opposedBy.get(best.themeId) ?? [] });
+    }
+  }
   const clusters: ShardCluster[] = [];
   for (const { indices, themeId } of partition) {
     const opposes = themeId === null ? [] : (opposedBy.get(themeId) ?? []);
     const cluster = yield* describeCluster(ctx, indices, citedBy, themeId, opposes);
-    if (themeId === null && themed.size > 0) cluster.suggestedThemeId = yield* suggestTheme(ctx, indices, themed);
+    if (themeId === null) {
+      const suggestion = clusterSuggestion(indices, suggestions);
+      cluster.suggestedThemeId = suggestion?.themeId ?? null;
+      cluster.suggestedThemeSimilarity = suggestion?.similarity ?? null;
+    }
     clusters.push(cluster);
   }
-  return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
+  clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
+  return { clusters, suggestions: new Map([...suggestions].map(([i, s]) => [shards[i].id, s])) };
 }
 
 /**
- * The theme whose members an unjudged cluster most resembles: each member's theme is the one holding its most
- * similar judged shard, at or above the clustering threshold (the link single linkage would have made; ties go to
- * the lowest theme id). The cluster is suggested that theme only when every member resembling any theme resembles
- * that one most: a cluster whose members point at different themes is mixed, and any one suggestion would mislead.
+ * The theme whose members shard `i` most resembles: the one holding its most similar judged shard, at or above the
+ * clustering threshold (the link single linkage would have made; ties go to the lowest theme id), or null.
  */
-function* suggestTheme(ctx: Context, indices: readonly number[], themed: ReadonlyMap<number, readonly number[]>): Steps<number | null> {
-  const themeIds = [...themed.keys()].sort((a, b) => a - b);
-  let suggestion: number | null = null;
-  for (const i of indices) {
-    yield;
-    let best: number | null = null;
-    let bestSimilarity = ctx.input.knobs.clusteringThreshold;
-    for (const themeId of themeIds) {
-      let most = 0;
-      for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
-      if (most >= bestSimilarity && (best === null || most > bestSimilarity)) {
-        best = themeId;
-        bestSimilarity = most;
-      }
-    }
-    if (best === null) continue;
-    if (suggestion !== null && suggestion !== best) return null;
-    suggestion = best;
+function bestTheme(ctx: Context, i: number, themed: ReadonlyMap<number, readonly number[]>): { themeId: number; similarity: number } | null {
+  let best: { themeId: number; similarity: number } | null = null;
+  for (const themeId of [...themed.keys()].sort((a, b) => a - b)) {
+    let most = 0;
+    for (const j of themed.get(themeId)!) most = Math.max(most, ctx.pair(i, j));
+    if (most >= ctx.input.knobs.clusteringThreshold && (best === null || most > best.similarity)) best = { themeId, similarity: most };
   }
-  return suggestion;
+  return best;
+}
+
+/**
+ * An unjudged cluster's suggestion: the theme every member resembling any theme resembles most, with the highest of
+ * their similarities. A cluster whose members point at different themes is mixed: any one suggestion would mislead.
+ */
+function clusterSuggestion(indices: readonly number[], suggestions: ReadonlyMap<number, ThemeSuggestion>): { themeId: number; similarity: number } | null {
+  let themeId: number | null = null;
+  let similarity = 0;
+  for (const i of indices) {
+    const s = suggestions.get(i);
+    if (!s) continue;
+    if (themeId !== null && themeId !== s.themeId) return null;
+    themeId = s.themeId;
+    similarity = Math.max(similarity, s.similarity);
+  }
+  return themeId === null ? null : { themeId, similarity };
 }
 
 /**
@@ -472,6 +523,28 @@ function counterEvidence(shards: readonly Shard[], themeOf: ReadonlyMap<number, 
     .sort((x, y) => x.traitId - y.traitId);
 }
 
+/**
+ * An unjudged shard suggested into a theme that opposes a trait reads as counter-evidence to that trait, never as
+ * support: one hint per trait and shard, unless the lexical hints already name that pair.
+ */
+function suggestedAgainst(
+  suggestions: ReadonlyMap<number, ThemeSuggestion>,
+  themes: ReadonlyMap<number, ThemeSummary>,
+  mode: SimilarityMode,
+  known: readonly CounterEvidenceHint[],
+): CounterEvidenceHint[] {
+  const seen = new Set(known.map((h) => `${h.traitId}:${h.shardId}`));
+  const hints: CounterEvidenceHint[] = [];
+  for (const [shardId, s] of [...suggestions].sort((x, y) => x[0] - y[0])) {
+    for (const traitId of s.opposes) {
+      if (seen.has(`${traitId}:${shardId}`)) continue;
+      const name = oneLine(themes.get(s.themeId)?.name ?? '');
+      hints.push({ traitId, shardId, overlap: s.similarity, reason: `resembles theme "${name}" (#${s.themeId}, ${mode} ${fixed(s.similarity, 2)}), judged to oppose trait ${traitId}` });
+    }
+  }
+  return hints.sort((x, y) => x.traitId - y.traitId || x.shardId - y.shardId);
+}
+
 function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>, themeId: number | null = null, opposes: number[] = []): Steps<ShardCluster> {
   const { shards, input } = ctx;
   const { now, knobs } = input;
@@ -503,6 +576,7 @@ function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<
     sharedWith: sharedWith(members, shards, input.soul.id),
     themeId,
     suggestedThemeId: null,
+    suggestedThemeSimilarity: null,
     opposes,
   };
 }
@@ -799,7 +873,21 @@ function suggestActions(report: EvidenceReport, shards: readonly Shard[], active
 
   const noSignal = clusterSignalWarning(report.clusters, report.similarity.mode);
   if (noSignal) add('NO_CLUSTER_SIGNAL', noSignal.singletons, noSignal.message);
+
+  // Without themes every cluster is new; with them, a cluster that fits none (from two sources or more) may be one.
+  const newThemes = report.themes.length === 0 ? [] : newThemeClusters(report);
+  add(
+    'NEW_THEME',
+    newThemes.length,
+    `${plural(newThemes.length, 'cluster', 'clusters')} of unjudged shards from two or more sources ${newThemes.length === 1 ? 'fits' : 'fit'} no theme: ${newThemes.map((c) => `#${c.representativeId} (size ${c.memberCount})`).join(', ')}; judge ${newThemes.length === 1 ? 'it' : 'each'} into a new theme`,
+  );
   return actions;
+}
+
+/** Unjudged clusters of two or more sources whose members resemble no theme: candidates for a new theme. */
+export function newThemeClusters(report: Pick<EvidenceReport, 'clusters' | 'unjudged'>): ShardCluster[] {
+  const suggested = new Set(report.unjudged.filter((u) => u.suggestion !== null).map((u) => u.shardId));
+  return report.clusters.filter((c) => c.themeId === null && c.memberCount >= 2 && c.sources.length >= 2 && !c.memberIds.some((id) => suggested.has(id)));
 }
 
 function oneLine(text: string): string {
@@ -808,6 +896,66 @@ function oneLine(text: string): string {
 
 function fixed(value: number, digits: number): string {
   return value.toFixed(digits);
+}
+
+/** Unjudged lines the markdown shows; the JSON report pages them all. */
+export const MARKDOWN_UNJUDGED = 40;
+/** Characters of an unjudged shard's text on its line. */
+export const UNJUDGED_TEXT = 110;
+
+function clipLine(text: string, room: number): string {
+  const line = oneLine(text);
+  return line.length <= room ? line : `${line.slice(0, room - 1).trimEnd()}…`;
+}
+
+/** `#id · source · date · text`: an unjudged shard on one line, its text clipped. */
+export function unjudgedLine(u: UnjudgedShard): string {
+  const similarity = u.suggestion === null ? '' : ` (${fixed(u.suggestion.similarity, 2)})`;
+  return `- #${u.shardId} · ${oneLine(u.source)} · ${new Date(u.createdAt).toISOString().slice(0, 10)} · ${clipLine(u.content, UNJUDGED_TEXT)}${similarity}`;
+}
+
+/**
+ * The unjudged shards with their text, grouped by the theme each resembles (ascending theme id; one judged against a
+ * trait says so: possible counter-evidence), then those that fit no theme; at most MARKDOWN_UNJUDGED lines.
+ */
+export function unjudgedLines(report: Pick<EvidenceReport, 'soulId' | 'themes' | 'similarity'>, unjudged: readonly UnjudgedShard[], total: number, limit = MARKDOWN_UNJUDGED): string[] {
+  if (total === 0) return [];
+  const lines = ['', `## Unjudged shards (${total}): id · source · date · text`];
+  const names = new Map(report.themes.map((t) => [t.id, t.name]));
+  const groups = Map.groupBy(unjudged, (u) => u.suggestion?.themeId ?? 0);
+  let room = limit;
+  const measure = `${report.similarity.mode} ≥ ${fixed(report.similarity.threshold, 2)}`;
+  for (const themeId of [...groups.keys()].filter((id) => id !== 0).sort((a, b) => a - b)) {
+    if (room <= 0) break;
+    const members = groups.get(themeId)!;
+    const against = members[0].suggestion!.opposes;
+    const warning = against.length > 0 ? `, judged against trait${against.length === 1 ? '' : 's'} ${against.map((id) => `#${id}`).join(', ')}: possible counter-evidence, never support` : '';
+    lines.push(`Resembling theme "${oneLine(names.get(themeId) ?? '')}" (#${themeId}; ${measure})${warning}:`);
+    for (const u of members.slice(0, room)) lines.push(unjudgedLine(u));
+    room -= members.length;
+  }
+  const rest = groups.get(0) ?? [];
+  if (rest.length > 0 && room > 0) {
+    lines.push(report.themes.length === 0 ? 'No theme yet:' : `Fits no theme (${measure}): candidates for a new theme:`);
+    for (const u of rest.slice(0, room)) lines.push(unjudgedLine(u));
+  }
+  const shown = Math.min(unjudged.length, limit);
+  if (total > shown) lines.push(`- and ${total - shown} more: all in souls://${report.soulId}/unjudged.md (MCP) or EvidenceReport.unjudged (GraphQL)`);
+  return lines;
+}
+
+/** The report's second line: what to do next and why (readiness, the unmet conditions, what is left to judge). */
+function nextStep(report: EvidenceReport, knobs: Knobs): string {
+  const cr = report.crystallization;
+  const why = `${cr.ready ? 'ready' : `not ready (${cr.unmet.join(', ')} unmet)`}, ${report.unjudgedCount} unjudged`;
+  const novel = report.suggestedActions.find((a) => a.kind === 'NOVEL_CLUSTER')?.count ?? 0;
+  let step: string;
+  if (report.traits.length >= knobs.traitLimit) step = `level up first: at capacity (${report.traits.length}/${knobs.traitLimit} traits)`;
+  else if (report.unjudgedCount > 0) step = `judge the unjudged shards below into themes (assign, new theme, oppose)${cr.ready ? ', then add or cite traits from the themes' : ''}`;
+  else if (cr.ready && novel > 0) step = `propose traits from ${plural(novel, 'novel cluster', 'novel clusters')}, cite reinforcing themes, then attune`;
+  else if (cr.ready) step = 'cite what reinforces the traits, then attune';
+  else step = 'nothing until new evidence arrives';
+  return `Next: ${step} — ${why}.`;
 }
 
 function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
@@ -834,6 +982,8 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   const cr = report.crystallization;
   const needs = unmetNeeds(cr, soul.lastAttunedAt, input.knobs).map(unmetNeedLine);
   lines.push(cr.ready ? `Readiness: ready (priority ${fixed(cr.priority, 2)})` : `Readiness: not ready${needs.length > 0 ? ` — ${needs.join('; ')}` : ''}`);
+  // Second line, so one read starts a cycle: what to do next, and why.
+  lines.splice(1, 0, nextStep(report, input.knobs));
 
   lines.push('', '## Suggested actions');
   if (report.suggestedActions.length === 0) lines.push('- none');
@@ -841,6 +991,7 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
     const ids = a.traitIds.length > 0 ? ` (${a.traitIds.map((id) => `#${id}`).join(', ')})` : '';
     lines.push(`- ${a.kind}: ${a.message}${ids}`);
   }
+  lines.push(...unjudgedLines(report, report.unjudged, report.unjudgedCount));
 
   // What a refiner acts on comes first; the clusters, longest, come last, so a clipped copy loses only the lightest.
   if (report.traits.length > 0) {
@@ -860,7 +1011,10 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
     for (const p of pairs) lines.push(`- #${p.a} ${joiner} #${p.b} (similarity ${fixed(p.similarity, 2)})`);
   };
   const themeNames = new Map((input.themes ?? []).map((t) => [t.id, t.name]));
+  const traitList = (ids: readonly number[]) => `${ids.length === 1 ? 'trait' : 'traits'} ${ids.map((id) => `#${id}`).join(', ')}`;
   const themeLabel = (id: number) => `theme "${oneLine(themeNames.get(id) ?? '')}" (#${id})`;
+  const opposedBy = new Map((input.themes ?? []).map((t) => [t.id, t.opposes.filter((id) => principles.has(id))]));
+  const againstLabel = (id: number) => ((opposedBy.get(id) ?? []).length > 0 ? `, judged against ${traitList(opposedBy.get(id)!)}: possible counter-evidence, never support` : '');
   if (report.counterEvidence.length > 0) {
     lines.push('', '## Counter-evidence (judged to contradict a trait, never counted as reinforcing it)');
     for (const c of report.counterEvidence) {
@@ -903,7 +1057,6 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
   // A theme is listed as a cluster whatever its size; only unjudged shards alike to no other are folded.
   const groups = report.clusters.filter((c) => c.memberCount > 1 || c.themeId !== null);
   const singles = report.clusters.filter((c) => c.memberCount === 1 && c.themeId === null);
-  const traitList = (ids: readonly number[]) => `${ids.length === 1 ? 'trait' : 'traits'} ${ids.map((id) => `#${id}`).join(', ')}`;
   const hintedTraits = Map.groupBy(report.possibleCounterEvidence, (h) => h.shardId);
   if (groups.length > 0) {
     lines.push('', '## Clusters (highest weight first)');
@@ -914,7 +1067,7 @@ function renderMarkdown(report: EvidenceReport, input: EvidenceInput): string {
       if (c.themeId !== null) parts.unshift(themeLabel(c.themeId));
       const mayContradict = distinctAscending(c.memberIds.flatMap((id) => (hintedTraits.get(id) ?? []).map((h) => h.traitId)));
       if (mayContradict.length > 0) parts.push(`may contradict ${traitList(mayContradict)} (possible counter-evidence)`);
-      if (c.suggestedThemeId !== null) parts.push(`resembles ${themeLabel(c.suggestedThemeId)}`);
+      if (c.suggestedThemeId !== null) parts.push(`resembles ${themeLabel(c.suggestedThemeId)} (${fixed(c.suggestedThemeSimilarity ?? 0, 2)})${againstLabel(c.suggestedThemeId)}`);
       if (c.sharedWith.length > 0) {
         const names = c.sharedWith.map((s) => `${oneLine(soulNames.get(s.soulId) ?? `soul #${s.soulId}`)} (${s.sharedCount}/${c.memberCount})`);
         parts.push(`shared with ${names.join(', ')}`);

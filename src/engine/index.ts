@@ -87,6 +87,7 @@ export {
   citeShard,
   citeShards,
   countActiveTraits,
+  citeShardsOfTraits,
   getCitations,
   getShardCitations,
   getTrait,
@@ -189,7 +190,12 @@ export {
   type SuggestedActionKind,
   type TraitPair,
   type Trend,
+  type UnjudgedShard,
+  MARKDOWN_UNJUDGED,
+  unjudgedLines,
+  UNJUDGED_TEXT,
 } from './evidence.ts';
+export { evidenceRevision, evidenceSince, rememberEvidence, type EvidenceChanges, type EvidenceSince } from './evidence-since.ts';
 export {
   assignmentCounterCitations,
   assignThemes,

@@ -6,7 +6,8 @@ import type { SoulsDb } from './souls-db.ts';
 import type { Awaitable, ThemeAssignmentWrite } from '../store/store.ts';
 
 /** Exactly one of `themeId` (an existing theme of the soul) and `newThemeName` (a theme created by this call). */
-export type ThemeAssignment = { shardIds: readonly (number | string)[]; themeId?: number | string | null; newThemeName?: string | null };
+/** `opposes`: traits the assignment's theme is then judged against (its members counter-evidence for them), in the same unit of work. */
+export type ThemeAssignment = { shardIds: readonly (number | string)[]; themeId?: number | string | null; newThemeName?: string | null; opposes?: readonly (number | string)[] | null };
 
 /** Who made the change: a token's name, 'local', or the refiner soul's slug; recorded with every theme event. */
 export type ThemeActorOptions = { actor?: string | null };
@@ -66,10 +67,16 @@ export function validThemeAssignments(db: SoulsDb, assignments: readonly ThemeAs
  * in order. A call that moves no shard and creates no theme is an InvalidStateError; moving a shard a trait cites
  * into a theme opposing that trait is a ValidationError at the shard's field (SPEC §13).
  */
-export async function assignThemes(db: SoulsDb, soulId: number | string, assignments: readonly ThemeAssignment[], options: ThemeActorOptions = {}): Promise<AssignThemesResult> {
+export async function assignThemes(db: SoulsDb, soulId: number | string, assignments: readonly ThemeAssignment[], options: ThemeActorOptions & { dryRun?: boolean } = {}): Promise<AssignThemesResult> {
   const id = requireId('soulId', soulId);
   const writes = validThemeAssignments(db, assignments);
-  return judged(db, id, () => db.store.assignThemes(id, writes, actorOf(options), db.clock.now(), db.settings.maxThemesPerSoul));
+  const opposes = assignments.map((a, i) => (a.opposes ?? []).map((traitId, j) => requireId(`assignments[${i}].opposes[${j}]`, traitId)));
+  if (opposes.every((o) => o.length === 0) && !options.dryRun) {
+    return judged(db, id, () => db.store.assignThemes(id, writes, actorOf(options), db.clock.now(), db.settings.maxThemesPerSoul));
+  }
+  const write = () => db.store.judgeThemes(id, writes, opposes, actorOf(options), db.clock.now(), db.settings.maxThemesPerSoul, options.dryRun === true);
+  if (options.dryRun) return { soul: (await db.store.getSouls([id])).get(id)!, themes: await write(), readySoulIds: [] };
+  return judged(db, id, write);
 }
 
 /** Returns the shards to the soul's unjudged pool; shards without a theme are left as they are (none with one: InvalidStateError). Returns the themes they left. */

@@ -79,6 +79,32 @@ export async function citeShards(db: SoulsDb, traitId: number, shardIds: readonl
   return { trait: (await db.store.getTraits([traitId])).get(traitId)!, cited: wanted.filter((id) => fresh.has(id)), alreadyCited: wanted.filter((id) => !fresh.has(id)) };
 }
 
+export type TraitCites = { traitId: number; shardIds: readonly number[] };
+export type TraitCitesResult = { traitId: number; cited: number[]; alreadyCited: number[] };
+
+/**
+ * citeShards for several traits at once, all or nothing (each entry checked as citeShards checks it; a refusal names
+ * `cites[i]`). `dryRun` checks and answers the same, writing nothing.
+ */
+export async function citeShardsOfTraits(db: SoulsDb, cites: readonly TraitCites[], options: { dryRun?: boolean } = {}): Promise<TraitCitesResult[]> {
+  if (cites.length === 0) throw new ValidationError('cites', 'must list at least one trait and its shards');
+  const wanted = cites.map((c, i) => {
+    const shardIds = [...new Set(requireIds(`cites[${i}].shardIds`, c.shardIds))];
+    if (shardIds.length === 0) throw new ValidationError(`cites[${i}].shardIds`, 'must list at least one shard');
+    return { traitId: requireIds(`cites[${i}].traitId`, [c.traitId])[0], shardIds };
+  });
+  const seen = new Set<number>();
+  wanted.forEach((c, i) => {
+    if (seen.has(c.traitId)) throw new ValidationError(`cites[${i}].traitId`, `lists trait ${c.traitId} twice: give each trait once, with all its shards`);
+    seen.add(c.traitId);
+  });
+  const fresh = await citing('cites', async () => db.store.citeShardsOfTraits(wanted, db.clock.now(), options.dryRun === true));
+  return wanted.map((c, i) => {
+    const added = new Set(fresh[i]);
+    return { traitId: c.traitId, cited: c.shardIds.filter((id) => added.has(id)), alreadyCited: c.shardIds.filter((id) => !added.has(id)) };
+  });
+}
+
 /**
  * Takes a citation back (SPEC §12); refused when the trait does not cite the shard. A faded shard that falls below
  * the fade threshold returns to pending, so `readySoulIds` lists the souls that made ready.

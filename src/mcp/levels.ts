@@ -32,9 +32,9 @@ export const levelup = defineTool({
   name: 'levelup',
   title: 'Level up a soul',
   description:
-    'Raise a soul one level by a plan placing every active trait once: consolidations (traits merged into one principle with provenance, ' +
-    'keeping their citations), promotedTraitIds (now stated by newEssence), carriedTraitIds (kept). It must change something. Use at capacity ' +
-    'or on candidates. dryRun true first: validates, warns, shows the block before and after. levelup_revert undoes it.',
+    'Raise a soul one level by a plan placing every active trait once: consolidations (merged into one principle with provenance, ' +
+    'keeping citations), promotedTraitIds (stated by newEssence), carriedTraitIds; it must change something. ' +
+    'dryRun first: validates, warns, shows the block before and after. levelup_revert undoes it.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -117,8 +117,8 @@ export const levelupRevert = defineTool({
   name: 'levelup_revert',
   title: 'Roll back the latest level-up',
   description:
-    'Undo the latest level-up exactly: essence, traits, generations, citations. Never blocked by the trait limit; later traits stay. ' +
-    'Pass levelEventId (soul_read sections ["levels"]) for a safe retry; without it each call reverts one more.',
+    'Undo the latest level-up exactly (essence, traits, citations); later traits stay. ' +
+    'Pass levelEventId (levelup answers it) for a safe retry: without it each call reverts one more.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({

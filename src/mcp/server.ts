@@ -1,6 +1,6 @@
 // The Souls MCP server: the tools a caller's scopes allow, the soul resources, and the skills (as prompts and as the skills extension).
 import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type CallToolResult } from '@modelcontextprotocol/server';
-import { formatEvidence, getSoul, listSouls, NotFoundError, renderSoul, type SoulsDb } from '../engine/index.ts';
+import { formatEvidence, getSoul, listSouls, NotFoundError, renderSoul, unjudgedLines, type SoulsDb } from '../engine/index.ts';
 import { mayReadSouls, type Caller } from '../server/auth.ts';
 import type { SoulsEvents, SoulsPubSub } from '../server/pubsub.ts';
 import type { ToolContext, ToolDefinition } from './context.ts';
@@ -156,7 +156,21 @@ function registerResources(mcp: McpServer, db: SoulsDb): void {
     async (uri, variables) =>
       answering(async () => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: (await formatEvidence(db, await soulIdOf(uri, variables.soulId))).markdown }] }), uri),
   );
+  mcp.registerResource(
+    'unjudged',
+    new ResourceTemplate('souls://{soulId}/unjudged.md', { list: undefined }),
+    { title: 'A soul\'s unjudged shards', description: `Every unjudged shard of the report (at most ${UNJUDGED_RESOURCE_LINES}) as "#id · source · date · text", by the theme each resembles`, mimeType: 'text/markdown' },
+    async (uri, variables) =>
+      answering(async () => {
+        const report = await formatEvidence(db, await soulIdOf(uri, variables.soulId));
+        const text = unjudgedLines(report, report.unjudged, report.unjudgedCount, UNJUDGED_RESOURCE_LINES).slice(1).join('\n') + '\n';
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text }] };
+      }, uri),
+  );
 }
+
+/** Lines the unjudged resource lists; the report's markdown lists MARKDOWN_UNJUDGED. */
+export const UNJUDGED_RESOURCE_LINES = 1000;
 
 /**
  * Follows the event bus until stopped, a write at a time; calls `onChange` once per soul and kind for the writes read

@@ -26,9 +26,9 @@ export const shardSearch = defineTool({
   name: 'shard_search',
   title: 'Find shards',
   description:
-    'Find shards. query: full-text, best first, over pending unsealed shards (of soulId if given); British/American spellings match; ' +
-    'match ALL (the default) needs every word, ANY one. Without query: newest first, filtered by soulId, tags (any), source, status, sealed. ' +
-    'ids: those shards whole. Content is cut at 500 characters (clipped). Paged with cursor.',
+    'Find shards. query: full-text, best first, over pending unsealed shards (of soulId); British/American spellings match; ' +
+    'match ALL words (default) or ANY. Without query: newest first, by soulId, tags (any), source, status, sealed. ' +
+    'ids: those shards. Content cut at 500 characters. Paged.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({
@@ -101,7 +101,7 @@ const shardInput = z.strictObject({
   soulIds: ids('soul', 100).min(1),
   tags: z.array(z.string().max(256)).max(64).optional(),
   sealed: z.boolean().optional().describe('held back until revealed'),
-  createdAt: dateTime.optional().describe('when observed (ISO-8601), for imports; default now'),
+  createdAt: dateTime.optional().describe('when observed (ISO-8601); default now'),
   embedding: z.array(z.number()).max(EMBEDDING_MAX).optional().describe('your vector, for similarity provided'),
 });
 
@@ -109,8 +109,8 @@ export const shardObserve = defineTool({
   name: 'shard_observe',
   title: 'Deposit or reveal shards',
   description:
-    'Record observations: shards (content, source, soulIds; optional tags, sealed, createdAt, embedding), all written in one transaction or none. ' +
-    'Diverse sources make a soul ready. reveal unseals sealed shards. Answers the souls made ready: soul_evidence next.',
+    'Record shards (content, source, soulIds; optional tags, sealed, createdAt, embedding), all or none. ' +
+    'Diverse sources make a soul ready. reveal unseals sealed shards. Answers the souls made ready.',
   scope: 'observe',
   annotations: annotations('additive'),
   input: z.strictObject({

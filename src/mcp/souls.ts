@@ -77,9 +77,9 @@ export const soulRead = defineTool({
   name: 'soul_read',
   title: 'Read a soul or the roster',
   description:
-    'Start here. One soul (soulId or name): its block (render "full" adds provenance) and sections: "traits" (with ids, signals), ' +
-    '"inactiveTraits", "crystallization", "levels", "shardCounts". Long texts are cut (renderedClipped, clipped): souls://{id}/soul.md is whole. ' +
-    'Without soulId or name: the roster, most ready first, paged. Then soul_evidence.',
+    'Start here. One soul (soulId or name): its block ("full" adds provenance) and sections: "traits" (ids, signals), ' +
+    '"inactiveTraits", "crystallization", "levels", "shardCounts"; long texts cut (souls://{id}/soul.md is whole). ' +
+    'Neither: the roster, most ready first, paged.',
   scope: 'read',
   annotations: annotations('read'),
   input: z.strictObject({
@@ -260,7 +260,7 @@ export const soulAttune = defineTool({
   name: 'soul_attune',
   title: 'Close a refinement cycle',
   description:
-    'Close a refinement cycle of soulId after your changes: it then waits for new evidence. fadeExhaustedShards true also fades shards ' +
+    'Close a refinement cycle of soulId: it then waits for new evidence. fadeExhaustedShards also fades shards ' +
     'cited by enough distinct traits. Give either or both.',
   scope: 'refine',
   annotations: annotations('idempotent-write'),
@@ -306,7 +306,7 @@ export const soulManage = defineTool({
   name: 'soul_manage',
   title: 'Create, edit, retire or awaken a soul (admin)',
   description:
-    'Admin verbs that bypass evolution: "create" (name, essence; slug, description), "update" (soulId, fields to overwrite), ' +
+    'Admin verbs that bypass evolution: "create" (name, essence; slug, description), "update" (soulId, fields to set), ' +
     '"retire" (soulId: dormant, history kept), "awaken" (soulId; name if taken). To evolve a soul use trait_change and levelup.',
   scope: 'admin',
   annotations: annotations('destructive'),

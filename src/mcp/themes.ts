@@ -60,16 +60,16 @@ export const evidenceJudge = defineTool({
   name: 'evidence_judge',
   title: 'Judge shards into themes',
   description:
-    '"assign": shards of soulId to themes: each assignment names themeId or newThemeName (a shard in another theme moves). "unassign": ' +
-    'shardIds back to unjudged. "rename" themeId to name. "oppose" / "unoppose": themeId\'s shards are (not) counter-evidence for traitId. ' +
-    'Refuses no-ops and counter-evidence as support. dryRun: the moves and unjudgedCount after. Then trait_change from themes.',
+    '"assign": shards of soulId to themes, each assignment naming themeId or newThemeName (a shard in another theme moves) and opposes: ' +
+    'traits its shards are counter-evidence for; one unit. "unassign": shardIds back to unjudged. "rename" themeId to name. ' +
+    '"oppose"/"unoppose" themeId, traitId. Refuses no-ops and counter-evidence as support. dryRun: moves, unjudgedCount after.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
     action: z.enum(actions),
     soulId: id('soul').optional(),
     assignments: z
-      .array(z.strictObject({ shardIds: ids('shard', 100).min(1), themeId: id('theme').optional(), newThemeName: z.string().max(200).optional() }))
+      .array(z.strictObject({ shardIds: ids('shard', 100).min(1), themeId: id('theme').optional(), newThemeName: z.string().max(200).optional(), opposes: ids('trait', 10).optional() }))
       .max(20)
       .optional(),
     shardIds: ids('shard', 100).optional(),
@@ -248,8 +248,14 @@ function inReport(report: EvidenceReport, shard: { id: number; status: string; s
   return report.clusteredShardCount < report.shardCount && shard.status === 'pending' && !shard.sealed;
 }
 
-async function judge(ctx: ToolContext, action: 'assign' | 'unassign', soulId: number, assignments: { shardIds: number[]; themeId?: number; newThemeName?: string }[], dryRun: boolean, actor: string) {
+async function judge(ctx: ToolContext, action: 'assign' | 'unassign', soulId: number, assignments: { shardIds: number[]; themeId?: number; newThemeName?: string; opposes?: number[] }[], dryRun: boolean, actor: string) {
   const planned = await plan(ctx, action, soulId, assignments, dryRun);
+  const opposing = assignments.some((a) => (a.opposes ?? []).length > 0);
+  if (dryRun && opposing) {
+    // Oppositions are checked by the store itself, in a unit of work it rolls back: the same checks as the write.
+    const checked = await assignThemes(ctx.db, planned.soul.id, assignments, { actor, dryRun: true });
+    planned.themes = planned.themes.map((t) => ({ ...t, opposes: checked.themes.find((c) => c.id === t.id || (t.id === null && c.name === t.name))?.opposes ?? t.opposes }));
+  }
   const soul = { id: planned.soul.id, name: planned.soul.name };
   const answer = (applied: boolean, themes: ThemeOut[], moves: Move[], unjudgedCount: number, ready: { id: number; name: string }[]) => {
     const frame = (kept: Move[]) => ({ soul, applied, themes, moves: kept, unjudgedCount, ...(applied ? { readySouls: ready } : {}) });
@@ -258,7 +264,7 @@ async function judge(ctx: ToolContext, action: 'assign' | 'unassign', soulId: nu
   if (dryRun) return answer(false, planned.themes, planned.moves, planned.unjudgedAfter!, []);
   const result =
     action === 'assign'
-      ? await assignThemes(ctx.db, soul.id, assignments.map((a) => ({ shardIds: a.shardIds, themeId: a.themeId, newThemeName: a.newThemeName })), { actor })
+      ? await assignThemes(ctx.db, soul.id, assignments.map((a) => ({ shardIds: a.shardIds, themeId: a.themeId, newThemeName: a.newThemeName, opposes: a.opposes })), { actor })
       : await unassignShards(ctx.db, soul.id, assignments[0].shardIds, { actor });
   soulChanged(ctx, soul.id, 'THEMES_CHANGED');
   // A new theme's id is known once written: the assignments' themes come back in order.

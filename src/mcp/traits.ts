@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   addTrait,
   citeShards,
+  citeShardsOfTraits,
   getShards,
   getTrait,
   previewTraitChanges,
@@ -32,7 +33,7 @@ const fieldsOf: Record<Action, readonly string[]> = {
   revise: ['traitId', 'principle', 'provenance'],
   revert: ['traitId'],
   reactivate: ['traitId'],
-  cite: ['traitId', 'citeShardIds'],
+  cite: ['traitId', 'citeShardIds', 'cites'],
   uncite: ['traitId', 'citeShardIds'],
 };
 
@@ -40,9 +41,9 @@ export const traitChange = defineTool({
   name: 'trait_change',
   title: 'Change a trait',
   description:
-    '"add": a trait on soulId with principle, provenance (why), citeShardIds; refused at the trait limit (then levelup). "revise": new ' +
-    'principle and/or provenance of traitId. "revert" traitId; "reactivate" an inactive one. "cite" / "uncite": citeShardIds of its soul. ' +
-    'dryRun (add, revise, revert): the block before and after, with warnings. Then soul_attune.',
+    '"add": a trait on soulId: principle, provenance, citeShardIds; refused at the trait limit (then levelup). "revise": principle ' +
+    'and/or provenance of traitId. "revert"/"reactivate" traitId. "cite"/"uncite": citeShardIds of traitId, or cites for many traits. ' +
+    'dryRun (add, revise, revert, cites): writes nothing; shows the block before and after, warnings.',
   scope: 'refine',
   annotations: annotations('destructive'),
   input: z.strictObject({
@@ -52,6 +53,7 @@ export const traitChange = defineTool({
     principle: z.string().max(10_000).optional().describe('one sentence the soul acts on'),
     provenance: z.string().max(70_000).optional(),
     citeShardIds: ids('shard', 100).optional().describe('add, cite, uncite'),
+    cites: z.array(z.strictObject({ traitId: id('trait'), shardIds: ids('shard', 100) })).max(20).optional().describe('cite: all or none'),
     dryRun: z.boolean().default(false),
   }),
   output: z.object({
@@ -59,6 +61,7 @@ export const traitChange = defineTool({
     soul: z.object({ id: z.number().int(), name: z.string() }),
     cited: z.array(z.number().int()).optional().describe('shards newly cited'),
     alreadyCited: z.array(z.number().int()).optional().describe('cite: shards the trait already cited'),
+    byTrait: z.record(z.string(), z.object({ cited: z.array(z.number().int()), alreadyCited: z.array(z.number().int()) })).optional(),
     uncited: z.array(z.number().int()).optional().describe('uncite: shards whose citation was taken back'),
     readySouls: readySouls.optional(),
     preview: z.object({ before: z.string(), after: z.string() }).optional().describe('dryRun: the rendered block before and after'),
@@ -66,9 +69,14 @@ export const traitChange = defineTool({
   }),
   async run(args, ctx) {
     try {
-      const given = (['soulId', 'traitId', 'principle', 'provenance', 'citeShardIds'] as const).filter((key) => args[key] !== undefined);
+      const given = (['soulId', 'traitId', 'principle', 'provenance', 'citeShardIds', 'cites'] as const).filter((key) => args[key] !== undefined);
       const extra = given.find((key) => !fieldsOf[args.action].includes(key));
       if (extra) throw new ToolRefusal(extra, `is not used by action "${args.action}"`, `Action "${args.action}" takes ${fieldsOf[args.action].join(', ')}`);
+      if (args.cites !== undefined) {
+        const both = given.find((key) => key === 'traitId' || key === 'citeShardIds');
+        if (both) throw new ToolRefusal(both, 'is not used with cites: give each trait and its shards in cites', null);
+        return await citeMany(ctx, args.cites, args.dryRun);
+      }
       if (args.dryRun && (args.action === 'reactivate' || args.action === 'cite' || args.action === 'uncite')) {
         throw new ToolRefusal('dryRun', `is only for add, revise and revert, not "${args.action}"`, 'Leave dryRun out');
       }
@@ -161,10 +169,10 @@ async function reactivate(ctx: ToolContext, soul: Soul, trait: Trait) {
   return ok({ trait: view(active), soul: soulView(soul) });
 }
 
-async function requireShards(ctx: ToolContext, shardIds: readonly number[]): Promise<void> {
+async function requireShards(ctx: ToolContext, shardIds: readonly number[], field = 'citeShardIds'): Promise<void> {
   const found = await getShards(ctx.db, shardIds);
   const missing = shardIds.filter((i) => !found.has(i));
-  if (missing.length > 0) throw new ToolRefusal('citeShardIds', `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
+  if (missing.length > 0) throw new ToolRefusal(field, `no shard has the ids ${missing.join(', ')}`, 'Call shard_search to find shard ids');
 }
 
 async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {
@@ -177,6 +185,28 @@ async function cite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readon
   soulChanged(ctx, soul.id, 'SHARD_CITED');
   await recordOutcome(ctx, { soul, action: 'cite', traitIds: [trait.id], citedShardIds: cited, summary: `Cited evidence for trait #${trait.id} of ${soul.name} (soul #${soul.id}).` });
   return ok({ trait: view(after), soul: soulView(soul), cited, alreadyCited });
+}
+
+/** Several traits cite their shards in one call, all or nothing; a dry run checks everything and writes nothing. */
+async function citeMany(ctx: ToolContext, cites: readonly { traitId: number; shardIds: number[] }[], dryRun: boolean) {
+  if (cites.length === 0) throw new ToolRefusal('cites', 'list at least one trait and its shards', null);
+  const souls = new Map<number, Soul>();
+  for (const [i, c] of cites.entries()) {
+    const trait = await getTrait(ctx.db, c.traitId);
+    if (!trait) throw new ToolRefusal(`cites[${i}].traitId`, `there is no trait ${c.traitId}`, 'Call soul_read with soulId and sections ["traits"] to see trait ids');
+    if (!souls.has(trait.soulId)) souls.set(trait.soulId, await soulNamed(ctx, trait.soulId));
+  }
+  await requireShards(ctx, [...new Set(cites.flatMap((c) => c.shardIds))], 'cites');
+  const results = await citeShardsOfTraits(ctx.db, cites, { dryRun });
+  const soul = [...souls.values()][0];
+  if (results.every((r) => r.cited.length === 0)) throw new ToolRefusal('cites', 'every trait already cites every shard listed: nothing changed', null);
+  if (!dryRun) {
+    for (const s of souls.values()) soulChanged(ctx, s.id, 'SHARD_CITED');
+    for (const r of results.filter((r) => r.cited.length > 0)) {
+      await recordOutcome(ctx, { soul, action: 'cite', traitIds: [r.traitId], citedShardIds: r.cited, summary: `Cited evidence for trait #${r.traitId} of ${soul.name} (soul #${soul.id}).` });
+    }
+  }
+  return ok({ soul: soulView(soul), byTrait: Object.fromEntries(results.map((r) => [r.traitId, { cited: r.cited, alreadyCited: r.alreadyCited }])) });
 }
 
 async function uncite(ctx: ToolContext, soul: Soul, trait: Trait, shardIds: readonly number[]) {

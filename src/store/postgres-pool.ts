@@ -38,9 +38,9 @@ export const DEFAULT_POOL_SIZE = 10;
 /** The store methods, every one wrapped (typed errors, the hung-server watch; ping is the class's own); the type check below fails if one is missing. */
 const METHODS = [
   'insertSoul', 'updateSoul', 'setDormancy', 'stampAttuned', 'getSouls', 'getSoulByName', 'listSouls',
-  'insertTrait', 'updateTrait', 'setTraitStatus', 'getTraits', 'listTraits', 'countActiveTraits', 'citeShards', 'unciteShards', 'citationsOfTraits', 'citationsOfShards', 'attunements',
+  'insertTrait', 'updateTrait', 'setTraitStatus', 'getTraits', 'listTraits', 'countActiveTraits', 'citeShards', 'citeShardsOfTraits', 'unciteShards', 'citationsOfTraits', 'citationsOfShards', 'attunements',
   'putSoulDocument', 'getSoulDocument',
-  'assignThemes', 'unassignShards', 'renameTheme', 'setThemeOpposition', 'getThemes', 'listThemes', 'themesOfShards', 'shardThemesOfSouls', 'counterEvidence', 'counterCitations', 'themeHistory',
+  'assignThemes', 'unassignShards', 'renameTheme', 'setThemeOpposition', 'judgeThemes', 'getThemes', 'listThemes', 'themesOfShards', 'shardThemesOfSouls', 'counterEvidence', 'counterCitations', 'themeHistory',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings', 'embeddingsByHash', 'embeddingModel', 'rebindEmbeddings',
   'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'shardRowBound', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',

@@ -31,7 +31,7 @@ import {
 } from '../engine/errors.ts';
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
 import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, assignmentField, checkRevertTarget, citingTraitCount, considered, counterCitationsSql, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toCounterCitation, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
-import { PROVIDED_MODEL } from './store.ts';
+import { DryRunRollback, PROVIDED_MODEL } from './store.ts';
 import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
 /** `results`: each statement's, when a parameterless text held several (the fields above are the last one's). */
@@ -613,6 +613,20 @@ export class PostgresStatements {
     });
   }
 
+  async citeShardsOfTraits(cites: readonly { traitId: number; shardIds: readonly number[] }[], now: number, dryRun: boolean): Promise<number[][]> {
+    try {
+      return await this.transaction(async () => {
+        const fresh: number[][] = [];
+        for (const c of cites) fresh.push(await this.citeShards(c.traitId, c.shardIds, now));
+        if (dryRun) throw new DryRunRollback(fresh);
+        return fresh;
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.value as number[][];
+      throw error;
+    }
+  }
+
   unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): Promise<{ gate: GateStats[] }> {
     return this.transaction(async () => {
       const trait = await this.traitRow(traitId);
@@ -738,6 +752,22 @@ export class PostgresStatements {
     const theme = (await this.themesById([id])).get(id);
     if (!theme) throw new NotFoundError('Theme', id);
     return theme;
+  }
+
+  async judgeThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], opposes: readonly (readonly number[])[], actor: string, now: number, maxThemes: number, dryRun: boolean): Promise<Theme[]> {
+    try {
+      return await this.transaction(async () => {
+        const themes = await this.assignThemes(soulId, assignments, actor, now, maxThemes);
+        for (const [i, traitIds] of opposes.entries()) {
+          for (const traitId of traitIds) themes[i] = await this.setThemeOpposition(themes[i].id, traitId, true, actor, now);
+        }
+        if (dryRun) throw new DryRunRollback(themes);
+        return themes;
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.value as Theme[];
+      throw error;
+    }
   }
 
   assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number, maxThemes: number): Promise<Theme[]> {

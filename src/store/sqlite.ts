@@ -25,7 +25,7 @@ import {
 import { migrations } from './schema.ts';
 import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, assignmentField, checkRevertTarget, citingTraitCount, considered, counterCitationsSql, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toAggregate, toStoredCalibration, toCounterCitation, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect } from './rows.ts';
 import { asStorageFull, openDatabaseFile, type OpenMode } from './sqlite-file.ts';
-import { PROVIDED_MODEL } from './store.ts';
+import { DryRunRollback, PROVIDED_MODEL } from './store.ts';
 import type {
   EmbeddingWrite,
   GateStats,
@@ -653,6 +653,19 @@ export class SqliteStore implements SoulsStore {
     });
   }
 
+  citeShardsOfTraits(cites: readonly { traitId: number; shardIds: readonly number[] }[], now: number, dryRun: boolean): number[][] {
+    try {
+      return this.transaction(() => {
+        const fresh = cites.map((c) => this.citeShards(c.traitId, c.shardIds, now));
+        if (dryRun) throw new DryRunRollback(fresh);
+        return fresh;
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.value as number[][];
+      throw error;
+    }
+  }
+
   unciteShards(traitId: number, shardIds: readonly number[], now: number, shardFadeCitations: number, cutoff: number): { gate: GateStats[] } {
     return this.transaction(() => {
       const trait = this.traitRow(traitId);
@@ -772,6 +785,22 @@ export class SqliteStore implements SoulsStore {
     const theme = this.hydrateThemes(this.all('SELECT * FROM soul_themes WHERE id = :id', { id })).get(id);
     if (!theme) throw new NotFoundError('Theme', id);
     return theme;
+  }
+
+  judgeThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], opposes: readonly (readonly number[])[], actor: string, now: number, maxThemes: number, dryRun: boolean): Theme[] {
+    try {
+      return this.transaction(() => {
+        const themes = this.assignThemes(soulId, assignments, actor, now, maxThemes);
+        opposes.forEach((traitIds, i) => {
+          for (const traitId of traitIds) themes[i] = this.setThemeOpposition(themes[i].id, traitId, true, actor, now);
+        });
+        if (dryRun) throw new DryRunRollback(themes);
+        return themes;
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.value as Theme[];
+      throw error;
+    }
   }
 
   assignThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], actor: string, now: number, maxThemes: number): Theme[] {

@@ -1,5 +1,5 @@
 import type { Citation, LevelEvent, Page, Shard, ShardStatus, Soul, SoulDocument, SourceCount, TagCount, Theme, ThemeEvent, Trait, TraitStatus } from '../engine/model.ts';
-import type { CounterCitation } from '../engine/errors.ts';
+import { SoulsError, type CounterCitation } from '../engine/errors.ts';
 
 /** A value, or a promise of it: the SQLite store answers at once, the PostgreSQL store with promises. */
 export type Awaitable<T> = T | Promise<T>;
@@ -38,6 +38,11 @@ export interface SoulsStore {
    */
   citeShards(traitId: number, shardIds: readonly number[], now: number): Awaitable<number[]>;
   /**
+   * citeShards for several traits in one transaction, all or nothing; the fresh ids per entry, in order. `dryRun`
+   * does every check and write, then rolls back, answering the same.
+   */
+  citeShardsOfTraits(cites: readonly { traitId: number; shardIds: readonly number[] }[], now: number, dryRun: boolean): Awaitable<number[][]>;
+  /**
    * Takes the trait's citations of the shards back (refused, nothing written, when one is not cited), un-fades any of them
    * that falls below `shardFadeCitations`, and evaluates the cheap gate for their souls.
    */
@@ -71,6 +76,11 @@ export interface SoulsStore {
    * A theme whose members the trait cites cannot oppose it (ValidationError `traitId`, SPEC §13).
    */
   setThemeOpposition(themeId: number, traitId: number, opposed: boolean, actor: string, now: number): Awaitable<Theme>;
+  /**
+   * assignThemes, then each assignment's theme opposes its `opposes` traits (as setThemeOpposition), in one
+   * transaction: all or nothing. `dryRun` checks and writes everything, then rolls back, answering the same.
+   */
+  judgeThemes(soulId: number, assignments: readonly ThemeAssignmentWrite[], opposes: readonly (readonly number[])[], actor: string, now: number, maxThemes: number, dryRun: boolean): Awaitable<Theme[]>;
   getThemes(ids: readonly number[]): Awaitable<Map<number, Theme>>;
   /** The souls' themes, by soul then id. */
   listThemes(soulIds: readonly number[]): Awaitable<Theme[]>;
@@ -246,3 +256,16 @@ export type LevelUpWrite = {
   promotedTraitIds: readonly number[];
   carriedTraitIds: readonly number[];
 };
+
+/**
+ * Thrown inside a store transaction to roll a dry run back, carrying what the run would have answered. A SoulsError,
+ * so the PostgreSQL store rolls the connection back rather than taking it for broken.
+ */
+export class DryRunRollback<T> extends SoulsError {
+  override name = 'DryRunRollback';
+  readonly value: T;
+  constructor(value: T) {
+    super('dry run: rolled back');
+    this.value = value;
+  }
+}

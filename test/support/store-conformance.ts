@@ -341,6 +341,31 @@ export function defineStoreConformance(backend: StoreBackend): void {
       expect(before.citations).toEqual([{ shardId: ids[2], traitId: x.id, createdAt: NOW }]);
     }));
 
+    it('cites for several traits, and assigns then opposes, each in one unit: all or nothing, a dry run rolled back (issue 34)', withStore(async (store) => {
+      const soul = await store.insertSoul({ name: 'Ida', slug: null, essence: 'e', description: '' }, NOW);
+      const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two'), shard([soul.id], 'three')], NOW, 0);
+      const x = await store.insertTrait(soul.id, { principle: 'x', provenance: 'v', citeShardIds: [ids[2]] }, NOW, 10);
+      const y = await store.insertTrait(soul.id, { principle: 'y', provenance: 'v', citeShardIds: [] }, NOW, 10);
+      const state = async () => ({ citations: await store.citationsOfTraits([x.id, y.id]), themes: await store.listThemes([soul.id]), history: await store.themeHistory([soul.id]) });
+      const before = await state();
+      // x cites ids[2], so a theme holding it may not oppose x: the refusal undoes the first assignment too.
+      await expect(async () => await store.judgeThemes(soul.id, [{ shardIds: [ids[0]], themeId: null, newThemeName: 'A' }, { shardIds: [ids[2]], themeId: null, newThemeName: 'B' }], [[], [x.id]], 'ann', NOW + 1, 100, false)).rejects.toMatchObject({ name: 'ValidationError', field: 'traitId' });
+      expect(await state()).toEqual(before);
+      const dry = await store.judgeThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Against x' }], [[x.id]], 'ann', NOW + 1, 100, true);
+      expect(dry).toMatchObject([{ name: 'Against x', memberIds: [ids[0], ids[1]], opposes: [x.id] }]);
+      expect(await state()).toEqual(before);
+      const [t] = await store.judgeThemes(soul.id, [{ shardIds: [ids[0], ids[1]], themeId: null, newThemeName: 'Against x' }], [[x.id]], 'ann', NOW + 1, 100, false);
+      expect(t).toMatchObject({ name: 'Against x', memberIds: [ids[0], ids[1]], opposes: [x.id] });
+      const judged = await state();
+      // x may not cite a member of the theme opposing it: y's citation in the same call is not written either.
+      await expect(async () => await store.citeShardsOfTraits([{ traitId: y.id, shardIds: [ids[0]] }, { traitId: x.id, shardIds: [ids[1]] }], NOW + 2, false)).rejects.toMatchObject({ name: 'ValidationError' });
+      expect(await state()).toEqual(judged);
+      expect(await store.citeShardsOfTraits([{ traitId: y.id, shardIds: [ids[0], ids[2]] }, { traitId: x.id, shardIds: [ids[2]] }], NOW + 2, true)).toEqual([[ids[0], ids[2]], []]);
+      expect(await state()).toEqual(judged);
+      expect(await store.citeShardsOfTraits([{ traitId: y.id, shardIds: [ids[0], ids[2]] }, { traitId: x.id, shardIds: [ids[2]] }], NOW + 2, false)).toEqual([[ids[0], ids[2]], []]);
+      expect((await store.citationsOfTraits([y.id])).map((c) => c.shardId).sort()).toEqual([ids[0], ids[2]].sort());
+    }));
+
     it('refuses a theme write that would change nothing, recording nothing', withStore(async (store) => {
       const soul = await store.insertSoul({ name: 'Ned', slug: null, essence: 'e', description: '' }, NOW);
       const { shardIds: ids } = await store.insertShards([shard([soul.id], 'one'), shard([soul.id], 'two')], NOW, 0);
