@@ -1,4 +1,6 @@
-// The `souls` program as a person or a script meets it, through child processes: help, exit codes, --json, read-only.
+// The `souls` program as a person or a script meets it: help, exit codes, --json, read-only. What a command prints is
+// checked in this process (runInProcess, the dispatcher the program runs); what the process does (its exit code, the
+// files it leaves, the terminal it writes to, the installed program) through real child processes.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
@@ -30,17 +32,17 @@ import {
   stampAttuned,
   type Soul,
 } from '../src/engine/index.ts';
-import { cleanEnv, cliRunner, expectNoStack } from './support/cli.ts';
+import { cleanEnv, cliRunner, expectNoStack, runInProcess } from './support/cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // Bounds for a hang only: the machine may be busy, and a child that is merely slow must not fail a test.
 const { cli, exited, killAll } = cliRunner({ exitMs: 45_000 });
 const run = async (args: string[], env: Record<string, string> = {}) => exited(cli(args, env));
 
-/** Runs each command line, three children at a time (two cores), results in the order given. */
+/** Runs each command line in this process, one after another, results in the order given. */
 async function runAll(lines: readonly string[][]): Promise<Awaited<ReturnType<typeof run>>[]> {
   const results: Awaited<ReturnType<typeof run>>[] = [];
-  for (let i = 0; i < lines.length; i += 3) results.push(...(await Promise.all(lines.slice(i, i + 3).map((args) => run(args)))));
+  for (const args of lines) results.push(await runInProcess(args));
   return results;
 }
 
@@ -151,6 +153,9 @@ describe('help', { timeout: 240_000 }, () => {
       expect(command.help).toMatch(/\nExamples:\n {2}souls /);
       expect(command.help).toContain('Exit codes: 0 success');
     }
+    // The program prints the same help, and exits 0, as a process.
+    const child = await run(['show', '--help', '--db', join(dir, 'not-there', 'x.db')]);
+    expect(child).toMatchObject({ code: 0, stderr: '', stdout: commands.find((c) => c.name === 'show')!.help });
     expect(entries(dir)).toEqual(before);
   });
 
@@ -186,7 +191,11 @@ describe('exit codes and messages', { timeout: 240_000 }, () => {
       [['--bogus'], 'souls: serve has no option --bogus\n'],
       [['help', 'nothing'], 'souls: unknown command "nothing"'],
     ];
-    const results = await runAll(cases.map(([args]) => (args.includes('--db') ? args : [...args, '--db', db])));
+    const lines = cases.map(([args]) => (args.includes('--db') ? args : [...args, '--db', db]));
+    const results = await runAll(lines);
+    // The process exits with the code the dispatcher returns: an unknown command and an unknown option, as children.
+    const children = await Promise.all([run(lines[0]), run(lines[2])]);
+    expect(children).toEqual([results[0], results[2]]);
     for (const [i, [args, message]] of cases.entries()) {
       const result = results[i];
       expect(result.code, args.join(' ')).toBe(2);
@@ -199,17 +208,18 @@ describe('exit codes and messages', { timeout: 240_000 }, () => {
   it('exits 1 for a value the engine refuses, a missing soul or a missing database; 0 on success', async () => {
     const refused = await run(['list', '--db', db, '--trait-limit', '-1']);
     expect(refused).toMatchObject({ code: 1, stdout: '', stderr: 'souls: --trait-limit: must be >= 1 and <= 1000, got -1\n' });
-    const fromEnv = await run(['show', 'Ada', '--db', db], { SOULS_STALE_DAYS: '0' });
+    expect((await run(['show', 'Ada', '--db', db])).code).toBe(0);
+    const fromEnv = await runInProcess(['show', 'Ada', '--db', db], { SOULS_STALE_DAYS: '0' });
     expect(fromEnv).toMatchObject({ code: 1, stderr: 'souls: SOULS_STALE_DAYS: must be >= 1 and <= 1000000000, got 0\n' });
     for (const name of ['show', 'history', 'render']) {
-      const missing = await run([name, 'Nobody', '--db', db]);
+      const missing = await runInProcess([name, 'Nobody', '--db', db]);
       expect(missing, name).toMatchObject({ code: 1, stdout: '', stderr: 'souls: no soul Nobody\n' });
-      expect((await run([name, 'Ada', '--db', db])).code, name).toBe(0);
+      expect((await runInProcess([name, 'Ada', '--db', db])).code, name).toBe(0);
     }
-    expect((await run(['list', '--db', db])).code).toBe(0);
+    expect((await runInProcess(['list', '--db', db])).code).toBe(0);
     // The server's own settings are the server's: a bad one does not stop a command that never listens.
-    expect((await run(['list', '--db', db], { SOULS_PORT: 'many', SOULS_TOKENS_FILE: join(dir, 'none.json') })).code).toBe(0);
-    expect((await run(['list', '--db', db, '--port', '4000'])).stderr).toContain('souls: list has no option --port');
+    expect((await runInProcess(['list', '--db', db], { SOULS_PORT: 'many', SOULS_TOKENS_FILE: join(dir, 'none.json') })).code).toBe(0);
+    expect((await runInProcess(['list', '--db', db, '--port', '4000'])).stderr).toContain('souls: list has no option --port');
   });
 
   it('serve on a port in use exits 1 with one line that says what to do', async () => {
@@ -239,7 +249,7 @@ describe('exit codes and messages', { timeout: 240_000 }, () => {
 
 describe('--json output matches the engine', { timeout: 240_000 }, () => {
   it('list --json: every awake soul with level, trait count and readiness; --all adds the dormant', async () => {
-    const result = await run(['list', '--json', '--db', db]);
+    const result = await runInProcess(['list', '--json', '--db', db]);
     expect(result.code, result.stderr).toBe(0);
     const listed = JSON.parse(result.stdout) as Array<Record<string, any>>;
     const expected = await engineView(async (engine) => {
@@ -271,7 +281,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     expect(bram.pendingShardCount).toBe(3);
     expect(listed.find((s) => s.name === 'Ada')!).toMatchObject({ activeTraitCount: 2, createdAt: iso(at.adaCreated), lastAttunedAt: iso(at.attuned) });
 
-    const all = JSON.parse((await run(['list', '--all', '--json', '--db', db])).stdout) as Array<Record<string, any>>;
+    const all = JSON.parse((await runInProcess(['list', '--all', '--json', '--db', db])).stdout) as Array<Record<string, any>>;
     const dormant = await engineView((engine) => listDormantSouls(engine));
     expect(all.map((s) => s.name)).toEqual(['Ada', 'Bram', 'Cyra']);
     expect(all[2]).toMatchObject({ name: dormant[0].name, dormant: true, deletedAt: iso(at.cyraRetired), crystallization: { ready: false, unmet: expect.arrayContaining(['DORMANT']) } });
@@ -281,12 +291,12 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
       { code: 0, stdout: `No awake souls in ${empty}.\n` },
       { code: 0, stdout: '[]\n' },
     ]);
-    const byReadiness = JSON.parse((await run(['list', '--order', 'readiness', '--json', '--db', db])).stdout) as Array<{ name: string }>;
+    const byReadiness = JSON.parse((await runInProcess(['list', '--order', 'readiness', '--json', '--db', db])).stdout) as Array<{ name: string }>;
     expect(byReadiness.map((s) => s.name)).toEqual(['Bram', 'Ada']);
   });
 
   it('show --json: the soul, its traits with provenance (every status with --all), readiness', async () => {
-    const result = await run(['show', 'ada', '--json', '--db', db]);
+    const result = await runInProcess(['show', 'ada', '--json', '--db', db]);
     expect(result.code, result.stderr).toBe(0);
     const shown = JSON.parse(result.stdout);
     const { soul, active, all } = await engineView(async (engine) => {
@@ -325,11 +335,11 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
       message: `a shard recorded or revealed after the last attunement (${iso(at.attuned)}): any shard recorded since counts, whatever its createdAt`,
     });
 
-    const every = JSON.parse((await run(['show', String(soul.id), '--all', '--json', '--db', db])).stdout);
+    const every = JSON.parse((await runInProcess(['show', String(soul.id), '--all', '--json', '--db', db])).stdout);
     expect(every.traits.map((t: { id: string; status: string }) => [t.id, t.status])).toEqual(all.toSorted((a, b) => a.id - b.id).map((t) => [String(t.id), t.status]));
     expect(every.activeTraitCount).toBe(2);
 
-    const bram = JSON.parse((await run(['show', 'Bram', '--json', '--db', db])).stdout);
+    const bram = JSON.parse((await runInProcess(['show', 'Bram', '--json', '--db', db])).stdout);
     expect(bram.shardCountsBySource).toEqual([
       { source: 'standup', count: 2 },
       { source: 'tracker', count: 1 },
@@ -342,7 +352,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
   });
 
   it('history --json: level events and trait changes in order, with the level events as the engine keeps them', async () => {
-    const result = await run(['history', 'Ada', '--json', '--db', db]);
+    const result = await runInProcess(['history', 'Ada', '--json', '--db', db]);
     expect(result.code, result.stderr).toBe(0);
     const history = JSON.parse(result.stdout);
     const { soul, levels } = await engineView(async (engine) => {
@@ -380,7 +390,7 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
     expect(history.events[5].levelEvent).toEqual(levelEvent);
     expect(event.consolidated).toHaveLength(2);
 
-    const cyra = JSON.parse((await run(['history', 'Cyra', '--json', '--db', db])).stdout);
+    const cyra = JSON.parse((await runInProcess(['history', 'Cyra', '--json', '--db', db])).stdout);
     expect(cyra.events.map((e: { kind: string; at: string }) => [e.kind, e.at])).toEqual([
       ['CREATED', iso(at.cyraCreated)],
       ['RETIRED', iso(at.cyraRetired)],
@@ -391,16 +401,16 @@ describe('--json output matches the engine', { timeout: 240_000 }, () => {
 
 describe('output for people', { timeout: 240_000 }, () => {
   it('list, show and history print readable text, with no colour codes when not on a terminal', async () => {
-    const list = await run(['list', '--db', db]);
+    const list = await runInProcess(['list', '--db', db]);
     expect(list.stdout.split('\n')[0]).toMatch(/^ID +NAME +LEVEL +TRAITS +PENDING +READINESS$/);
     expect(list.stdout).toMatch(
       /^\d+ +Ada +0 +2\/10 +0 +not ready: needs 3 more shards \(0 of the 3 needed\); shards from 2 more sources \(0 of the 2 needed\); shards observed more than a day apart \(one shard spans no time\); a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts, whatever its createdAt$/m,
     );
     expect(list.stdout).toMatch(/^\d+ +Bram +0 +1\/10 +3 +ready \(priority 24\)$/m);
-    const show = await run(['show', 'Ada', '--db', db]);
+    const show = await runInProcess(['show', 'Ada', '--db', db]);
     expect(show.stdout).toContain(`Ada (#1, ada) · level 0 · awake · since ${iso(at.adaCreated)!.slice(0, 16).replace('T', ' ')} UTC\nCareful engineer\n\nEssence\n  Calm under pressure.\n`);
     expect(show.stdout).toContain('  #1 Runs the tests before pushing\n      provenance: Seen in three reviews\n');
-    const history = await run(['history', 'Ada', '--db', db]);
+    const history = await runInProcess(['history', 'Ada', '--db', db]);
     expect(history.stdout).toMatch(/level-up to 1 \(reverted later\)\n +essence: Calm under pressure; proves a change before sharing it\.\n +consolidated: #1, #2\n +merged: #\d+ \(removed by the revert\)\n +carried: #3\n/);
     expect(history.stdout).toContain('trait reverted #2 "Runs the whole test suite before a review"');
     for (const output of [list, show, history]) {

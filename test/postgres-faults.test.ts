@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanEnv, cliRunner, npmStart } from './support/cli.ts';
+import { cleanEnv, cliRunner, npmStart, runInProcess } from './support/cli.ts';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const { cli, exited, killAll } = cliRunner({ exitMs: 60_000 });
@@ -52,13 +52,13 @@ describe('a PostgreSQL server that accepts connections and never answers', () =>
   });
 
   it('rejects a connect timeout that is not a whole number of milliseconds', async () => {
-    const run = await exited(cli(['serve', '--port', '0', '--db', 'postgres://127.0.0.1:1/x', '--db-connect-timeout', '0.5']));
+    const run = await runInProcess(['serve', '--port', '0', '--db', 'postgres://127.0.0.1:1/x', '--db-connect-timeout', '0.5']);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--db-connect-timeout: must be a whole number of milliseconds, at least 1, got "0.5"');
   });
 
   it('rejects a connection pool size that is not a whole number from 1 to 1000', async () => {
-    const run = await exited(cli(['serve', '--port', '0', '--db', 'postgres://127.0.0.1:1/x', '--db-pool-size', '0']));
+    const run = await runInProcess(['serve', '--port', '0', '--db', 'postgres://127.0.0.1:1/x', '--db-pool-size', '0']);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--db-pool-size: must be a whole number of connections from 1 to 1000, got "0"');
   });

@@ -230,7 +230,7 @@ describe('clusterTexts agrees with the naive all-pairs clustering', () => {
     }
   });
 
-  it('on 1,500 observations at 0.4', { timeout: 60_000 }, () => {
+  it('on 1,500 observations at 0.4', { timeout: 600_000 }, () => {
     const texts = makeObservationCorpus(1500, 1234);
     const fast = clusterTexts(texts, 0.4);
     expect(fast).toEqual(clusterTextsNaive(texts, 0.4));
@@ -238,7 +238,7 @@ describe('clusterTexts agrees with the naive all-pairs clustering', () => {
     expect(fast.length).toBeLessThan(1500);
   });
 
-  it('with very large texts (more than 32,768 distinct trigrams) among ordinary ones', { timeout: 60_000 }, () => {
+  it('with very large texts (more than 32,768 distinct trigrams) among ordinary ones', { timeout: 600_000 }, () => {
     const rng = makeRng(99);
     const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789.,;:';
     const randomText = (length: number): string => {
