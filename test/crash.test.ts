@@ -169,5 +169,5 @@ describe(`crash consistency: ${KILLS} SIGKILLs during ${BATCH_SIZE.toLocaleStrin
     } finally {
       closeSoulsDb(db);
     }
-  }, 90_000);
+  });
 });

@@ -352,25 +352,10 @@ function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[
   const clusters = analysed.map((c): ShardCluster => {
     // memberIds are in describeCluster's order: by time, then id.
     const members = c.memberIds.map((id) => byId.get(id)!);
-    const memberCount = members.length;
-    const sources = [...new Set(members.map((s) => s.source))].sort();
-    const sourceDiversity = sources.length / memberCount;
-    let freshnessSum = 0;
-    for (const shard of members) {
-      const ageDays = Math.max(0, now - shard.createdAt) / DAY_MS;
-      freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
-    }
-    const freshness = freshnessSum / memberCount;
-    const ageSpanDays = (members[memberCount - 1].createdAt - members[0].createdAt) / DAY_MS;
     return {
       representativeId: c.representativeId,
       memberIds: c.memberIds,
-      memberCount,
-      sources,
-      sourceDiversity,
-      ageSpanDays,
-      freshness,
-      weight: memberCount * sourceDiversity * freshness,
+      ...timeFigures(members, now, knobs),
       alignment: c.alignment,
       sharedWith: sharedWith(members.map((_, i) => i), members, soulId),
       themeId: c.themeId,
@@ -545,33 +530,31 @@ function suggestedAgainst(
   return hints.sort((x, y) => x.traitId - y.traitId || x.shardId - y.shardId);
 }
 
+/** What a cluster's rows tell at `now`: its sources, their diversity, its age span, freshness and weight. Members in time order. */
+function timeFigures(members: readonly Shard[], now: number, knobs: Knobs): Pick<ShardCluster, 'memberCount' | 'sources' | 'sourceDiversity' | 'ageSpanDays' | 'freshness' | 'weight'> {
+  const memberCount = members.length;
+  const sources = [...new Set(members.map((s) => s.source))].sort();
+  const sourceDiversity = sources.length / memberCount;
+  let freshnessSum = 0;
+  for (const shard of members) {
+    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
+    const ageDays = Math.max(0, now - shard.createdAt) / DAY_MS;
+    freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
+  }
+  const freshness = freshnessSum / memberCount;
+  const ageSpanDays = (members[memberCount - 1].createdAt - members[0].createdAt) / DAY_MS;
+  return { memberCount, sources, sourceDiversity, ageSpanDays, freshness, weight: memberCount * sourceDiversity * freshness };
+}
+
 function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>, themeId: number | null = null, opposes: number[] = []): Steps<ShardCluster> {
   const { shards, input } = ctx;
   const { now, knobs } = input;
   const members = [...indices].sort((i, j) => shards[i].createdAt - shards[j].createdAt || shards[i].id - shards[j].id);
-  const memberCount = members.length;
-
-  const sources = [...new Set(members.map((i) => shards[i].source))].sort();
-  const sourceDiversity = sources.length / memberCount;
-  let freshnessSum = 0;
-  for (const i of members) {
-    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
-    const ageDays = Math.max(0, now - shards[i].createdAt) / DAY_MS;
-    freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
-  }
-  const freshness = freshnessSum / memberCount;
-  const ageSpanDays = (shards[members[memberCount - 1]].createdAt - shards[members[0]].createdAt) / DAY_MS;
-
   const rep = yield* representative(ctx, members);
   return {
     representativeId: shards[rep].id,
     memberIds: members.map((i) => shards[i].id),
-    memberCount,
-    sources,
-    sourceDiversity,
-    ageSpanDays,
-    freshness,
-    weight: memberCount * sourceDiversity * freshness,
+    ...timeFigures(members.map((i) => shards[i]), now, knobs),
     alignment: opposes.length > 0 ? contradicting(ctx, rep, opposes) : align(ctx, rep, members, citedBy),
     sharedWith: sharedWith(members, shards, input.soul.id),
     themeId,
