@@ -58,7 +58,7 @@ describe('shard_search over MCP', () => {
     session = await connect(db);
     const { tools } = await session.client.listTools();
     const tool = tools.find((t) => t.name === 'shard_search')!;
-    expect(tool.description).toContain('ALL (the default)');
+    expect(tool.description).toContain('match ALL words (default) or ANY');
     expect((tool.inputSchema.properties as Record<string, { enum?: string[] }>).match.enum).toEqual(['ALL', 'ANY']);
 
     const search = async (args: Record<string, unknown>) => {
