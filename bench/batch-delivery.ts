@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { median } from './engine.ts';
+import { sseData } from '../test/support/sse.ts';
 
 const { values } = parseArgs({ options: { subscribers: { type: 'string', default: '10' }, shards: { type: 'string', default: '10000' }, root: { type: 'string' } } });
 const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
@@ -58,18 +59,8 @@ async function subscribe(url: string, query: string, abort: AbortSignal): Promis
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query }), signal: abort });
   const ids: string[] = [];
   const done = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body!) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-        let boundary: number;
-        while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-          const data = buffer.slice(0, boundary).split('\n').find((line) => line.startsWith('data:'));
-          buffer = buffer.slice(boundary + 2);
-          if (data && data.length > 6) ids.push(JSON.parse(data.slice(5)).data.shardDropped.shard.id);
-        }
-      }
+      for await (const event of sseData(response.body!)) ids.push(event.data.shardDropped.shard.id);
     } catch {
       // aborted at the end
     }

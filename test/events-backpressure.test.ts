@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { serverPerTest, type LiveServer } from './support/server.ts';
 import { cliRunner } from './support/cli.ts';
+import { sseData } from './support/sse.ts';
 
 const start = serverPerTest(afterEach);
 const { cli, printed, killAll } = cliRunner();
@@ -160,16 +161,8 @@ describe('10,000 shards in one write, with subscribers that never read', { timeo
     await answers(server);
 
     const received: string[] = [];
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let boundary: number;
-      while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, boundary).split('\n').find((line) => line.startsWith('data:'));
-        buffer = buffer.slice(boundary + 2);
-        if (data) received.push(JSON.parse(data.slice(5)).data.shardDropped.shard.id);
-      }
+    for await (const event of sseData(response.body!)) {
+      received.push(event.data.shardDropped.shard.id);
       if (received.length === BATCH) break;
     }
     expect(received).toEqual(dropped);

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { metricSample, serverPerTest, type LiveServer } from './support/server.ts';
+import { sseData } from './support/sse.ts';
 
 const start = serverPerTest(afterEach);
 const sockets: WebSocket[] = [];
@@ -47,18 +48,8 @@ async function sseSubscriber(server: LiveServer, query: string): Promise<string[
   expect(response.status).toBe(200);
   const ids: string[] = [];
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body!) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let boundary: number;
-        while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-          const data = buffer.slice(0, boundary).split('\n').find((line) => line.startsWith('data:'));
-          buffer = buffer.slice(boundary + 2);
-          if (data && data.length > 6) ids.push(JSON.parse(data.slice(5)).data.shardDropped.shard.id);
-        }
-      }
+      for await (const event of sseData(response.body!)) ids.push(event.data.shardDropped.shard.id);
     } catch {
       // aborted after the test
     }
