@@ -203,10 +203,9 @@ builder.mutationType({
       args: { input: t.arg({ type: DropShardInput, required: true }) },
       resolve: async (_, { input }, ctx) => {
         const shardArgs = shardInput('input', input);
-        const { shardId, readySoulIds } = await underArgument('input', () =>
+        const { shard, readySoulIds } = await underArgument('input', () =>
           dropShard(ctx.db, shardArgs.content, shardArgs.source, shardArgs.soulIds, shardArgs),
         );
-        const shard = (await getShards(ctx.db, [shardId])).get(shardId)!;
         const readySouls = await shardsWritten(ctx, [shard], readySoulIds, true);
         return { __typename: 'DropShardPayload' as const, shard, readySouls };
       },
@@ -218,9 +217,7 @@ builder.mutationType({
       args: { inputs: t.arg({ type: [DropShardInput], required: true }) },
       resolve: async (_, { inputs }, ctx) => {
         const shardArgs = inputs.map((input, i) => shardInput(`inputs[${i}]`, input));
-        const { shardIds, readySoulIds } = await dropShards(ctx.db, shardArgs, { field: 'inputs' });
-        const found = await getShards(ctx.db, shardIds);
-        const shards = shardIds.map((id) => found.get(id)!);
+        const { shards, readySoulIds } = await dropShards(ctx.db, shardArgs, { field: 'inputs' });
         const readySouls = await shardsWritten(ctx, shards, readySoulIds, true);
         return { __typename: 'DropShardsPayload' as const, shards, readySouls };
       },

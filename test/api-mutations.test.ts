@@ -680,6 +680,24 @@ describe('dropShard', () => {
     });
   });
 
+  it('answers the shard as a later read of the store gives it, with text the database rewrites and tags out of UTF-16 order', async () => {
+    const ada = await newSoul('Ada');
+    const bram = await newSoul('Bram');
+    const FIELDS = 'id content source status sealed tags createdAt updatedAt recordedAt revealedAt souls { id }';
+    // Lone surrogates are stored as U+FFFD (two tags become one); "ａ" (U+FF41) sorts before "😀" by bytes, after it by UTF-16.
+    const inputs = [
+      { content: 'Kept the \uD800 ledger', source: 'chat\uDC00', soulIds: [bram, ada, bram], tags: ['😀', 'Ａ', 'x\uD800', 'x\uDC00'], sealed: true, createdAt: iso(T0 - DAY_MS) },
+      { content: 'Counted the sacks', source: 'review', soulIds: [ada], tags: ['b', 'a'] },
+    ];
+    for (const input of inputs) {
+      const data = await gql(`mutation Drop($input: DropShardInput!) { dropShard(input: $input) { ... on DropShardPayload { shard { ${FIELDS} } } } }`, { input });
+      const { shard } = await gql(`query Read($id: ID!) { shard(id: $id) { ${FIELDS} } }`, { id: data.dropShard.shard.id });
+      expect(data.dropShard.shard).toEqual(shard);
+    }
+    const { shard } = await gql(`{ shard(id: "1") { content source tags souls { id } } }`);
+    expect(shard).toEqual({ content: 'Kept the \uFFFD ledger', source: 'chat\uFFFD', tags: ['x\uFFFD', 'ａ', '😀'], souls: [{ id: ada }, { id: bram }] });
+  });
+
   it('lists a soul in readySouls exactly on the write that makes it ready, never again after', async () => {
     const ada = await newSoul('Ada');
     const bram = await newSoul('Bram');

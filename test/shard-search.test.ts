@@ -1,6 +1,7 @@
-// Shard search through the engine: spellings and match. test/engine-on-postgres.test.ts runs it again on PostgreSQL.
+// Shards through the engine: what a write answers, and search (spellings and match). test/engine-on-postgres.test.ts
+// runs it again on PostgreSQL.
 import { describe, expect, it } from 'vitest';
-import { ValidationError, createSoul, dropShards, formatEvidence, searchShards, type SearchMatch, type SoulsDb } from '../src/engine/index.ts';
+import { ValidationError, createSoul, dropShard, dropShards, formatEvidence, getShards, searchShards, type SearchMatch, type SoulsDb } from '../src/engine/index.ts';
 import { freshDb, rejection } from './support/engine.ts';
 
 const T0 = Date.UTC(2026, 2, 1);
@@ -29,6 +30,23 @@ async function library(): Promise<{ db: SoulsDb; soulId: number; ids: number[] }
 async function found(db: SoulsDb, query: string, match?: SearchMatch): Promise<string[]> {
   return (await searchShards(db, query, { match })).map((hit) => hit.shard.content);
 }
+
+describe('a shard write', () => {
+  it('answers each shard as the store then reads it: text the database rewrites, tags in byte order, souls ascending', async () => {
+    const { db } = freshDb(T0);
+    const [ada, bram] = [await createSoul(db, { name: 'Ada', essence: 'e' }), await createSoul(db, { name: 'Bram', essence: 'e' })];
+    // A lone surrogate is stored as U+FFFD (two tags become one); "ａ" (U+FF41) sorts before "😀" by bytes, after it in UTF-16.
+    const one = await dropShard(db, 'Kept the \uD800 ledger', 'chat\uDC00', [bram.id, ada.id], { tags: ['😀', 'Ａ', 'x\uD800', 'x\uDC00'], sealed: true, createdAt: T0 - 86_400_000 });
+    const many = await dropShards(db, [
+      { content: 'Counted the sacks', source: 'review', soulIds: [ada.id], tags: ['b', 'a'] },
+      { content: 'Counted the sacks', source: 'review', soulIds: [bram.id, ada.id, bram.id] },
+    ]);
+    const written = [one.shard, ...many.shards];
+    const stored = await getShards(db, written.map((shard) => shard.id));
+    expect(written).toEqual(written.map((shard) => stored.get(shard.id)));
+    expect(one.shard).toMatchObject({ content: 'Kept the \uFFFD ledger', source: 'chat\uFFFD', tags: ['x\uFFFD', 'ａ', '😀'], soulIds: [ada.id, bram.id] });
+  });
+});
 
 describe('shard search', () => {
   it('finds a word in its British and American spellings, in every form the stemmer folds', async () => {

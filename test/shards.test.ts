@@ -240,7 +240,7 @@ describe('dropShards', () => {
 
   it('an empty batch writes nothing; a non-list is refused', async () => {
     const { db } = fresh();
-    expect(await dropShards(db, [])).toEqual({ shardIds: [], readySoulIds: [] });
+    expect(await dropShards(db, [])).toEqual({ shardIds: [], shards: [], readySoulIds: [] });
     await rejects(dropShards(db, 'nope' as unknown as []), ValidationError, { field: 'shards' });
   });
 });

@@ -76,8 +76,33 @@ function validShard(db: SoulsDb, input: ShardInput, now: number, dimension: Dime
 /** Shards validated between two hand-backs of the event loop. */
 const VALIDATION_CHUNK = 500;
 
-export type DropShardResult = { shardId: number; readySoulIds: number[] };
+export type DropShardResult = { shardId: number; shard: Shard; readySoulIds: number[] };
 export type DropShardsResult = { shardIds: number[]; readySoulIds: number[] };
+export type WrittenShardsResult = DropShardsResult & { shards: Shard[] };
+
+/** UTF-8 byte order, which both stores read tags in (SQLite's BINARY collation, PostgreSQL's "C"). */
+const byStoredBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The shard as the store now holds it, from what the write bound, so that a write's answer needs no read back: text
+ * as the database keeps it (a lone surrogate becomes U+FFFD), tags and souls deduplicated and in the order a read gives.
+ */
+function writtenShard(id: number, shard: NewShard, now: number): Shard {
+  const tags = [...new Set(shard.tags.map((tag) => tag.toWellFormed()))];
+  return {
+    id,
+    content: shard.content.toWellFormed(),
+    source: shard.source.toWellFormed(),
+    status: 'pending',
+    sealed: shard.sealed,
+    tags: tags.length > 1 ? tags.sort(byStoredBytes) : tags,
+    soulIds: [...new Set(shard.soulIds)].sort((a, b) => a - b),
+    createdAt: shard.createdAt,
+    updatedAt: now,
+    recordedAt: now,
+    revealedAt: null,
+  };
+}
 
 /** Deposits one observation; returns its id and the souls this write made ready for refinement. */
 export async function dropShard(db: SoulsDb, content: string, source: string, soulIds: readonly number[], options: ShardOptions = {}): Promise<DropShardResult> {
@@ -86,7 +111,8 @@ export async function dropShard(db: SoulsDb, content: string, source: string, so
   const shard = validShard(db, input, now, options.embedding == null ? { value: undefined } : await dimensionFor(db, [input]));
   const write = await db.store.insertShards([shard], now, expiryCutoff(db, now), clusteredBy(db));
   if (shard.embedding === null) db.semantic?.enqueue(write.shardIds);
-  return { shardId: write.shardIds[0], readySoulIds: await readyEdges(db, write.gate, new Map([[write.shardIds[0], shard.content]])) };
+  const shardId = write.shardIds[0];
+  return { shardId, shard: writtenShard(shardId, shard, now), readySoulIds: await readyEdges(db, write.gate, new Map([[shardId, shard.content]])) };
 }
 
 /**
@@ -94,7 +120,7 @@ export async function dropShard(db: SoulsDb, content: string, source: string, so
  * (fail fast, nothing written; errors name the item, `shards[2].content`, or
  * under `options.field`), then one crystallization pass.
  */
-export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], options: { field?: string } = {}): Promise<DropShardsResult> {
+export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], options: { field?: string } = {}): Promise<WrittenShardsResult> {
   const field = options.field ?? 'shards';
   if (!Array.isArray(inputs)) throw new ValidationError(field, 'must be a list');
   if (inputs.length > db.settings.maxBatchSize) throw new ValidationError(field, `at most ${db.settings.maxBatchSize} shards per batch`);
@@ -110,7 +136,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
       throw error instanceof ValidationError ? error.within(`${field}[${i}]`) : error;
     }
   }
-  if (shards.length === 0) return { shardIds: [], readySoulIds: [] };
+  if (shards.length === 0) return { shardIds: [], shards: [], readySoulIds: [] };
   let write: ShardWrite;
   try {
     write = await db.store.insertShards(shards, now, expiryCutoff(db, now), clusteredBy(db));
@@ -121,7 +147,7 @@ export async function dropShards(db: SoulsDb, inputs: readonly ShardInput[], opt
   }
   db.semantic?.enqueue(write.shardIds.filter((_, i) => shards[i].embedding === null));
   const texts = new Map(write.shardIds.map((id, i) => [id, shards[i].content]));
-  return { shardIds: write.shardIds, readySoulIds: await readyEdges(db, write.gate, texts) };
+  return { shardIds: write.shardIds, shards: write.shardIds.map((id, i) => writtenShard(id, shards[i], now)), readySoulIds: await readyEdges(db, write.gate, texts) };
 }
 
 /** Unseals deferred observations (they stay pending); may make souls ready. */

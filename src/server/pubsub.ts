@@ -140,8 +140,9 @@ function loopTurns() {
  * topic has one listener on the target, which checks every message once and hands it to the topic's subscribers by
  * reference; each subscriber reads it one event at a time. Nothing here throws into the target's dispatch.
  */
-export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), options: PubSubOptions = {}): SoulsPubSub {
+export function createSoulsPubSub(sharedTarget?: EventTarget, options: PubSubOptions = {}): SoulsPubSub {
   const { counters = {} } = options;
+  const eventTarget = sharedTarget ?? new EventTarget();
   const maxWaiting = options.maxWaitingEvents ?? MAX_WAITING_EVENTS;
   const subscribers = new Map<Topic, Set<Subscriber>>();
   const turns = loopTurns();
@@ -177,6 +178,8 @@ export function createSoulsPubSub(eventTarget: EventTarget = new EventTarget(), 
   const dispatch = (topic: Topic, events: readonly unknown[]) => {
     if (events.length === 0) return;
     counters.published?.inc({ topic }, events.length);
+    // A target of this bus's own has no listener but this bus's: an event nobody here subscribes to goes nowhere.
+    if (sharedTarget === undefined && !subscribers.has(topic)) return;
     eventTarget.dispatchEvent(new CustomEvent(topic, { detail: events }));
   };
 

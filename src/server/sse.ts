@@ -48,9 +48,16 @@ export type SingleConnections = {
 
 const urlOf = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://souls.invalid');
 
+/** Whether the request is for `path`, parsing its URL only when it is not plainly written (every request asks this). */
+function isFor(req: IncomingMessage, path: string): boolean {
+  const url = req.url ?? '/';
+  return url === path || url.startsWith(`${path}?`) || urlOf(req).pathname === path;
+}
+
 function tokenOf(req: IncomingMessage): string | null {
   const header = req.headers[STREAM_TOKEN_HEADER];
-  return (typeof header === 'string' ? header : null) ?? urlOf(req).searchParams.get(STREAM_TOKEN_PARAM);
+  if (typeof header === 'string') return header;
+  return req.url?.includes('?') ? urlOf(req).searchParams.get(STREAM_TOKEN_PARAM) : null;
 }
 
 function answer(res: ServerResponse, status: number, message: string | null, code?: string, headers: Record<string, string> = {}): void {
@@ -73,7 +80,7 @@ export function singleConnections(options: SingleConnectionOptions): SingleConne
   };
   const handlers = { streams, end, options };
   return {
-    handles: (req) => urlOf(req).pathname === options.graphqlPath && (req.method === 'PUT' || req.method === 'DELETE' || tokenOf(req) !== null),
+    handles: (req) => isFor(req, options.graphqlPath) && (req.method === 'PUT' || req.method === 'DELETE' || tokenOf(req) !== null),
     serve: async (req, res) => {
       for (const [name, value] of Object.entries(allowedOriginHeaders(req.headers.origin, options.originPolicy))) res.setHeader(name, value);
       // The edge has refused requests without a valid token: every request here has a caller.

@@ -75,6 +75,9 @@ export function createSoulsYoga(options: YogaOptions): SoulsYoga {
     graphqlEndpoint: GRAPHQL_PATH,
     plugins: requestPlugins(options),
     multipart: false,
+    // The edge refuses a body over maxBodyBytes or without a declared length before anything reads it (refusals.ts),
+    // and Node reads no more than the declared length: Yoga's own limit only wrapped every body in a counting stream.
+    maxRequestBodySize: false,
     cors: (request) => corsFor(request, options.originPolicy),
     context: (initial) => {
       // WebSocket callers were authenticated once, at connection_init.
