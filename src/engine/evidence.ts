@@ -153,7 +153,7 @@ export type EvidenceReport = {
 
 /**
  * What a report computes from its shards, traits, citations and themes alone, not from the clock: the clusters
- * (their freshness and weight as of the report that computed them, recomputed by each), the similar trait pairs and
+ * (all but their freshness and weight, which each report computes at its own time), the similar trait pairs and
  * the possible counter-evidence. Most of a report's work; the same for the same inputs.
  */
 export type EvidenceAnalysis = {
@@ -164,8 +164,11 @@ export type EvidenceAnalysis = {
   /** Each clustered unjudged shard's best theme, by shard id, when one is close enough. */
   suggestions: ReadonlyMap<number, ThemeSuggestion>;
 };
-/** A cluster as analysed: what its shards' rows, read again, do not tell. */
-type AnalysedCluster = Pick<ShardCluster, 'representativeId' | 'memberIds' | 'alignment' | 'themeId' | 'suggestedThemeId' | 'suggestedThemeSimilarity' | 'opposes'>;
+/**
+ * A cluster as analysed: everything but what the clock changes (freshness and weight), and its members' creation
+ * times (in memberIds' order) to compute those from.
+ */
+type AnalysedCluster = Omit<ShardCluster, 'freshness' | 'weight'> & { createdAt: readonly number[] };
 
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
@@ -259,16 +262,9 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
       // A judged shard's place is the judge's: the hint reads only what is not yet judged.
       unjudged,
     );
+    const createdAt = new Map(clustered.map((s) => [s.id, s.createdAt]));
     analysis = {
-      clusters: found.clusters.map(({ representativeId, memberIds, alignment, themeId, suggestedThemeId, suggestedThemeSimilarity, opposes }) => ({
-        representativeId,
-        memberIds,
-        alignment,
-        themeId,
-        suggestedThemeId,
-        suggestedThemeSimilarity,
-        opposes,
-      })),
+      clusters: found.clusters.map(({ freshness: _, weight: __, ...cluster }) => ({ ...cluster, createdAt: cluster.memberIds.map((id) => createdAt.get(id)!) })),
       suggestions: found.suggestions,
       tensions: similarPairs.filter(opposed),
       consolidationCandidates: similarPairs.filter((p) => !opposed(p)),
@@ -277,7 +273,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     memo?.set(key, analysis);
   }
   const { suggestions } = analysis;
-  const clusters = described(analysis.clusters, shards, soul.id, now, knobs);
+  const clusters = described(analysis.clusters, shards, now, knobs);
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
   );
@@ -346,23 +342,38 @@ function analysisKey(a: AnalysisInputs): string {
   return createHash('sha256').update(parts.join('\n')).digest('base64');
 }
 
-/** The analysed clusters with what their rows tell, as describeCluster computes it (freshness and weight at `now`), highest weight first. */
-function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], soulId: number, now: number, knobs: Knobs): ShardCluster[] {
+/** Each cluster of a report made by this process: its representative's row, as the report read it. */
+const representativeRows = new WeakMap<ShardCluster, Shard>();
+
+/** The representative's row of a cluster a report of this process made (read with the report's shards), else undefined. */
+export function representativeRow(cluster: ShardCluster): Shard | undefined {
+  return representativeRows.get(cluster);
+}
+
+/** The analysed clusters with their freshness and weight at `now` (as timeFigures computes them), highest weight first. */
+function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], now: number, knobs: Knobs): ShardCluster[] {
   const byId = new Map(shards.map((s) => [s.id, s]));
   const clusters = analysed.map((c): ShardCluster => {
-    // memberIds are in describeCluster's order: by time, then id.
-    const members = c.memberIds.map((id) => byId.get(id)!);
-    return {
+    const freshness = freshnessOf(c.createdAt, now, knobs);
+    // In describeCluster's order of keys.
+    const cluster: ShardCluster = {
       representativeId: c.representativeId,
       memberIds: c.memberIds,
-      ...timeFigures(members, now, knobs),
+      memberCount: c.memberCount,
+      sources: c.sources,
+      sourceDiversity: c.sourceDiversity,
+      ageSpanDays: c.ageSpanDays,
+      freshness,
+      weight: c.memberCount * c.sourceDiversity * freshness,
       alignment: c.alignment,
-      sharedWith: sharedWith(members.map((_, i) => i), members, soulId),
+      sharedWith: c.sharedWith,
       themeId: c.themeId,
       suggestedThemeId: c.suggestedThemeId,
       suggestedThemeSimilarity: c.suggestedThemeSimilarity,
       opposes: c.opposes,
     };
+    representativeRows.set(cluster, byId.get(c.representativeId)!);
+    return cluster;
   });
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
@@ -535,15 +546,20 @@ function timeFigures(members: readonly Shard[], now: number, knobs: Knobs): Pick
   const memberCount = members.length;
   const sources = [...new Set(members.map((s) => s.source))].sort();
   const sourceDiversity = sources.length / memberCount;
-  let freshnessSum = 0;
-  for (const shard of members) {
-    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
-    const ageDays = Math.max(0, now - shard.createdAt) / DAY_MS;
-    freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
-  }
-  const freshness = freshnessSum / memberCount;
+  const freshness = freshnessOf(members.map((s) => s.createdAt), now, knobs);
   const ageSpanDays = (members[memberCount - 1].createdAt - members[0].createdAt) / DAY_MS;
   return { memberCount, sources, sourceDiversity, ageSpanDays, freshness, weight: memberCount * sourceDiversity * freshness };
+}
+
+/** The mean of the members' freshness at `now`, from their creation times. */
+function freshnessOf(createdAt: readonly number[], now: number, knobs: Knobs): number {
+  let sum = 0;
+  for (const time of createdAt) {
+    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
+    const ageDays = Math.max(0, now - time) / DAY_MS;
+    sum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
+  }
+  return sum / createdAt.length;
 }
 
 function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>, themeId: number | null = null, opposes: number[] = []): Steps<ShardCluster> {
@@ -1119,10 +1135,10 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const found = soulIds.filter((id) => souls.has(id));
   // Reports asked for at once (aliases, a list) start in a turn of their own, not back to back with the request's other work.
   await yieldToEventLoop();
-  const allIds = found.length === 0 ? [] : await db.store.consideredShardIds(found, cutoff, { tags, text: query === null ? undefined : textQuery(query) });
+  const versions = found.length === 0 ? [] : await db.store.consideredShardVersions(found, cutoff, { tags, text: query === null ? undefined : textQuery(query) });
   await yieldToEventLoop();
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
-  const rows = await db.evidence.shards(allIds, (chunk) => db.store.getShards(chunk));
+  const rows = await db.evidence.shards(versions, (chunk) => db.store.getShards(chunk));
   const shardsOf = new Map(found.map((id) => [id, [] as Shard[]]));
   // Ascending ids, as the store lists them; a shard of several souls of the batch is in each one's list.
   for (const shard of rows) for (const soulId of shard.soulIds) shardsOf.get(soulId)?.push(shard);

@@ -181,6 +181,7 @@ export {
   buildEvidenceReport,
   formatEvidence,
   formatEvidenceOfSouls,
+  representativeRow,
   suggestedActionKinds,
   type EvidenceOptions,
   type EvidenceReport,

@@ -32,7 +32,7 @@ import {
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
 import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, assignmentField, checkRevertTarget, citingTraitCount, considered, counterCitationsSql, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toCounterCitation, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
 import { DryRunRollback, PROVIDED_MODEL } from './store.ts';
-import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
+import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardVersion, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
 /** `results`: each statement's, when a parameterless text held several (the fields above are the last one's). */
 export type QueryResult = { rows: Row[]; rowCount?: number | null; affectedRows?: number; results?: QueryResult[] };
@@ -1295,10 +1295,10 @@ export class PostgresStatements {
     return this.read(async () => this.hydrateShards(await this.all(consideredSql(query.clauses), query.params)));
   }
 
-  async consideredShardIds(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Promise<number[]> {
+  async consideredShardVersions(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Promise<ShardVersion[]> {
     const query = consideredQuery(soulIds, cutoff, scope);
     if (!query) return [];
-    return (await this.all(consideredSql(query.clauses, 's.id'), query.params)).map((r) => Number(r.id));
+    return (await this.all(consideredSql(query.clauses, 's.id, s.updated_at'), query.params)).map((r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }));
   }
 
   async gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Promise<Map<number, GateStats>> {

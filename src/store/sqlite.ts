@@ -36,6 +36,7 @@ import type {
   ShardAggregate,
   ShardFilter,
   ShardScope,
+  ShardVersion,
   ShardWrite,
   SoulPatch,
   SoulsStore,
@@ -1509,10 +1510,10 @@ export class SqliteStore implements SoulsStore {
     return this.read(() => this.hydrateShards(this.all(consideredSql(query.clauses), query.params)));
   }
 
-  consideredShardIds(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): number[] {
+  consideredShardVersions(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): ShardVersion[] {
     const query = consideredQuery(soulIds, cutoff, scope);
     if (!query) return [];
-    return this.all(consideredSql(query.clauses, 's.id'), query.params).map((r) => Number(r.id));
+    return this.all(consideredSql(query.clauses, 's.id, s.updated_at'), query.params).map((r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }));
   }
 
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats> {
