@@ -342,39 +342,60 @@ function analysisKey(a: AnalysisInputs): string {
   return createHash('sha256').update(parts.join('\n')).digest('base64');
 }
 
-/** Each cluster of a report made by this process: its representative's row, as the report read it. */
-const representativeRows = new WeakMap<ShardCluster, Shard>();
+/**
+ * A cluster as a report of this process describes it, holding its representative's row as the report read it
+ * (private: the cluster's fields, its JSON and its copies are those of ShardCluster).
+ */
+class DescribedCluster implements ShardCluster {
+  representativeId: number;
+  memberIds: number[];
+  memberCount: number;
+  sources: string[];
+  sourceDiversity: number;
+  ageSpanDays: number;
+  freshness: number;
+  weight: number;
+  alignment: ClusterAlignment;
+  sharedWith: SharedSoul[];
+  themeId: number | null;
+  suggestedThemeId: number | null;
+  suggestedThemeSimilarity: number | null;
+  opposes: number[];
+  readonly #representative: Shard;
+
+  /** `c` at `now`: its freshness and weight as timeFigures computes them, in describeCluster's order of keys. */
+  constructor(c: AnalysedCluster, representative: Shard, now: number, knobs: Knobs) {
+    this.representativeId = c.representativeId;
+    this.memberIds = c.memberIds;
+    this.memberCount = c.memberCount;
+    this.sources = c.sources;
+    this.sourceDiversity = c.sourceDiversity;
+    this.ageSpanDays = c.ageSpanDays;
+    this.freshness = freshnessOf(c.createdAt, now, knobs);
+    this.weight = c.memberCount * c.sourceDiversity * this.freshness;
+    this.alignment = c.alignment;
+    this.sharedWith = c.sharedWith;
+    this.themeId = c.themeId;
+    this.suggestedThemeId = c.suggestedThemeId;
+    this.suggestedThemeSimilarity = c.suggestedThemeSimilarity;
+    this.opposes = c.opposes;
+    this.#representative = representative;
+  }
+
+  static representativeOf(cluster: ShardCluster): Shard | undefined {
+    return #representative in cluster ? cluster.#representative : undefined;
+  }
+}
 
 /** The representative's row of a cluster a report of this process made (read with the report's shards), else undefined. */
 export function representativeRow(cluster: ShardCluster): Shard | undefined {
-  return representativeRows.get(cluster);
+  return DescribedCluster.representativeOf(cluster);
 }
 
-/** The analysed clusters with their freshness and weight at `now` (as timeFigures computes them), highest weight first. */
+/** The analysed clusters at `now`, highest weight first. */
 function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], now: number, knobs: Knobs): ShardCluster[] {
   const byId = new Map(shards.map((s) => [s.id, s]));
-  const clusters = analysed.map((c): ShardCluster => {
-    const freshness = freshnessOf(c.createdAt, now, knobs);
-    // In describeCluster's order of keys.
-    const cluster: ShardCluster = {
-      representativeId: c.representativeId,
-      memberIds: c.memberIds,
-      memberCount: c.memberCount,
-      sources: c.sources,
-      sourceDiversity: c.sourceDiversity,
-      ageSpanDays: c.ageSpanDays,
-      freshness,
-      weight: c.memberCount * c.sourceDiversity * freshness,
-      alignment: c.alignment,
-      sharedWith: c.sharedWith,
-      themeId: c.themeId,
-      suggestedThemeId: c.suggestedThemeId,
-      suggestedThemeSimilarity: c.suggestedThemeSimilarity,
-      opposes: c.opposes,
-    };
-    representativeRows.set(cluster, byId.get(c.representativeId)!);
-    return cluster;
-  });
+  const clusters = analysed.map((c) => new DescribedCluster(c, byId.get(c.representativeId)!, now, knobs));
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
