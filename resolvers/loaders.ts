@@ -47,8 +47,11 @@ function groupLoader<V>(load: (keys: readonly number[]) => V[] | Promise<V[]>, k
   });
 }
 
-/** A report asked for: its soul and scope, and what hears its work before it is done (the asking operation's meter). */
-export type EvidenceKey = { soulId: number; tags: readonly string[] | null; query: string | null; price: (work: EvidenceWork) => void };
+/**
+ * A report asked for: its soul and scope, what hears its work before it is done (the asking operation's meter), and
+ * the soul's verdict when the operation has judged it already.
+ */
+export type EvidenceKey = { soulId: number; tags: readonly string[] | null; query: string | null; price: (work: EvidenceWork) => void; crystallization?: Crystallization };
 
 /**
  * Evidence reports, batched by scope: the reports of one request (a dashboard's souls) read each kind of row once
@@ -64,6 +67,7 @@ export function evidenceLoader(db: SoulsDb): DataLoader<EvidenceKey, EvidenceRep
         const bySoul = Map.groupBy(group, (k) => k.soulId);
         const requests = [...bySoul].map(([soulId, asking]) => ({
           soulId,
+          crystallization: asking.find((key) => key.crystallization !== undefined)?.crystallization,
           price: (work: EvidenceWork) => {
             for (const key of asking) {
               try {
@@ -124,6 +128,8 @@ export class Loaders {
   #themesBySoul: DataLoader<number, Theme[]> | undefined;
   #shardTheme: DataLoader<{ soulId: number; shardId: number }, number | null, string> | undefined;
   #counterEvidence: DataLoader<number, number[]> | undefined;
+  /** The verdicts the crystallization loader has made, by soul. */
+  readonly #verdicts = new Map<number, Crystallization>();
 
   constructor(db: SoulsDb, priceVerdicts?: (work: CrystallizationWork) => void) {
     this.db = db;
@@ -195,7 +201,16 @@ export class Loaders {
   }
 
   get crystallization(): DataLoader<number, Crystallization | null> {
-    return (this.#crystallization ??= mapLoader((ids) => getCrystallization(this.db, ids, { price: this.priceVerdicts }), null));
+    return (this.#crystallization ??= mapLoader(async (ids) => {
+      const verdicts = await getCrystallization(this.db, ids, { price: this.priceVerdicts });
+      for (const [id, verdict] of verdicts) this.#verdicts.set(id, verdict);
+      return verdicts;
+    }, null));
+  }
+
+  /** The soul's verdict if this operation has made it already (a roster in readiness order judges every soul first). */
+  verdictMade(soulId: number): Crystallization | undefined {
+    return this.#verdicts.get(soulId);
   }
 
   get shardCountsBySource(): DataLoader<number, SourceCount[]> {

@@ -1135,8 +1135,11 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   return report;
 }
 
-/** One soul of a batch of reports, and what hears its work before it is done (and may refuse it by throwing). */
-export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void };
+/**
+ * One soul of a batch of reports, and what hears its work before it is done (and may refuse it by throwing); with
+ * the soul's crystallization verdict when the caller has it for this moment already (a request that judged it).
+ */
+export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void; crystallization?: Crystallization };
 
 /**
  * The evidence reports of several souls over one scope, each as formatEvidence makes it, reading each kind of row
@@ -1204,7 +1207,9 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
     plans.push(plan);
   }
   const planned = plans.map((p) => p.soul.id);
-  const crystallizations = planned.length === 0 ? new Map<number, Crystallization>() : await getCrystallization(db, planned);
+  const crystallizations = new Map(requests.flatMap((r) => (r.crystallization === undefined ? [] : [[r.soulId, r.crystallization] as const])));
+  const toJudge = planned.filter((id) => !crystallizations.has(id));
+  if (toJudge.length > 0) for (const [id, verdict] of await getCrystallization(db, toJudge)) crystallizations.set(id, verdict);
   const partitions = new Map<number, number[][]>();
   for (const { soul, shards, unjudgedIds } of plans) {
     const byId = new Map(shards.map((s) => [s.id, s]));
