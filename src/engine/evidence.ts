@@ -50,6 +50,8 @@ export type EvidenceInput = {
    * analysis reads; read and filled in trigram mode, where similarity depends on the two texts alone.
    */
   analyses?: { get(key: string): EvidenceAnalysis | undefined; set(key: string, analysis: EvidenceAnalysis): void };
+  /** The analysis's key in `analyses`, and what `analyses` held under it, when the caller looked already. */
+  held?: { key: string; analysis: EvidenceAnalysis | undefined };
   /**
    * The themes the soul's shards of this report are assigned to (shard id → theme id), and those themes; none when
    * omitted. A theme's members in `shards` are one cluster, always, and never share a cluster with any other shard.
@@ -245,8 +247,8 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
   const themeById = new Map((input.themes ?? []).map((t) => [t.id, t]));
   const memo = knobs.similarity === 'trigram' ? input.analyses : undefined;
-  const key = memo === undefined ? '' : analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits });
-  let analysis = memo?.get(key);
+  const key = memo === undefined ? '' : (input.held?.key ?? analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits }));
+  let analysis = input.held === undefined ? memo?.get(key) : input.held.analysis;
   if (analysis === undefined) {
     const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
     const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
@@ -1168,14 +1170,18 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   for (const shard of rows) for (const soulId of shard.soulIds) shardsOf.get(soulId)?.push(shard);
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
   const themeMaps = await soulThemeMaps(db, found);
-  type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[] };
+  type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[]; held?: EvidenceInput['held'] };
   const candidates: Plan[] = [];
   for (const request of requests) {
     if (answers.has(request.soulId)) continue;
     const shards = shardsOf.get(request.soulId)!;
     const ids = shards.map((s) => s.id);
     const soulThemes = themeMaps.get(request.soulId)!;
-    const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
+    const themeOf = new Map<number, number>();
+    for (const id of ids) {
+      const themeId = soulThemes.get(id);
+      if (themeId !== undefined) themeOf.set(id, themeId);
+    }
     const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
     const kept = new Set(unjudgedIds);
     const clusteredIds = themeOf.size === 0 ? [...unjudgedIds] : ids.filter((id) => themeOf.has(id) || kept.has(id));
@@ -1195,11 +1201,12 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const plans: Plan[] = [];
   for (const plan of candidates) {
     const { soul, shards, themeOf, unjudgedIds } = plan;
-    const held =
-      db.settings.similarity === 'trigram' &&
-      db.evidence.analyses.get(analysisKey({ knobs: db.settings, clusterLimit: db.settings.maxClusteredShards, themes: summaries(themeOf), citations: citationsOfSoul(soul.id), soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits: traitsOf.get(soul.id) ?? [] })) !== undefined;
+    if (db.settings.similarity === 'trigram') {
+      const key = analysisKey({ knobs: db.settings, clusterLimit: db.settings.maxClusteredShards, themes: summaries(themeOf), citations: citationsOfSoul(soul.id), soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits: traitsOf.get(soul.id) ?? [] });
+      plan.held = { key, analysis: db.evidence.analyses.get(key) };
+    }
     try {
-      priceOf.get(soul.id)?.({ shards: shards.length, clustering: clusteringWork(db, soul.id, unjudgedIds, scoped), analysis: held ? 0 : shards.length });
+      priceOf.get(soul.id)?.({ shards: shards.length, clustering: clusteringWork(db, soul.id, unjudgedIds, scoped), analysis: plan.held?.analysis ? 0 : shards.length });
     } catch (error) {
       answers.set(soul.id, error instanceof Error ? error : new Error(String(error)));
       continue;
@@ -1211,7 +1218,8 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const toJudge = planned.filter((id) => !crystallizations.has(id));
   if (toJudge.length > 0) for (const [id, verdict] of await getCrystallization(db, toJudge)) crystallizations.set(id, verdict);
   const partitions = new Map<number, number[][]>();
-  for (const { soul, shards, unjudgedIds } of plans) {
+  // A held analysis has its clusters: only the others need the partition.
+  for (const { soul, shards, unjudgedIds } of plans.filter((p) => p.held?.analysis === undefined)) {
     const byId = new Map(shards.map((s) => [s.id, s]));
     if (scoped) {
       partitions.set(soul.id, await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!)));
@@ -1224,13 +1232,15 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   }
   const clusteredIds = plans.flatMap((p) => p.clusteredIds);
   const vectors = await db.evidence.vectors(clusteredIds);
-  const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
-  const otherSouls = [...new Set(plans.flatMap((p) => p.shards.flatMap((s) => s.soulIds)))].filter((id) => !souls.has(id));
+  const embeddings = new Map<number, Float32Array>();
+  for (const [i, vector] of vectors.entries()) if (vector) embeddings.set(clusteredIds[i], vector);
+  const otherSouls = new Set<number>();
+  for (const plan of plans) for (const shard of plan.shards) for (const id of shard.soulIds) if (!souls.has(id)) otherSouls.add(id);
   const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
-  if (otherSouls.length > 0) for (const [id, s] of await db.store.getSouls(otherSouls)) soulNames.set(id, s.name);
+  if (otherSouls.size > 0) for (const [id, s] of await db.store.getSouls([...otherSouls])) soulNames.set(id, s.name);
   const attunements = planned.length === 0 ? new Map<number, number[]>() : await db.store.attunements(planned);
   const vectorModel = db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null);
-  for (const { soul, shards, themeOf, clusteredIds } of plans) {
+  for (const { soul, shards, themeOf, clusteredIds, held } of plans) {
     const activeTraits = traitsOf.get(soul.id) ?? [];
     answers.set(
       soul.id,
@@ -1242,7 +1252,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           citations: citationsOfSoul(soul.id),
           attunedAt: attunements.get(soul.id) ?? [],
           crystallization: crystallizations.get(soul.id)!,
-          partition: partitions.get(soul.id)!,
+          partition: partitions.get(soul.id),
           embeddings,
           vectorModel,
           vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
@@ -1251,6 +1261,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           themes: summaries(themeOf),
           representatives: db.evidence.representatives,
           analyses: db.evidence.analyses,
+          held,
           soulNames,
           knobs: db.settings,
           now,
