@@ -177,14 +177,17 @@ export class Loaders {
 
   get traitSignals(): DataLoader<number, TraitSignals | null> {
     return (this.#traitSignals ??= new DataLoader<number, TraitSignals | null>(async (traitIds) => {
-      const rows = await this.trait.loadMany(traitIds);
-      return Promise.all(
-        rows.map(async (row) => {
-          if (row === null || row instanceof Error) return null;
-          const [owner, citations, attunedAt] = await Promise.all([this.soul.load(row.soulId), this.citationsByTrait.load(row.id), this.attunements.load(row.soulId)]);
-          return owner ? traitSignals(row, { soul: owner, citations, attunedAt }, this.db.settings, this.now) : null;
-        }),
-      );
+      const traits = (await this.trait.loadMany(traitIds)).filter((row): row is Trait => row !== null && !(row instanceof Error));
+      // Each kind of row loaded once for the batch, not three loads a trait.
+      const soulIds = traits.map((t) => t.soulId);
+      const [owners, citations, attunements] = await Promise.all([this.soul.loadMany(soulIds), this.citationsByTrait.loadMany(traits.map((t) => t.id)), this.attunements.loadMany(soulIds)]);
+      const signals = new Map<number, TraitSignals | Error | null>();
+      traits.forEach((trait, i) => {
+        const [owner, cited, attunedAt] = [owners[i], citations[i], attunements[i]];
+        const failed = [owner, cited, attunedAt].find((value) => value instanceof Error);
+        signals.set(trait.id, failed ?? (owner ? traitSignals(trait, { soul: owner as Soul, citations: cited as Citation[], attunedAt: attunedAt as number[] }, this.db.settings, this.now) : null));
+      });
+      return traitIds.map((id) => signals.get(id) ?? null);
     }));
   }
 

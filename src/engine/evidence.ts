@@ -167,10 +167,10 @@ export type EvidenceAnalysis = {
   suggestions: ReadonlyMap<number, ThemeSuggestion>;
 };
 /**
- * A cluster as analysed: everything but what the clock changes (freshness and weight), and its members' creation
- * times (in memberIds' order) to compute those from.
+ * A cluster as analysed: everything but what the clock changes (freshness and weight), its members' creation times
+ * (in memberIds' order) to compute those from, and where its representative is among the report's shards (by id).
  */
-type AnalysedCluster = Omit<ShardCluster, 'freshness' | 'weight'> & { createdAt: readonly number[] };
+type AnalysedCluster = Omit<ShardCluster, 'freshness' | 'weight'> & { createdAt: readonly number[]; representativeAt: number };
 
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
@@ -264,9 +264,13 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
       // A judged shard's place is the judge's: the hint reads only what is not yet judged.
       unjudged,
     );
-    const createdAt = new Map(clustered.map((s) => [s.id, s.createdAt]));
+    const position = new Map(shards.map((s, i) => [s.id, i]));
     analysis = {
-      clusters: found.clusters.map(({ freshness: _, weight: __, ...cluster }) => ({ ...cluster, createdAt: cluster.memberIds.map((id) => createdAt.get(id)!) })),
+      clusters: found.clusters.map(({ freshness: _, weight: __, ...cluster }) => ({
+        ...cluster,
+        createdAt: cluster.memberIds.map((id) => shards[position.get(id)!].createdAt),
+        representativeAt: position.get(cluster.representativeId)!,
+      })),
       suggestions: found.suggestions,
       tensions: similarPairs.filter(opposed),
       consolidationCandidates: similarPairs.filter((p) => !opposed(p)),
@@ -396,8 +400,7 @@ export function representativeRow(cluster: ShardCluster): Shard | undefined {
 
 /** The analysed clusters at `now`, highest weight first. */
 function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], now: number, knobs: Knobs): ShardCluster[] {
-  const byId = new Map(shards.map((s) => [s.id, s]));
-  const clusters = analysed.map((c) => new DescribedCluster(c, byId.get(c.representativeId)!, now, knobs));
+  const clusters = analysed.map((c) => new DescribedCluster(c, shards[c.representativeAt], now, knobs));
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
