@@ -65,6 +65,9 @@ const evidenceTime = (alias: string) => sharedEvidenceTime(SQLITE, alias);
 /** The cheap gate for each soul, once over every considered shard and once leaving out those `isNew` picks. */
 const gateSql = (isNew: string): string => gateQuery(SQLITE, { old: `s.id IS NOT NULL AND NOT (${isNew})`, soulFilter: `so.id IN ${inList('soulIds')}` });
 
+/** The cheap gate of a read: no write, so the aggregates before it are those after. */
+const gateReadSql = gateQuery(SQLITE, { old: null, soulFilter: `so.id IN ${inList('soulIds')}` });
+
 /** Per soul and source, its considered shards' count and times: what a soul's gate row is rebuilt from. */
 const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
     MAX(${evidenceTime('s')}) AS latest
@@ -1517,7 +1520,7 @@ export class SqliteStore implements SoulsStore {
   }
 
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats> {
-    if (soulIds !== 'awake') return new Map(this.gate(soulIds, cutoff, '0', {}).map((g) => [g.soulId, g]));
+    if (soulIds !== 'awake') return new Map(this.all(gateReadSql, { soulIds: json(soulIds), cutoff }).map((r) => [Number(r.soul_id), toGateStats(r)]));
     const rows = this.all(readinessSql, { cutoff });
     return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
   }
@@ -1609,6 +1612,7 @@ export class SqliteStore implements SoulsStore {
     const plan = (sql: string, params: Params) => (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Row[]).map((r) => String(r.detail));
     return {
       gate: plan(gateSql('0'), { soulIds: '[1]', cutoff: 0 }),
+      gateRead: plan(gateReadSql, { soulIds: '[1]', cutoff: 0 }),
       readiness: plan(readinessSql, { cutoff: 0 }),
       pendingLoad: plan(consideredSql([]), { soulIds: '[1]', cutoff: 0 }),
       ftsSearch: plan(searchSql(false), { query: '"x"', cutoff: 0, limit: 20 }),

@@ -769,7 +769,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         expect(await store.statementsExecuted() - before).toBe(2);
         await store.ping();
         await store.optimize();
-        expect(Object.keys(await store.explainQueryPlans()).sort()).toEqual(['ftsSearch', 'ftsSearchBySoul', 'gate', 'pendingLoad', 'readiness']);
+        expect(Object.keys(await store.explainQueryPlans()).sort()).toEqual(['ftsSearch', 'ftsSearchBySoul', 'gate', 'gateRead', 'pendingLoad', 'readiness']);
         expect(await store.close()).toEqual({ checkpointDeferred: null });
         closed = true;
         await expect(async () => await store.ping()).rejects.toThrow();
