@@ -284,8 +284,14 @@ export async function renderedOf(loaders: Loaders, soul: Soul, includeProvenance
   return renderBlock(soul, traits, counts, { includeProvenance });
 }
 
-export async function pendingOf(loaders: Loaders, soulId: number): Promise<number> {
-  return (await loaders.crystallization.load(soulId))?.pendingCount ?? 0;
+/** The soul's verdict: the one the operation made already (no promise, no turn of the queue), else loaded. */
+export function verdictOf(loaders: Loaders, soulId: number): Crystallization | Promise<Crystallization> {
+  return loaders.verdictMade(soulId) ?? loaders.crystallization.load(soulId).then((verdict) => verdict!);
+}
+
+export function pendingOf(loaders: Loaders, soulId: number): number | Promise<number> {
+  const made = loaders.verdictMade(soulId);
+  return made ? made.pendingCount : loaders.crystallization.load(soulId).then((verdict) => verdict?.pendingCount ?? 0);
 }
 
 export async function healthOf(loaders: Loaders, soulId: number, knobs: SoulsDb['settings']): Promise<number> {

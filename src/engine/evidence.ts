@@ -236,8 +236,8 @@ export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
 /** buildEvidenceReport in steps, for runStepsSliced: a large report does not hold the event loop. */
 export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport> {
   const { soul, knobs, now } = input;
-  // Sorted by id so the report does not depend on the order the caller fetched rows in.
-  const shards = [...input.shards].sort((x, y) => x.id - y.id);
+  // Sorted by id so the report does not depend on the order the caller fetched rows in (the store's is already).
+  const shards = input.shards.every((s, i) => i === 0 || input.shards[i - 1].id < s.id) ? input.shards : [...input.shards].sort((x, y) => x.id - y.id);
   const themeOf = input.themeOf ?? new Map<number, number>();
   // Every judged shard is clustered (a theme is never split); the bound applies to the unjudged.
   const unjudged = shards.filter((s) => !themeOf.has(s.id));
