@@ -17,6 +17,7 @@ import {
   type Citation,
   type Crystallization,
   type CrystallizationWork,
+  type EvidenceReads,
   type EvidenceReport,
   type EvidenceWork,
   type LevelEvent,
@@ -51,7 +52,15 @@ function groupLoader<V>(load: (keys: readonly number[]) => V[] | Promise<V[]>, k
  * A report asked for: its soul and scope, what hears its work before it is done (the asking operation's meter), and
  * the soul's verdict when the operation has judged it already.
  */
-export type EvidenceKey = { soulId: number; tags: readonly string[] | null; query: string | null; price: (work: EvidenceWork) => void; crystallization?: Crystallization };
+export type EvidenceKey = {
+  soulId: number;
+  tags: readonly string[] | null;
+  query: string | null;
+  price: (work: EvidenceWork) => void;
+  crystallization?: Crystallization;
+  /** The asking operation's rows (its loaders'), shared with its other fields. */
+  reads?: EvidenceReads;
+};
 
 /**
  * Evidence reports, batched by scope: the reports of one request (a dashboard's souls) read each kind of row once
@@ -80,7 +89,7 @@ export function evidenceLoader(db: SoulsDb): DataLoader<EvidenceKey, EvidenceRep
             if (asking.every((key) => answers.has(key))) throw answers.get(asking.at(-1)!);
           },
         }));
-        const reports = await formatEvidenceOfSouls(db, requests, { tags: group[0].tags, query: group[0].query });
+        const reports = await formatEvidenceOfSouls(db, requests, { tags: group[0].tags, query: group[0].query }, group[0].reads);
         requests.forEach((request, i) => {
           for (const key of bySoul.get(request.soulId)!) if (!answers.has(key)) answers.set(key, reports[i]);
         });
@@ -130,6 +139,7 @@ export class Loaders {
   #counterEvidence: DataLoader<number, number[]> | undefined;
   /** The verdicts the crystallization loader has made, by soul. */
   readonly #verdicts = new Map<number, Crystallization>();
+  #evidenceReads: EvidenceReads | undefined;
 
   constructor(db: SoulsDb, priceVerdicts?: (work: CrystallizationWork) => void) {
     this.db = db;
@@ -256,6 +266,19 @@ export class Loaders {
     ));
   }
 
+  /** What evidence reports read, through these loaders: the rows the operation's other fields read, read once. */
+  get evidenceReads(): EvidenceReads {
+    return (this.#evidenceReads ??= {
+      souls: async (ids) => new Map((await loadPresent(this.soul, ids)).map((soul) => [soul.id, soul])),
+      activeTraits: async (soulIds) => (await loadAll(this.traits, soulIds.map(activeQuery))).flat(),
+      citations: async (traitIds) => (await loadAll(this.citationsByTrait, traitIds)).flat(),
+      attunements: async (soulIds) => {
+        const times = await loadAll(this.attunements, soulIds);
+        return new Map(soulIds.map((id, i) => [id, times[i]]));
+      },
+    });
+  }
+
   get counterEvidence(): DataLoader<number, number[]> {
     return (this.#counterEvidence ??= mapLoader((ids) => getCounterEvidence(this.db, ids), []));
   }
@@ -265,6 +288,14 @@ export function createLoaders(db: SoulsDb, priceVerdicts?: (work: Crystallizatio
   return new Loaders(db, priceVerdicts);
 }
 
+
+/** The values for `keys`, in the order asked; the first error met is thrown. */
+async function loadAll<K, V, C>(loader: DataLoader<K, V, C>, keys: readonly K[]): Promise<V[]> {
+  const values = await loader.loadMany(keys);
+  const failed = values.find((v) => v instanceof Error);
+  if (failed) throw failed;
+  return values as V[];
+}
 
 /** The rows for `ids` that exist, in the order asked. */
 export async function loadPresent<V>(loader: DataLoader<number, V | null>, ids: readonly number[]): Promise<V[]> {

@@ -146,6 +146,7 @@ Soul.implement({
           price: (work) => ctx.cost.charge(evidencePrice(work), `the evidence report of soul ${soul.id} (${work.shards} shards)`),
           // The soul's crystallization field and its report's agree, and the verdict is made once.
           crystallization: ctx.loaders.verdictMade(soul.id),
+          reads: ctx.loaders.evidenceReads,
         });
         // Without since, the loader's report as it is (its markdown rendered only if asked for); `revision` remembers it.
         return args.since == null ? report : { ...report, read: evidenceSince(ctx.db, report, args.since, soul.name) };

@@ -16,7 +16,7 @@ import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
 import { clusterSignalWarning, isTenured } from './report-hints.ts';
 import { vectorUse, type VectorUse } from './vector-use.ts';
-import { PROVIDED_MODEL } from '../store/store.ts';
+import { PROVIDED_MODEL, type Awaitable } from '../store/store.ts';
 import { oppositePolarity, possibleCounterEvidenceSteps, type CounterEvidenceHint } from './polarity.ts';
 import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
 import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
@@ -1147,15 +1147,40 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
 export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void; crystallization?: Crystallization };
 
 /**
+ * Where a batch of reports reads its souls, their active traits (in the store's order), those traits' citations and
+ * the souls' attunements: the store, unless the caller has read them already (a request's loaders).
+ */
+export type EvidenceReads = {
+  souls(ids: readonly number[]): Awaitable<Map<number, Soul>>;
+  activeTraits(soulIds: readonly number[]): Awaitable<Trait[]>;
+  citations(traitIds: readonly number[]): Awaitable<Citation[]>;
+  attunements(soulIds: readonly number[]): Awaitable<Map<number, number[]>>;
+};
+
+function storeReads(db: SoulsDb): EvidenceReads {
+  return {
+    souls: (ids) => db.store.getSouls(ids),
+    activeTraits: (soulIds) => db.store.listTraits(soulIds, { statuses: ['active'] }),
+    citations: (traitIds) => db.store.citationsOfTraits(traitIds),
+    attunements: (soulIds) => db.store.attunements(soulIds),
+  };
+}
+
+/**
  * The evidence reports of several souls over one scope, each as formatEvidence makes it, reading each kind of row
  * once for all of them: a dashboard of any number of souls issues the same statements. Answers in the order asked,
  * each the report or the error that stopped it (an unknown soul, a refused price); the souls are distinct.
  */
-export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly EvidenceRequest[], scope: Pick<EvidenceOptions, 'tags' | 'query'> = {}): Promise<(EvidenceReport | Error)[]> {
+export async function formatEvidenceOfSouls(
+  db: SoulsDb,
+  requests: readonly EvidenceRequest[],
+  scope: Pick<EvidenceOptions, 'tags' | 'query'> = {},
+  reads: EvidenceReads = storeReads(db),
+): Promise<(EvidenceReport | Error)[]> {
   const now = db.clock.now();
   const cutoff = expiryCutoff(db, now);
   const soulIds = requests.map((r) => r.soulId);
-  const souls = await db.store.getSouls(soulIds);
+  const souls = await reads.souls(soulIds);
   const answers = new Map<number, EvidenceReport | Error>();
   for (const id of soulIds) if (!souls.has(id)) answers.set(id, new NotFoundError('Soul', id));
   const tags = normalizeTags(scope.tags ?? []);
@@ -1194,9 +1219,9 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const candidateIds = candidates.map((p) => p.soul.id);
   const themeIds = [...new Set(candidates.flatMap((p) => [...p.themeOf.values()]))];
   const themes = themeIds.length === 0 ? new Map<number, Theme>() : await db.store.getThemes(themeIds);
-  const traitsOf = Map.groupBy(candidateIds.length === 0 ? [] : await db.store.listTraits(candidateIds, { statuses: ['active'] }), (t) => t.soulId);
+  const traitsOf = Map.groupBy(candidateIds.length === 0 ? [] : await reads.activeTraits(candidateIds), (t) => t.soulId);
   const traitIds = [...traitsOf.values()].flat().map((t) => t.id);
-  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await db.store.citationsOfTraits(traitIds), (c) => c.traitId);
+  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await reads.citations(traitIds), (c) => c.traitId);
   const summaries = (themeOf: ReadonlyMap<number, number>): ThemeSummary[] =>
     [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes }));
   const citationsOfSoul = (soulId: number) => (traitsOf.get(soulId) ?? []).flatMap((t) => citationsOf.get(t.id) ?? []);
@@ -1240,8 +1265,8 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const otherSouls = new Set<number>();
   for (const plan of plans) for (const shard of plan.shards) for (const id of shard.soulIds) if (!souls.has(id)) otherSouls.add(id);
   const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
-  if (otherSouls.size > 0) for (const [id, s] of await db.store.getSouls([...otherSouls])) soulNames.set(id, s.name);
-  const attunements = planned.length === 0 ? new Map<number, number[]>() : await db.store.attunements(planned);
+  if (otherSouls.size > 0) for (const [id, s] of await reads.souls([...otherSouls])) soulNames.set(id, s.name);
+  const attunements = planned.length === 0 ? new Map<number, number[]>() : await reads.attunements(planned);
   const vectorModel = db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null);
   for (const { soul, shards, themeOf, clusteredIds, held } of plans) {
     const activeTraits = traitsOf.get(soul.id) ?? [];

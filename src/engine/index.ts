@@ -184,6 +184,7 @@ export {
   representativeRow,
   suggestedActionKinds,
   type EvidenceOptions,
+  type EvidenceReads,
   type EvidenceReport,
   type EvidenceWork,
   type ShardCluster,
