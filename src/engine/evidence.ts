@@ -5,7 +5,7 @@ import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { textQuery } from './shards.ts';
 import type { SoulsDb } from './souls-db.ts';
-import type { ClusteringWork } from './cluster-memo.ts';
+import { usesVectors, type ClusteringWork } from './cluster-memo.ts';
 import type { Citation, Shard, Soul, Theme, Trait } from './model.ts';
 import { expiryCutoff, type Knobs, type SimilarityMode } from './settings.ts';
 import { rankKey, traitSignals } from './signals.ts';
@@ -1258,12 +1258,15 @@ export async function formatEvidenceOfSouls(
       partitions.set(soul.id, await db.clusters.partition(soul.id, unjudgedIds, texts));
     }
   }
-  const clusteredIds = plans.flatMap((p) => p.clusteredIds);
-  const vectors = await db.evidence.vectors(clusteredIds);
   const embeddings = new Map<number, Float32Array>();
-  for (const [i, vector] of vectors.entries()) if (vector) embeddings.set(clusteredIds[i], vector);
+  if (usesVectors(db.settings.similarity)) {
+    const clusteredIds = plans.flatMap((p) => p.clusteredIds);
+    for (const [i, vector] of (await db.evidence.vectors(clusteredIds)).entries()) if (vector) embeddings.set(clusteredIds[i], vector);
+  }
   const otherSouls = new Set<number>();
-  for (const plan of plans) for (const shard of plan.shards) for (const id of shard.soulIds) if (!souls.has(id)) otherSouls.add(id);
+  for (const plan of plans) {
+    for (const shard of plan.shards) if (shard.soulIds.length > 1) for (const id of shard.soulIds) if (!souls.has(id)) otherSouls.add(id);
+  }
   const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
   if (otherSouls.size > 0) for (const [id, s] of await reads.souls([...otherSouls])) soulNames.set(id, s.name);
   const attunements = planned.length === 0 ? new Map<number, number[]>() : await reads.attunements(planned);
