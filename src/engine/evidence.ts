@@ -352,21 +352,9 @@ function analysisKey(a: AnalysisInputs): string {
  * A cluster as a report of this process describes it, holding its representative's row as the report read it
  * (private: the cluster's fields, its JSON and its copies are those of ShardCluster).
  */
-class DescribedCluster implements ShardCluster {
-  representativeId: number;
-  memberIds: number[];
-  memberCount: number;
-  sources: string[];
-  sourceDiversity: number;
-  ageSpanDays: number;
-  freshness: number;
-  weight: number;
-  alignment: ClusterAlignment;
-  sharedWith: SharedSoul[];
-  themeId: number | null;
-  suggestedThemeId: number | null;
-  suggestedThemeSimilarity: number | null;
-  opposes: number[];
+// Its fields are declared once, by ShardCluster: this interface merges with the class.
+interface DescribedCluster extends ShardCluster {}
+class DescribedCluster {
   readonly #representative: Shard;
 
   /** `c` at `now`: its freshness and weight as timeFigures computes them, in describeCluster's order of keys. */
