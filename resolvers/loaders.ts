@@ -17,6 +17,7 @@ import {
   type Citation,
   type Crystallization,
   type CrystallizationWork,
+  type EvidenceReads,
   type EvidenceReport,
   type EvidenceWork,
   type LevelEvent,
@@ -47,8 +48,19 @@ function groupLoader<V>(load: (keys: readonly number[]) => V[] | Promise<V[]>, k
   });
 }
 
-/** A report asked for: its soul and scope, and what hears its work before it is done (the asking operation's meter). */
-export type EvidenceKey = { soulId: number; tags: readonly string[] | null; query: string | null; price: (work: EvidenceWork) => void };
+/**
+ * A report asked for: its soul and scope, what hears its work before it is done (the asking operation's meter), and
+ * the soul's verdict when the operation has judged it already.
+ */
+export type EvidenceKey = {
+  soulId: number;
+  tags: readonly string[] | null;
+  query: string | null;
+  price: (work: EvidenceWork) => void;
+  crystallization?: Crystallization;
+  /** The asking operation's rows (its loaders'), shared with its other fields. */
+  reads?: EvidenceReads;
+};
 
 /**
  * Evidence reports, batched by scope: the reports of one request (a dashboard's souls) read each kind of row once
@@ -64,6 +76,7 @@ export function evidenceLoader(db: SoulsDb): DataLoader<EvidenceKey, EvidenceRep
         const bySoul = Map.groupBy(group, (k) => k.soulId);
         const requests = [...bySoul].map(([soulId, asking]) => ({
           soulId,
+          crystallization: asking.find((key) => key.crystallization !== undefined)?.crystallization,
           price: (work: EvidenceWork) => {
             for (const key of asking) {
               try {
@@ -76,7 +89,7 @@ export function evidenceLoader(db: SoulsDb): DataLoader<EvidenceKey, EvidenceRep
             if (asking.every((key) => answers.has(key))) throw answers.get(asking.at(-1)!);
           },
         }));
-        const reports = await formatEvidenceOfSouls(db, requests, { tags: group[0].tags, query: group[0].query });
+        const reports = await formatEvidenceOfSouls(db, requests, { tags: group[0].tags, query: group[0].query }, group[0].reads);
         requests.forEach((request, i) => {
           for (const key of bySoul.get(request.soulId)!) if (!answers.has(key)) answers.set(key, reports[i]);
         });
@@ -124,6 +137,9 @@ export class Loaders {
   #themesBySoul: DataLoader<number, Theme[]> | undefined;
   #shardTheme: DataLoader<{ soulId: number; shardId: number }, number | null, string> | undefined;
   #counterEvidence: DataLoader<number, number[]> | undefined;
+  /** The verdicts the crystallization loader has made, by soul. */
+  readonly #verdicts = new Map<number, Crystallization>();
+  #evidenceReads: EvidenceReads | undefined;
 
   constructor(db: SoulsDb, priceVerdicts?: (work: CrystallizationWork) => void) {
     this.db = db;
@@ -171,14 +187,17 @@ export class Loaders {
 
   get traitSignals(): DataLoader<number, TraitSignals | null> {
     return (this.#traitSignals ??= new DataLoader<number, TraitSignals | null>(async (traitIds) => {
-      const rows = await this.trait.loadMany(traitIds);
-      return Promise.all(
-        rows.map(async (row) => {
-          if (row === null || row instanceof Error) return null;
-          const [owner, citations, attunedAt] = await Promise.all([this.soul.load(row.soulId), this.citationsByTrait.load(row.id), this.attunements.load(row.soulId)]);
-          return owner ? traitSignals(row, { soul: owner, citations, attunedAt }, this.db.settings, this.now) : null;
-        }),
-      );
+      const traits = (await this.trait.loadMany(traitIds)).filter((row): row is Trait => row !== null && !(row instanceof Error));
+      // Each kind of row loaded once for the batch, not three loads a trait.
+      const soulIds = traits.map((t) => t.soulId);
+      const [owners, citations, attunements] = await Promise.all([this.soul.loadMany(soulIds), this.citationsByTrait.loadMany(traits.map((t) => t.id)), this.attunements.loadMany(soulIds)]);
+      const signals = new Map<number, TraitSignals | Error | null>();
+      traits.forEach((trait, i) => {
+        const [owner, cited, attunedAt] = [owners[i], citations[i], attunements[i]];
+        const failed = [owner, cited, attunedAt].find((value) => value instanceof Error);
+        signals.set(trait.id, failed ?? (owner ? traitSignals(trait, { soul: owner as Soul, citations: cited as Citation[], attunedAt: attunedAt as number[] }, this.db.settings, this.now) : null));
+      });
+      return traitIds.map((id) => signals.get(id) ?? null);
     }));
   }
 
@@ -195,7 +214,16 @@ export class Loaders {
   }
 
   get crystallization(): DataLoader<number, Crystallization | null> {
-    return (this.#crystallization ??= mapLoader((ids) => getCrystallization(this.db, ids, { price: this.priceVerdicts }), null));
+    return (this.#crystallization ??= mapLoader(async (ids) => {
+      const verdicts = await getCrystallization(this.db, ids, { price: this.priceVerdicts });
+      for (const [id, verdict] of verdicts) this.#verdicts.set(id, verdict);
+      return verdicts;
+    }, null));
+  }
+
+  /** The soul's verdict if this operation has made it already (a roster in readiness order judges every soul first). */
+  verdictMade(soulId: number): Crystallization | undefined {
+    return this.#verdicts.get(soulId);
   }
 
   get shardCountsBySource(): DataLoader<number, SourceCount[]> {
@@ -238,6 +266,19 @@ export class Loaders {
     ));
   }
 
+  /** What evidence reports read, through these loaders: the rows the operation's other fields read, read once. */
+  get evidenceReads(): EvidenceReads {
+    return (this.#evidenceReads ??= {
+      souls: async (ids) => new Map((await loadPresent(this.soul, ids)).map((soul) => [soul.id, soul])),
+      activeTraits: async (soulIds) => (await loadAll(this.traits, soulIds.map(activeQuery))).flat(),
+      citations: async (traitIds) => (await loadAll(this.citationsByTrait, traitIds)).flat(),
+      attunements: async (soulIds) => {
+        const times = await loadAll(this.attunements, soulIds);
+        return new Map(soulIds.map((id, i) => [id, times[i]]));
+      },
+    });
+  }
+
   get counterEvidence(): DataLoader<number, number[]> {
     return (this.#counterEvidence ??= mapLoader((ids) => getCounterEvidence(this.db, ids), []));
   }
@@ -247,6 +288,14 @@ export function createLoaders(db: SoulsDb, priceVerdicts?: (work: Crystallizatio
   return new Loaders(db, priceVerdicts);
 }
 
+
+/** The values for `keys`, in the order asked; the first error met is thrown. */
+async function loadAll<K, V, C>(loader: DataLoader<K, V, C>, keys: readonly K[]): Promise<V[]> {
+  const values = await loader.loadMany(keys);
+  const failed = values.find((v) => v instanceof Error);
+  if (failed) throw failed;
+  return values as V[];
+}
 
 /** The rows for `ids` that exist, in the order asked. */
 export async function loadPresent<V>(loader: DataLoader<number, V | null>, ids: readonly number[]): Promise<V[]> {
@@ -266,8 +315,14 @@ export async function renderedOf(loaders: Loaders, soul: Soul, includeProvenance
   return renderBlock(soul, traits, counts, { includeProvenance });
 }
 
-export async function pendingOf(loaders: Loaders, soulId: number): Promise<number> {
-  return (await loaders.crystallization.load(soulId))?.pendingCount ?? 0;
+/** The soul's verdict: the one the operation made already (no promise, no turn of the queue), else loaded. */
+export function verdictOf(loaders: Loaders, soulId: number): Crystallization | Promise<Crystallization> {
+  return loaders.verdictMade(soulId) ?? loaders.crystallization.load(soulId).then((verdict) => verdict!);
+}
+
+export function pendingOf(loaders: Loaders, soulId: number): number | Promise<number> {
+  const made = loaders.verdictMade(soulId);
+  return made ? made.pendingCount : loaders.crystallization.load(soulId).then((verdict) => verdict?.pendingCount ?? 0);
 }
 
 export async function healthOf(loaders: Loaders, soulId: number, knobs: SoulsDb['settings']): Promise<number> {

@@ -7,7 +7,7 @@ import type {
   TraitPair as TraitPairRecord,
   Trend as TrendRecord,
 } from '../src/engine/index.ts';
-import { rememberEvidence, suggestedActionKinds } from '../src/engine/index.ts';
+import { rememberEvidence, representativeRow, suggestedActionKinds } from '../src/engine/index.ts';
 import { loadPresent } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { SimilarityMode } from './settings.ts';
@@ -47,7 +47,11 @@ const SharedSoul = builder.objectRef<SharedSoulRecord>('SharedSoul').implement({
 export const ShardCluster = builder.objectRef<ShardClusterRecord>('ShardCluster').implement({
   description: 'Shards grouped by lexical similarity; weight = memberCount × sourceDiversity × freshness.',
   fields: (t) => ({
-    representative: t.field({ type: Shard, resolve: async (c, _, ctx) => (await ctx.loaders.shard.load(c.representativeId))! }),
+    representative: t.field({
+      type: Shard,
+      // The row the report read (checked current then): no second read, and no promise.
+      resolve: (c, _, ctx) => representativeRow(c) ?? ctx.loaders.shard.load(c.representativeId).then((shard) => shard!),
+    }),
     members: t.field({
       type: [Shard],
       description: `the cluster's shards in the report's order: ${pageText(LIST_PAGE)}; memberCount counts them all`,

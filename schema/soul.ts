@@ -1,5 +1,5 @@
 import { evidenceSince, unmetNeeds, type Crystallization as CrystallizationRecord, type Soul as SoulRecord, type UnmetNeed as UnmetNeedRecord } from '../src/engine/index.ts';
-import { activeTraits, healthOf, pendingOf, renderedOf } from '../resolvers/loaders.ts';
+import { activeTraits, healthOf, pendingOf, renderedOf, verdictOf } from '../resolvers/loaders.ts';
 import { builder, readBeyondId } from './builder.ts';
 import { EvidenceReport } from './evidence.ts';
 import { LevelEvent } from './level.ts';
@@ -113,7 +113,7 @@ Soul.implement({
       args: firstArg(LIST_PAGE),
       resolve: async (soul, args, ctx) => firstItems(await ctx.loaders.shardCountsByTag.load(soul.id), args, LIST_PAGE),
     }),
-    crystallization: t.field({ type: Crystallization, resolve: async (soul, _, ctx) => (await ctx.loaders.crystallization.load(soul.id))! }),
+    crystallization: t.field({ type: Crystallization, resolve: (soul, _, ctx) => verdictOf(ctx.loaders, soul.id) }),
     health: t.float({
       description: '(1 − stale fraction) × (1 − active/limit) × min(1, pending/threshold), 0..1',
       resolve: (soul, _, ctx) => healthOf(ctx.loaders, soul.id, ctx.db.settings),
@@ -144,6 +144,9 @@ Soul.implement({
           tags: args.tags ?? null,
           query: args.query ?? null,
           price: (work) => ctx.cost.charge(evidencePrice(work), `the evidence report of soul ${soul.id} (${work.shards} shards)`),
+          // The soul's crystallization field and its report's agree, and the verdict is made once.
+          crystallization: ctx.loaders.verdictMade(soul.id),
+          reads: ctx.loaders.evidenceReads,
         });
         // Without since, the loader's report as it is (its markdown rendered only if asked for); `revision` remembers it.
         return args.since == null ? report : { ...report, read: evidenceSince(ctx.db, report, args.since, soul.name) };

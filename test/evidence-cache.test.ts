@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DAY_MS, createSoul, dropShards, formatEvidence, manualClock, openSoulsDb, type ShardInput, type SoulsDb } from '../src/engine/index.ts';
+import { DAY_MS, addTrait, createSoul, dropShard, dropShards, fadeExhaustedShards, formatEvidence, manualClock, openSoulsDb, unciteShard, type ShardInput, type SoulsDb } from '../src/engine/index.ts';
 import { makeObservationCorpus, makeRng } from '../bench/corpus.ts';
 import { serverPerTest, type LiveServer } from './support/server.ts';
 
@@ -123,5 +123,35 @@ describe('evidence over HTTP with a small cache answers as a fresh server does',
       expect(answers[soulIds.length].body).toEqual(expectedDashboard);
       expect(answers[soulIds.length + 1].body).toEqual(expectedDashboard);
     }
+  });
+});
+
+describe('a cluster\'s representative is its row as it stands', () => {
+  const start = serverPerTest(afterEach);
+
+  it('after the shard was faded and restored since a report read it', async () => {
+    const server = await start({ start: T0 });
+    const { db } = server.app;
+    const soul = await createSoul(db, { name: 'Keeper', essence: 'Keeps the records.' });
+    const lone = (await dropShard(db, 'Counted the grain sacks twice before the winter feast', 'ledger', [soul.id])).shardId;
+    await dropShard(db, 'Sharpened every blade in the armoury at dawn', 'forge', [soul.id]);
+    const representative = async () => {
+      const data = await server.data('query ($id: ID!) { soul(id: $id) { evidence { clusters { representative { id status updatedAt } } } } }', { id: String(soul.id) });
+      return data.soul.evidence.clusters.map((c: { representative: { id: string } }) => c.representative).find((r: { id: string }) => r.id === String(lone));
+    };
+    const read = await representative();
+    expect(read).toEqual({ id: String(lone), status: 'PENDING', updatedAt: new Date(T0).toISOString() });
+
+    const traits = [];
+    for (const principle of ['Counts before it trusts', 'Keeps the ledger straight']) traits.push(await addTrait(db, soul.id, { principle, provenance: 'Seen.', citeShardIds: [lone] }));
+    server.clock.advance(DAY_MS);
+    expect((await fadeExhaustedShards(db)).fadedCount).toBe(1);
+    expect(await representative()).toBeUndefined();
+    server.clock.advance(DAY_MS);
+    await unciteShard(db, lone, traits[1].id);
+
+    const restored = await representative();
+    expect(restored).toEqual({ id: String(lone), status: 'PENDING', updatedAt: new Date(T0 + 2 * DAY_MS).toISOString() });
+    expect(restored).toEqual((await server.data('query ($id: ID!) { shard(id: $id) { id status updatedAt } }', { id: String(lone) })).shard);
   });
 });

@@ -328,9 +328,12 @@ export class ClusterMemo {
     return { shards: changed, pairs: changed * n };
   }
 
-  /** The shards among `ids` whose texts are not cached: load them in one go and hand them to `remember`. */
-  uncached(ids: Iterable<number>): number[] {
-    return [...new Set(ids)].filter((id) => !this.shards.has(id));
+  /** The shards among the lists' ids whose texts are not cached: load them in one go and hand them to `remember`. */
+  uncached(lists: Iterable<readonly number[]>): number[] {
+    // Most are cached: only the few missing are gathered (distinct, in first-seen order).
+    const missing = new Set<number>();
+    for (const ids of lists) for (const id of ids) if (!this.shards.has(id)) missing.add(id);
+    return [...missing];
   }
 
   remember(texts: ReadonlyMap<number, string>): void | Promise<void> {

@@ -191,7 +191,7 @@ function passingCheapGate(db: SoulsDb, stats: readonly GateStats[], known?: Read
     return texts.size > 0 ? then(db.clusters.remember(texts), () => passing) : passing;
   }
   // A superset of what clustering reads when some shards are judged: texts are cheap to hold and never change.
-  const missing = db.clusters.uncached(passing.flatMap((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
+  const missing = db.clusters.uncached(passing.map((g) => clusteredShards(g.shardIds, db.settings.maxClusteredShards)));
   if (missing.length === 0) return passing;
   return then(db.store.shardContents(missing), (texts) => then(db.clusters.remember(texts), () => passing));
 }

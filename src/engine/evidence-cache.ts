@@ -1,4 +1,4 @@
-import type { Awaitable } from '../store/store.ts';
+import type { Awaitable, ShardVersion } from '../store/store.ts';
 import type { ClusteringReport, EmbeddingLoader } from './cluster-memo.ts';
 import type { EvidenceAnalysis } from './evidence.ts';
 import type { Shard } from './model.ts';
@@ -10,10 +10,10 @@ import { runStepsSliced, timedSteps, yieldToEventLoop } from './slices.ts';
 /** Rows loaded per statement when a report reads shards it has not seen. */
 const LOAD_CHUNK = 200;
 
-/** About what an analysis holds in memory: its clusters (their member ids, sources, souls shared with), pairs and hints. */
+/** About what an analysis holds in memory: its clusters (their member ids and times, sources, souls shared with), pairs and hints. */
 function analysisBytes(analysis: EvidenceAnalysis): number {
   let bytes = 200 + 64 * (analysis.tensions.length + analysis.consolidationCandidates.length);
-  for (const c of analysis.clusters) bytes += 160 + 8 * c.memberIds.length + 8 * c.opposes.length;
+  for (const c of analysis.clusters) bytes += 200 + 16 * c.memberIds.length + 8 * c.opposes.length + 40 * c.sources.length + 48 * c.sharedWith.length;
   for (const h of analysis.possibleCounterEvidence) bytes += 96 + 2 * h.reason.length;
   bytes += 96 * analysis.suggestions.size;
   return bytes;
@@ -123,22 +123,24 @@ export class EvidenceCache {
   }
 
   /**
-   * The shards of `ids` (in that order), loading those not cached in chunks that hand the event loop back between
-   * them. The answer is made of what this call found and loaded, never read back from the cache, which other reads
+   * The shards of `versions` (in that order), loading those not cached, or cached with another updatedAt (faded and
+   * restored since), in chunks that hand the event loop back between them: every row answered is the row as it
+   * stands. The answer is made of what this call found and loaded, never read back from the cache, which other reads
    * (or this one's own inserts) may have evicted meanwhile. One report keeps at most the rows' budget cached: those it
    * found, then those it loaded, in order, while they fit. A report larger than the cache so keeps the same leading
    * part on every read, where inserting all of it would evict its own rows and every read would miss them all.
    */
-  async shards(ids: readonly number[], load: (ids: number[]) => Awaitable<Map<number, Shard>>): Promise<Shard[]> {
-    const found: (Shard | undefined)[] = new Array(ids.length);
+  async shards(versions: readonly ShardVersion[], load: (ids: number[]) => Awaitable<Map<number, Shard>>): Promise<Shard[]> {
+    const found: (Shard | undefined)[] = new Array(versions.length);
     const missing: number[] = [];
     let held = 0;
-    for (let i = 0; i < ids.length; i++) {
-      const shard = this.rows.get(ids[i]);
-      if (shard === undefined) missing.push(ids[i]);
+    for (let i = 0; i < versions.length; i++) {
+      const { id, updatedAt } = versions[i];
+      const shard = this.rows.get(id);
+      if (shard === undefined || shard.updatedAt !== updatedAt) missing.push(id);
       else {
         found[i] = shard;
-        held += this.rows.weigh(ids[i], shard);
+        held += this.rows.weigh(id, shard);
       }
     }
     if (missing.length === 0) return found as Shard[];
@@ -155,8 +157,8 @@ export class EvidenceCache {
       this.rows.set(id, shard);
     }
     const shards: Shard[] = [];
-    for (let i = 0; i < ids.length; i++) {
-      const shard = found[i] ?? loaded.get(ids[i]);
+    for (let i = 0; i < versions.length; i++) {
+      const shard = found[i] ?? loaded.get(versions[i].id);
       if (shard !== undefined) shards.push(shard);
     }
     return shards;

@@ -5,7 +5,7 @@ import { NotFoundError } from './errors.ts';
 import { normalizeTags } from './normalize.ts';
 import { textQuery } from './shards.ts';
 import type { SoulsDb } from './souls-db.ts';
-import type { ClusteringWork } from './cluster-memo.ts';
+import { usesVectors, type ClusteringWork } from './cluster-memo.ts';
 import type { Citation, Shard, Soul, Theme, Trait } from './model.ts';
 import { expiryCutoff, type Knobs, type SimilarityMode } from './settings.ts';
 import { rankKey, traitSignals } from './signals.ts';
@@ -16,7 +16,7 @@ import { mixSimilarity } from './provided.ts';
 import { semanticSimilarity } from './semantic-similarity.ts';
 import { clusterSignalWarning, isTenured } from './report-hints.ts';
 import { vectorUse, type VectorUse } from './vector-use.ts';
-import { PROVIDED_MODEL } from '../store/store.ts';
+import { PROVIDED_MODEL, type Awaitable } from '../store/store.ts';
 import { oppositePolarity, possibleCounterEvidenceSteps, type CounterEvidenceHint } from './polarity.ts';
 import { clusterSteps as partitionSteps, type Embeddings } from './similarity-modes.ts';
 import { gramIndexSteps, jaccardOfIndexed } from './similarity.ts';
@@ -50,6 +50,8 @@ export type EvidenceInput = {
    * analysis reads; read and filled in trigram mode, where similarity depends on the two texts alone.
    */
   analyses?: { get(key: string): EvidenceAnalysis | undefined; set(key: string, analysis: EvidenceAnalysis): void };
+  /** The analysis's key in `analyses`, and what `analyses` held under it, when the caller looked already. */
+  held?: { key: string; analysis: EvidenceAnalysis | undefined };
   /**
    * The themes the soul's shards of this report are assigned to (shard id → theme id), and those themes; none when
    * omitted. A theme's members in `shards` are one cluster, always, and never share a cluster with any other shard.
@@ -153,7 +155,7 @@ export type EvidenceReport = {
 
 /**
  * What a report computes from its shards, traits, citations and themes alone, not from the clock: the clusters
- * (their freshness and weight as of the report that computed them, recomputed by each), the similar trait pairs and
+ * (all but their freshness and weight, which each report computes at its own time), the similar trait pairs and
  * the possible counter-evidence. Most of a report's work; the same for the same inputs.
  */
 export type EvidenceAnalysis = {
@@ -164,8 +166,11 @@ export type EvidenceAnalysis = {
   /** Each clustered unjudged shard's best theme, by shard id, when one is close enough. */
   suggestions: ReadonlyMap<number, ThemeSuggestion>;
 };
-/** A cluster as analysed: what its shards' rows, read again, do not tell. */
-type AnalysedCluster = Pick<ShardCluster, 'representativeId' | 'memberIds' | 'alignment' | 'themeId' | 'suggestedThemeId' | 'suggestedThemeSimilarity' | 'opposes'>;
+/**
+ * A cluster as analysed: everything but what the clock changes (freshness and weight), its members' creation times
+ * (in memberIds' order) to compute those from, and where its representative is among the report's shards (by id).
+ */
+type AnalysedCluster = Omit<ShardCluster, 'freshness' | 'weight'> & { createdAt: readonly number[]; representativeAt: number };
 
 export const TREND_WINDOW_DAYS = 14;
 /** Member ids the markdown lists per cluster beside its representative; the JSON report has them all. */
@@ -231,8 +236,8 @@ export function buildEvidenceReport(input: EvidenceInput): EvidenceReport {
 /** buildEvidenceReport in steps, for runStepsSliced: a large report does not hold the event loop. */
 export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport> {
   const { soul, knobs, now } = input;
-  // Sorted by id so the report does not depend on the order the caller fetched rows in.
-  const shards = [...input.shards].sort((x, y) => x.id - y.id);
+  // Sorted by id so the report does not depend on the order the caller fetched rows in (the store's is already).
+  const shards = input.shards.every((s, i) => i === 0 || input.shards[i - 1].id < s.id) ? input.shards : [...input.shards].sort((x, y) => x.id - y.id);
   const themeOf = input.themeOf ?? new Map<number, number>();
   // Every judged shard is clustered (a theme is never split); the bound applies to the unjudged.
   const unjudged = shards.filter((s) => !themeOf.has(s.id));
@@ -242,8 +247,8 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
   const citedByTrait = Map.groupBy(input.citations, (c) => c.traitId);
   const themeById = new Map((input.themes ?? []).map((t) => [t.id, t]));
   const memo = knobs.similarity === 'trigram' ? input.analyses : undefined;
-  const key = memo === undefined ? '' : analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits });
-  let analysis = memo?.get(key);
+  const key = memo === undefined ? '' : (input.held?.key ?? analysisKey({ ...input, soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits }));
+  let analysis = input.held === undefined ? memo?.get(key) : input.held.analysis;
   if (analysis === undefined) {
     const embeddings = knobs.similarity === 'provided' || knobs.similarity === 'semantic' ? clustered.map((s) => input.embeddings?.get(s.id) ?? null) : [];
     const pool = yield* poolSimilarity(knobs.similarity, [...clustered.map((s) => s.content), ...traits.map((t) => t.principle)], embeddings);
@@ -259,15 +264,12 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
       // A judged shard's place is the judge's: the hint reads only what is not yet judged.
       unjudged,
     );
+    const position = new Map(shards.map((s, i) => [s.id, i]));
     analysis = {
-      clusters: found.clusters.map(({ representativeId, memberIds, alignment, themeId, suggestedThemeId, suggestedThemeSimilarity, opposes }) => ({
-        representativeId,
-        memberIds,
-        alignment,
-        themeId,
-        suggestedThemeId,
-        suggestedThemeSimilarity,
-        opposes,
+      clusters: found.clusters.map(({ freshness: _, weight: __, ...cluster }) => ({
+        ...cluster,
+        createdAt: cluster.memberIds.map((id) => shards[position.get(id)!].createdAt),
+        representativeAt: position.get(cluster.representativeId)!,
       })),
       suggestions: found.suggestions,
       tensions: similarPairs.filter(opposed),
@@ -277,7 +279,7 @@ export function* evidenceReportSteps(input: EvidenceInput): Steps<EvidenceReport
     memo?.set(key, analysis);
   }
   const { suggestions } = analysis;
-  const clusters = described(analysis.clusters, shards, soul.id, now, knobs);
+  const clusters = described(analysis.clusters, shards, now, knobs);
   const signals = input.activeTraits.map((t) =>
     traitSignals(t, { soul, citations: input.citations, attunedAt: input.attunedAt }, knobs, now),
   );
@@ -346,24 +348,47 @@ function analysisKey(a: AnalysisInputs): string {
   return createHash('sha256').update(parts.join('\n')).digest('base64');
 }
 
-/** The analysed clusters with what their rows tell, as describeCluster computes it (freshness and weight at `now`), highest weight first. */
-function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], soulId: number, now: number, knobs: Knobs): ShardCluster[] {
-  const byId = new Map(shards.map((s) => [s.id, s]));
-  const clusters = analysed.map((c): ShardCluster => {
-    // memberIds are in describeCluster's order: by time, then id.
-    const members = c.memberIds.map((id) => byId.get(id)!);
-    return {
-      representativeId: c.representativeId,
-      memberIds: c.memberIds,
-      ...timeFigures(members, now, knobs),
-      alignment: c.alignment,
-      sharedWith: sharedWith(members.map((_, i) => i), members, soulId),
-      themeId: c.themeId,
-      suggestedThemeId: c.suggestedThemeId,
-      suggestedThemeSimilarity: c.suggestedThemeSimilarity,
-      opposes: c.opposes,
-    };
-  });
+/**
+ * A cluster as a report of this process describes it, holding its representative's row as the report read it
+ * (private: the cluster's fields, its JSON and its copies are those of ShardCluster).
+ */
+// Its fields are declared once, by ShardCluster: this interface merges with the class.
+interface DescribedCluster extends ShardCluster {}
+class DescribedCluster {
+  readonly #representative: Shard;
+
+  /** `c` at `now`: its freshness and weight as timeFigures computes them, in describeCluster's order of keys. */
+  constructor(c: AnalysedCluster, representative: Shard, now: number, knobs: Knobs) {
+    this.representativeId = c.representativeId;
+    this.memberIds = c.memberIds;
+    this.memberCount = c.memberCount;
+    this.sources = c.sources;
+    this.sourceDiversity = c.sourceDiversity;
+    this.ageSpanDays = c.ageSpanDays;
+    this.freshness = freshnessOf(c.createdAt, now, knobs);
+    this.weight = c.memberCount * c.sourceDiversity * this.freshness;
+    this.alignment = c.alignment;
+    this.sharedWith = c.sharedWith;
+    this.themeId = c.themeId;
+    this.suggestedThemeId = c.suggestedThemeId;
+    this.suggestedThemeSimilarity = c.suggestedThemeSimilarity;
+    this.opposes = c.opposes;
+    this.#representative = representative;
+  }
+
+  static representativeOf(cluster: ShardCluster): Shard | undefined {
+    return #representative in cluster ? cluster.#representative : undefined;
+  }
+}
+
+/** The representative's row of a cluster a report of this process made (read with the report's shards), else undefined. */
+export function representativeRow(cluster: ShardCluster): Shard | undefined {
+  return DescribedCluster.representativeOf(cluster);
+}
+
+/** The analysed clusters at `now`, highest weight first. */
+function described(analysed: readonly AnalysedCluster[], shards: readonly Shard[], now: number, knobs: Knobs): ShardCluster[] {
+  const clusters = analysed.map((c) => new DescribedCluster(c, shards[c.representativeAt], now, knobs));
   return clusters.sort((x, y) => rankKey(y.weight) - rankKey(x.weight) || x.representativeId - y.representativeId);
 }
 
@@ -535,15 +560,20 @@ function timeFigures(members: readonly Shard[], now: number, knobs: Knobs): Pick
   const memberCount = members.length;
   const sources = [...new Set(members.map((s) => s.source))].sort();
   const sourceDiversity = sources.length / memberCount;
-  let freshnessSum = 0;
-  for (const shard of members) {
-    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
-    const ageDays = Math.max(0, now - shard.createdAt) / DAY_MS;
-    freshnessSum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
-  }
-  const freshness = freshnessSum / memberCount;
+  const freshness = freshnessOf(members.map((s) => s.createdAt), now, knobs);
   const ageSpanDays = (members[memberCount - 1].createdAt - members[0].createdAt) / DAY_MS;
   return { memberCount, sources, sourceDiversity, ageSpanDays, freshness, weight: memberCount * sourceDiversity * freshness };
+}
+
+/** The mean of the members' freshness at `now`, from their creation times. */
+function freshnessOf(createdAt: readonly number[], now: number, knobs: Knobs): number {
+  let sum = 0;
+  for (const time of createdAt) {
+    // Clamped so a shard stamped slightly in the future counts as brand new, not fresher than new.
+    const ageDays = Math.max(0, now - time) / DAY_MS;
+    sum += Math.exp(-ageDays / knobs.shardRelevanceHalfLife);
+  }
+  return sum / createdAt.length;
 }
 
 function* describeCluster(ctx: Context, indices: number[], citedBy: ReadonlyMap<number, number[]>, themeId: number | null = null, opposes: number[] = []): Steps<ShardCluster> {
@@ -1098,19 +1128,47 @@ export async function formatEvidence(db: SoulsDb, soulId: number, options: Evide
   return report;
 }
 
-/** One soul of a batch of reports, and what hears its work before it is done (and may refuse it by throwing). */
-export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void };
+/**
+ * One soul of a batch of reports, and what hears its work before it is done (and may refuse it by throwing); with
+ * the soul's crystallization verdict when the caller has it for this moment already (a request that judged it).
+ */
+export type EvidenceRequest = { soulId: number; price?: (work: EvidenceWork) => void; crystallization?: Crystallization };
+
+/**
+ * Where a batch of reports reads its souls, their active traits (in the store's order), those traits' citations and
+ * the souls' attunements: the store, unless the caller has read them already (a request's loaders).
+ */
+export type EvidenceReads = {
+  souls(ids: readonly number[]): Awaitable<Map<number, Soul>>;
+  activeTraits(soulIds: readonly number[]): Awaitable<Trait[]>;
+  citations(traitIds: readonly number[]): Awaitable<Citation[]>;
+  attunements(soulIds: readonly number[]): Awaitable<Map<number, number[]>>;
+};
+
+function storeReads(db: SoulsDb): EvidenceReads {
+  return {
+    souls: (ids) => db.store.getSouls(ids),
+    activeTraits: (soulIds) => db.store.listTraits(soulIds, { statuses: ['active'] }),
+    citations: (traitIds) => db.store.citationsOfTraits(traitIds),
+    attunements: (soulIds) => db.store.attunements(soulIds),
+  };
+}
 
 /**
  * The evidence reports of several souls over one scope, each as formatEvidence makes it, reading each kind of row
  * once for all of them: a dashboard of any number of souls issues the same statements. Answers in the order asked,
  * each the report or the error that stopped it (an unknown soul, a refused price); the souls are distinct.
  */
-export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly EvidenceRequest[], scope: Pick<EvidenceOptions, 'tags' | 'query'> = {}): Promise<(EvidenceReport | Error)[]> {
+export async function formatEvidenceOfSouls(
+  db: SoulsDb,
+  requests: readonly EvidenceRequest[],
+  scope: Pick<EvidenceOptions, 'tags' | 'query'> = {},
+  reads: EvidenceReads = storeReads(db),
+): Promise<(EvidenceReport | Error)[]> {
   const now = db.clock.now();
   const cutoff = expiryCutoff(db, now);
   const soulIds = requests.map((r) => r.soulId);
-  const souls = await db.store.getSouls(soulIds);
+  const souls = await reads.souls(soulIds);
   const answers = new Map<number, EvidenceReport | Error>();
   for (const id of soulIds) if (!souls.has(id)) answers.set(id, new NotFoundError('Soul', id));
   const tags = normalizeTags(scope.tags ?? []);
@@ -1119,23 +1177,27 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const found = soulIds.filter((id) => souls.has(id));
   // Reports asked for at once (aliases, a list) start in a turn of their own, not back to back with the request's other work.
   await yieldToEventLoop();
-  const allIds = found.length === 0 ? [] : await db.store.consideredShardIds(found, cutoff, { tags, text: query === null ? undefined : textQuery(query) });
+  const versions = found.length === 0 ? [] : await db.store.consideredShardVersions(found, cutoff, { tags, text: query === null ? undefined : textQuery(query) });
   await yieldToEventLoop();
   // Rows and partitions come from the cache when these exact shards were seen before; what is new is loaded and clustered in slices.
-  const rows = await db.evidence.shards(allIds, (chunk) => db.store.getShards(chunk));
+  const rows = await db.evidence.shards(versions, (chunk) => db.store.getShards(chunk));
   const shardsOf = new Map(found.map((id) => [id, [] as Shard[]]));
   // Ascending ids, as the store lists them; a shard of several souls of the batch is in each one's list.
   for (const shard of rows) for (const soulId of shard.soulIds) shardsOf.get(soulId)?.push(shard);
   // Judged shards are clustered by their themes; similarity clusters only the unjudged (SPEC §12).
   const themeMaps = await soulThemeMaps(db, found);
-  type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[] };
+  type Plan = { soul: Soul; shards: Shard[]; themeOf: Map<number, number>; unjudgedIds: readonly number[]; clusteredIds: number[]; held?: EvidenceInput['held'] };
   const candidates: Plan[] = [];
   for (const request of requests) {
     if (answers.has(request.soulId)) continue;
     const shards = shardsOf.get(request.soulId)!;
     const ids = shards.map((s) => s.id);
     const soulThemes = themeMaps.get(request.soulId)!;
-    const themeOf = new Map(ids.flatMap((id) => (soulThemes.has(id) ? [[id, soulThemes.get(id)!] as const] : [])));
+    const themeOf = new Map<number, number>();
+    for (const id of ids) {
+      const themeId = soulThemes.get(id);
+      if (themeId !== undefined) themeOf.set(id, themeId);
+    }
     const unjudgedIds = judgedShards(db, themeOf, ids).unjudged;
     const kept = new Set(unjudgedIds);
     const clusteredIds = themeOf.size === 0 ? [...unjudgedIds] : ids.filter((id) => themeOf.has(id) || kept.has(id));
@@ -1145,9 +1207,9 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const candidateIds = candidates.map((p) => p.soul.id);
   const themeIds = [...new Set(candidates.flatMap((p) => [...p.themeOf.values()]))];
   const themes = themeIds.length === 0 ? new Map<number, Theme>() : await db.store.getThemes(themeIds);
-  const traitsOf = Map.groupBy(candidateIds.length === 0 ? [] : await db.store.listTraits(candidateIds, { statuses: ['active'] }), (t) => t.soulId);
+  const traitsOf = Map.groupBy(candidateIds.length === 0 ? [] : await reads.activeTraits(candidateIds), (t) => t.soulId);
   const traitIds = [...traitsOf.values()].flat().map((t) => t.id);
-  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await db.store.citationsOfTraits(traitIds), (c) => c.traitId);
+  const citationsOf = Map.groupBy(traitIds.length === 0 ? [] : await reads.citations(traitIds), (c) => c.traitId);
   const summaries = (themeOf: ReadonlyMap<number, number>): ThemeSummary[] =>
     [...new Set(themeOf.values())].sort((a, b) => a - b).flatMap((id) => (themes.has(id) ? [themes.get(id)!] : [])).map((t) => ({ id: t.id, name: t.name, opposes: t.opposes }));
   const citationsOfSoul = (soulId: number) => (traitsOf.get(soulId) ?? []).flatMap((t) => citationsOf.get(t.id) ?? []);
@@ -1155,11 +1217,12 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
   const plans: Plan[] = [];
   for (const plan of candidates) {
     const { soul, shards, themeOf, unjudgedIds } = plan;
-    const held =
-      db.settings.similarity === 'trigram' &&
-      db.evidence.analyses.get(analysisKey({ knobs: db.settings, clusterLimit: db.settings.maxClusteredShards, themes: summaries(themeOf), citations: citationsOfSoul(soul.id), soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits: traitsOf.get(soul.id) ?? [] })) !== undefined;
+    if (db.settings.similarity === 'trigram') {
+      const key = analysisKey({ knobs: db.settings, clusterLimit: db.settings.maxClusteredShards, themes: summaries(themeOf), citations: citationsOfSoul(soul.id), soulId: soul.id, shardIds: shards.map((s) => s.id), themeOf, traits: traitsOf.get(soul.id) ?? [] });
+      plan.held = { key, analysis: db.evidence.analyses.get(key) };
+    }
     try {
-      priceOf.get(soul.id)?.({ shards: shards.length, clustering: clusteringWork(db, soul.id, unjudgedIds, scoped), analysis: held ? 0 : shards.length });
+      priceOf.get(soul.id)?.({ shards: shards.length, clustering: clusteringWork(db, soul.id, unjudgedIds, scoped), analysis: plan.held?.analysis ? 0 : shards.length });
     } catch (error) {
       answers.set(soul.id, error instanceof Error ? error : new Error(String(error)));
       continue;
@@ -1167,9 +1230,12 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
     plans.push(plan);
   }
   const planned = plans.map((p) => p.soul.id);
-  const crystallizations = planned.length === 0 ? new Map<number, Crystallization>() : await getCrystallization(db, planned);
+  const crystallizations = new Map(requests.flatMap((r) => (r.crystallization === undefined ? [] : [[r.soulId, r.crystallization] as const])));
+  const toJudge = planned.filter((id) => !crystallizations.has(id));
+  if (toJudge.length > 0) for (const [id, verdict] of await getCrystallization(db, toJudge)) crystallizations.set(id, verdict);
   const partitions = new Map<number, number[][]>();
-  for (const { soul, shards, unjudgedIds } of plans) {
+  // A held analysis has its clusters: only the others need the partition.
+  for (const { soul, shards, unjudgedIds } of plans.filter((p) => p.held?.analysis === undefined)) {
     const byId = new Map(shards.map((s) => [s.id, s]));
     if (scoped) {
       partitions.set(soul.id, await db.evidence.partition(unjudgedIds.map((id) => byId.get(id)!)));
@@ -1180,15 +1246,20 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
       partitions.set(soul.id, await db.clusters.partition(soul.id, unjudgedIds, texts));
     }
   }
-  const clusteredIds = plans.flatMap((p) => p.clusteredIds);
-  const vectors = await db.evidence.vectors(clusteredIds);
-  const embeddings = new Map(clusteredIds.flatMap((id, i) => (vectors[i] ? [[id, vectors[i]] as const] : [])));
-  const otherSouls = [...new Set(plans.flatMap((p) => p.shards.flatMap((s) => s.soulIds)))].filter((id) => !souls.has(id));
+  const embeddings = new Map<number, Float32Array>();
+  if (usesVectors(db.settings.similarity)) {
+    const clusteredIds = plans.flatMap((p) => p.clusteredIds);
+    for (const [i, vector] of (await db.evidence.vectors(clusteredIds)).entries()) if (vector) embeddings.set(clusteredIds[i], vector);
+  }
+  const otherSouls = new Set<number>();
+  for (const plan of plans) {
+    for (const shard of plan.shards) if (shard.soulIds.length > 1) for (const id of shard.soulIds) if (!souls.has(id)) otherSouls.add(id);
+  }
   const soulNames = new Map([...souls].map(([id, s]) => [id, s.name]));
-  if (otherSouls.length > 0) for (const [id, s] of await db.store.getSouls(otherSouls)) soulNames.set(id, s.name);
-  const attunements = planned.length === 0 ? new Map<number, number[]>() : await db.store.attunements(planned);
+  if (otherSouls.size > 0) for (const [id, s] of await reads.souls([...otherSouls])) soulNames.set(id, s.name);
+  const attunements = planned.length === 0 ? new Map<number, number[]>() : await reads.attunements(planned);
   const vectorModel = db.semantic?.embedder.model ?? (db.settings.similarity === 'provided' ? PROVIDED_MODEL : null);
-  for (const { soul, shards, themeOf, clusteredIds } of plans) {
+  for (const { soul, shards, themeOf, clusteredIds, held } of plans) {
     const activeTraits = traitsOf.get(soul.id) ?? [];
     answers.set(
       soul.id,
@@ -1200,7 +1271,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           citations: citationsOfSoul(soul.id),
           attunedAt: attunements.get(soul.id) ?? [],
           crystallization: crystallizations.get(soul.id)!,
-          partition: partitions.get(soul.id)!,
+          partition: partitions.get(soul.id),
           embeddings,
           vectorModel,
           vectorsWaiting: new Set(clusteredIds.filter((id) => db.semantic?.isWaiting(id) ?? false)),
@@ -1209,6 +1280,7 @@ export async function formatEvidenceOfSouls(db: SoulsDb, requests: readonly Evid
           themes: summaries(themeOf),
           representatives: db.evidence.representatives,
           analyses: db.evidence.analyses,
+          held,
           soulNames,
           knobs: db.settings,
           now,

@@ -43,7 +43,7 @@ const METHODS = [
   'assignThemes', 'unassignShards', 'renameTheme', 'setThemeOpposition', 'judgeThemes', 'getThemes', 'listThemes', 'themesOfShards', 'shardThemesOfSouls', 'counterEvidence', 'counterCitations', 'themeHistory',
   'applyLevelUp', 'revertLevelUp', 'levelHistory', 'getLevelEvents',
   'insertShards', 'revealShards', 'fadeExhaustedShards', 'getShards', 'shardContents', 'shardEmbeddings', 'embeddingDimension', 'storeEmbeddings', 'embeddingsByHash', 'embeddingModel', 'rebindEmbeddings',
-  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'shardRowBound', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardIds', 'gateStats',
+  'shardsWithoutEmbedding', 'countShardsWithoutEmbedding', 'shardRowBound', 'getCalibration', 'putCalibration', 'listShards', 'searchShards', 'consideredShards', 'consideredShardVersions', 'gateStats',
   'countsBySource', 'countsByTag', 'countsByTagPerSoul', 'pendingCounts',
   'optimize', 'backup', 'explainQueryPlans',
 ] as const satisfies ReadonlyArray<keyof SoulsStore>;

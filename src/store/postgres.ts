@@ -32,7 +32,7 @@ import {
 import { MIGRATION_LOCK_KEY, pgDataTables, pgIdentityTables, pgMigrations } from './postgres-schema.ts';
 import { calibrationMetaKey, otherModelMessage, carrySourceCitationsSql, assignmentField, checkRevertTarget, citingTraitCount, considered, counterCitationsSql, duplicatePrincipleMessage, evidenceTime as sharedEvidenceTime, exhaustedShardIdsSql, foreignShardMessage, gateQuery, insertLevelEventSql, insertThemeEventSql, levelEventParams, listsBy, readinessQuery, SHARD_COLUMNS, shardListQuery, shardPage, themeEventParams, toGateStats, toLevelEvent, toReadiness, toShard, toSoul, toCounterCitation, toStoredCalibration, toSoulDocument, toThemeEvent, toThemes, toTrait, type Dialect, type Row } from './rows.ts';
 import { DryRunRollback, PROVIDED_MODEL } from './store.ts';
-import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
+import type { EmbeddingWrite, GateStats, LevelUpWrite, NewShard, NewSoul, NewTrait, ShardFilter, ShardScope, ShardVersion, ShardWrite, SoulPatch, StoredCalibration, TextQuery, ThemeAssignmentWrite, TraitFilter } from './store.ts';
 
 /** `results`: each statement's, when a parameterless text held several (the fields above are the last one's). */
 export type QueryResult = { rows: Row[]; rowCount?: number | null; affectedRows?: number; results?: QueryResult[] };
@@ -104,14 +104,19 @@ export function withIntegers(sql: string, params: Params): string {
 const POSTGRES: Dialect = { idList: (expr) => `string_agg((${expr})::text, ',')`, greatest: 'GREATEST', join: 'JOIN' };
 const evidenceTime = (alias: string) => sharedEvidenceTime(POSTGRES, alias);
 
+/** Read with the gate, so a write past it pays no statement to learn that the soul has no themes. */
+const themedColumn = 'EXISTS (SELECT 1 FROM shard_themes st WHERE st.soul_id = so.id) AS themed';
+
 /** The cheap gate for each soul, once over every considered shard and once leaving out the `newIds` (a hashed set). */
 const gateSql = gateQuery(POSTGRES, {
   old: 's.id IS NOT NULL AND fresh.id IS NULL',
   soulFilter: 'so.id = ANY(:soulIds::bigint[])',
   extraJoin: 'LEFT JOIN (SELECT DISTINCT unnest(:newIds::bigint[]) AS id) fresh ON fresh.id = s.id',
-  // Read with the gate, so a write past it pays no statement to learn that the soul has no themes.
-  extraColumns: 'EXISTS (SELECT 1 FROM shard_themes st WHERE st.soul_id = so.id) AS themed',
+  extraColumns: themedColumn,
 });
+
+/** The cheap gate of a read: no write, so the aggregates before it are those after. */
+const gateReadSql = gateQuery(POSTGRES, { old: null, soulFilter: 'so.id = ANY(:soulIds::bigint[])', extraColumns: themedColumn });
 
 const readinessSql = readinessQuery(POSTGRES);
 
@@ -1295,14 +1300,14 @@ export class PostgresStatements {
     return this.read(async () => this.hydrateShards(await this.all(consideredSql(query.clauses), query.params)));
   }
 
-  async consideredShardIds(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Promise<number[]> {
+  async consideredShardVersions(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): Promise<ShardVersion[]> {
     const query = consideredQuery(soulIds, cutoff, scope);
     if (!query) return [];
-    return (await this.all(consideredSql(query.clauses, 's.id'), query.params)).map((r) => Number(r.id));
+    return (await this.all(consideredSql(query.clauses, 's.id, s.updated_at'), query.params)).map((r) => ({ id: Number(r.id), updatedAt: Number(r.updated_at) }));
   }
 
   async gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Promise<Map<number, GateStats>> {
-    if (soulIds !== 'awake') return new Map((await this.gate(soulIds, cutoff, [])).map((g) => [g.soulId, g]));
+    if (soulIds !== 'awake') return new Map((await this.all(gateReadSql, { soulIds: [...soulIds], cutoff })).map((r) => [Number(r.soul_id), toGateStats(r)]));
     const rows = await this.all(readinessSql, { cutoff });
     return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
   }
@@ -1382,6 +1387,7 @@ export class PostgresStatements {
     };
     return {
       gate: await plan(gateSql, { soulIds: [1], newIds: [] }),
+      gateRead: await plan(gateReadSql, { soulIds: [1] }),
       readiness: await plan(readinessSql, {}),
       pendingLoad: await plan(consideredSql([]), { soulIds: [1] }),
       ftsSearch: await plan(searchSql(false), { query: '"x"', limit: 20 }),

@@ -195,16 +195,18 @@ export function listsBy<T>(rows: readonly Row[], key: string, value: (r: Row) =>
   return lists;
 }
 
-/** A row of the gate statement: the aggregates with every considered shard, and without the write's own. */
+/** A row of the gate statement: the aggregates with every considered shard, and without the write's own (the same for a read's). */
 export function toGateStats(r: Row): GateStats {
+  const [shardIds, after] = [parseIds(r.ids), toAggregate(r, '')];
+  const read = r.count_before === undefined;
   const stats: GateStats = {
     soulId: Number(r.soul_id),
     dormant: r.deleted_at !== null,
     lastAttunedAt: r.last_attuned_at === null ? null : Number(r.last_attuned_at),
-    shardIds: parseIds(r.ids),
-    beforeShardIds: parseIds(r.ids_before),
-    after: toAggregate(r, ''),
-    before: toAggregate(r, '_before'),
+    shardIds,
+    beforeShardIds: read ? shardIds : parseIds(r.ids_before),
+    after,
+    before: read ? after : toAggregate(r, '_before'),
   };
   if (r.themed !== undefined) stats.themed = r.themed === true || Number(r.themed) === 1;
   return stats;
@@ -298,20 +300,24 @@ export const evidenceTime = (dialect: Dialect, alias: string) =>
 
 /**
  * The cheap gate for each soul (`soulFilter` picks them) in one indexed query, once over every considered shard
- * and once over those `old` keeps (the shards before the write); `extraJoin` is joined after the shards, and
- * `extraColumns` are selected per soul.
+ * and once over those `old` keeps (the shards before the write; null for a read, which has no write: toGateStats
+ * then takes the aggregates for both); `extraJoin` is joined after the shards, and `extraColumns` are selected per soul.
  */
-export function gateQuery(dialect: Dialect, { old, soulFilter, extraJoin = '', extraColumns = '' }: { old: string; soulFilter: string; extraJoin?: string; extraColumns?: string }): string {
+export function gateQuery(dialect: Dialect, { old, soulFilter, extraJoin = '', extraColumns = '' }: { old: string | null; soulFilter: string; extraJoin?: string; extraColumns?: string }): string {
   const latest = evidenceTime(dialect, 's');
-  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, ${dialect.idList('s.id')} AS ids,${extraColumns === '' ? '' : ` ${extraColumns},`}
-      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
-      MAX(${latest}) AS latest,
+  const before =
+    old === null
+      ? ''
+      : `,
       ${dialect.idList(`CASE WHEN ${old} THEN s.id END`)} AS ids_before,
       COUNT(CASE WHEN ${old} THEN 1 END) AS count_before,
       COUNT(DISTINCT CASE WHEN ${old} THEN s.source END) AS sources_before,
       MIN(CASE WHEN ${old} THEN s.created_at END) AS oldest_before,
       MAX(CASE WHEN ${old} THEN s.created_at END) AS newest_before,
-      MAX(CASE WHEN ${old} THEN ${latest} END) AS latest_before
+      MAX(CASE WHEN ${old} THEN ${latest} END) AS latest_before`;
+  return `SELECT so.id AS soul_id, so.deleted_at, so.last_attuned_at, ${dialect.idList('s.id')} AS ids,${extraColumns === '' ? '' : ` ${extraColumns},`}
+      COUNT(s.id) AS count, COUNT(DISTINCT s.source) AS sources, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
+      MAX(${latest}) AS latest${before}
     FROM souls so
     LEFT JOIN shard_souls ss ON ss.soul_id = so.id
     LEFT JOIN soul_shards s ON s.id = ss.shard_id AND ${considered('s')}${extraJoin === '' ? '' : `\n    ${extraJoin}`}

@@ -36,6 +36,7 @@ import type {
   ShardAggregate,
   ShardFilter,
   ShardScope,
+  ShardVersion,
   ShardWrite,
   SoulPatch,
   SoulsStore,
@@ -63,6 +64,9 @@ const evidenceTime = (alias: string) => sharedEvidenceTime(SQLITE, alias);
 
 /** The cheap gate for each soul, once over every considered shard and once leaving out those `isNew` picks. */
 const gateSql = (isNew: string): string => gateQuery(SQLITE, { old: `s.id IS NOT NULL AND NOT (${isNew})`, soulFilter: `so.id IN ${inList('soulIds')}` });
+
+/** The cheap gate of a read: no write, so the aggregates before it are those after. */
+const gateReadSql = gateQuery(SQLITE, { old: null, soulFilter: `so.id IN ${inList('soulIds')}` });
 
 /** Per soul and source, its considered shards' count and times: what a soul's gate row is rebuilt from. */
 const gateSourcesSql = `SELECT ss.soul_id, s.source, COUNT(*) AS count, MIN(s.created_at) AS oldest, MAX(s.created_at) AS newest,
@@ -305,6 +309,8 @@ export class SqliteStore implements SoulsStore {
   /** The connection, for reads and diagnostics: a write through it would bypass the store (its write memo would not see it). */
   readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  /** Statements whose rows are arrays of column values, by SQL. */
+  private readonly arrayStatements = new Map<string, StatementSync>();
   private inTransaction = false;
   private executed = 0;
   private readonly rowStatements = new Map<string, Map<number, StatementSync>>();
@@ -336,6 +342,18 @@ export class SqliteStore implements SoulsStore {
   private all(sql: string, params: Params = {}): Row[] {
     this.executed++;
     return this.stmt(sql).all(params) as Row[];
+  }
+
+  /** Rows as arrays of column values in the select's order: no object with keys per row, for the largest reads. */
+  private arrays(sql: string, params: Params = {}): unknown[][] {
+    this.executed++;
+    let statement = this.arrayStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      statement.setReturnArrays(true);
+      this.arrayStatements.set(sql, statement);
+    }
+    return statement.all(params) as unknown as unknown[][];
   }
 
   private get(sql: string, params: Params = {}): Row | undefined {
@@ -1509,14 +1527,14 @@ export class SqliteStore implements SoulsStore {
     return this.read(() => this.hydrateShards(this.all(consideredSql(query.clauses), query.params)));
   }
 
-  consideredShardIds(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): number[] {
+  consideredShardVersions(soulIds: readonly number[], cutoff: number, scope: ShardScope = {}): ShardVersion[] {
     const query = consideredQuery(soulIds, cutoff, scope);
     if (!query) return [];
-    return this.all(consideredSql(query.clauses, 's.id'), query.params).map((r) => Number(r.id));
+    return this.arrays(consideredSql(query.clauses, 's.id, s.updated_at'), query.params).map(([id, updatedAt]) => ({ id: Number(id), updatedAt: Number(updatedAt) }));
   }
 
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Map<number, GateStats> {
-    if (soulIds !== 'awake') return new Map(this.gate(soulIds, cutoff, '0', {}).map((g) => [g.soulId, g]));
+    if (soulIds !== 'awake') return new Map(this.all(gateReadSql, { soulIds: json(soulIds), cutoff }).map((r) => [Number(r.soul_id), toGateStats(r)]));
     const rows = this.all(readinessSql, { cutoff });
     return new Map(rows.map((r) => [Number(r.soul_id), toReadiness(r)]));
   }
@@ -1608,6 +1626,7 @@ export class SqliteStore implements SoulsStore {
     const plan = (sql: string, params: Params) => (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as Row[]).map((r) => String(r.detail));
     return {
       gate: plan(gateSql('0'), { soulIds: '[1]', cutoff: 0 }),
+      gateRead: plan(gateReadSql, { soulIds: '[1]', cutoff: 0 }),
       readiness: plan(readinessSql, { cutoff: 0 }),
       pendingLoad: plan(consideredSql([]), { soulIds: '[1]', cutoff: 0 }),
       ftsSearch: plan(searchSql(false), { query: '"x"', cutoff: 0, limit: 20 }),

@@ -152,8 +152,8 @@ export interface SoulsStore {
   searchShards(query: TextQuery, filter: { soulId?: number; cutoff: number; limit: number }): Awaitable<Array<{ shardId: number; score: number }>>;
   /** Considered shards (pending, unsealed, created after cutoff) of the souls, with their tags and souls. */
   consideredShards(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Awaitable<Shard[]>;
-  /** The ids of those shards, ascending. */
-  consideredShardIds(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Awaitable<number[]>;
+  /** The ids of those shards, ascending, each with its updatedAt (which every change of a shard's row sets). */
+  consideredShardVersions(soulIds: readonly number[], cutoff: number, scope?: ShardScope): Awaitable<ShardVersion[]>;
   /** The cheap gate's aggregates for the souls, or for every non-dormant soul with considered shards. */
   gateStats(soulIds: readonly number[] | 'awake', cutoff: number): Awaitable<Map<number, GateStats>>;
   countsBySource(soulIds: readonly number[], cutoff: number): Awaitable<Map<number, SourceCount[]>>;
@@ -192,6 +192,8 @@ export type TextQuery = { words: readonly (readonly string[])[]; match: 'all' | 
 
 /** Considered shards carrying any of `tags` and/or matching `text` (no word: none). */
 export type ShardScope = { tags?: readonly string[]; text?: TextQuery };
+/** A shard's id and the updatedAt of its row: a row held with another updatedAt is out of date. */
+export type ShardVersion = { id: number; updatedAt: number };
 
 export type NewSoul = { name: string; slug: string | null; essence: string; description: string };
 /** `slug` undefined keeps it; null derives a free one from the (new) name. */

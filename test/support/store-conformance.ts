@@ -693,10 +693,10 @@ export function defineStoreConformance(backend: StoreBackend): void {
       const hits = await store.searchShards(all('dog'), { cutoff, limit: 1 });
       expect(hits).toHaveLength(1);
       expect(hits[0].score).toBeGreaterThan(0);
-      expect(await store.consideredShardIds([a.id, b.id], cutoff)).toEqual([1, 2, 3]);
-      expect(await store.consideredShardIds([a.id, b.id], cutoff, { tags: ['pet'] })).toEqual([2]);
-      expect(await store.consideredShardIds([a.id, b.id], cutoff, { text: all('sleeping') })).toEqual([3]);
-      expect(await store.consideredShardIds([a.id], cutoff, { text: all() })).toEqual([]);
+      expect((await store.consideredShardVersions([a.id, b.id], cutoff)).map((v) => v.id)).toEqual([1, 2, 3]);
+      expect((await store.consideredShardVersions([a.id, b.id], cutoff, { tags: ['pet'] })).map((v) => v.id)).toEqual([2]);
+      expect((await store.consideredShardVersions([a.id, b.id], cutoff, { text: all('sleeping') })).map((v) => v.id)).toEqual([3]);
+      expect((await store.consideredShardVersions([a.id], cutoff, { text: all() })).map((v) => v.id)).toEqual([]);
       expect((await store.consideredShards([a.id], cutoff, { tags: ['walk'], text: all('park') })).map((s) => [s.id, s.tags])).toEqual([[1, ['walk']]]);
     }));
 
@@ -723,7 +723,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
       // Punctuation inside a word reads as a phrase of its parts, quotes and backslashes as separators.
       expect(await search([["don't"], ['e-mail'], ["o'brien"], ['a\\b']], 'all')).toEqual([3]);
       expect(await search([['"quoted'], ["it's"], ['(x) | y & !z']], 'any')).toEqual([]);
-      expect(await store.consideredShardIds([a.id], cutoff, { text: { words: [['apologise', 'apologize'], ['report']], match: 'any' } })).toEqual([1, 2]);
+      expect((await store.consideredShardVersions([a.id], cutoff, { text: { words: [['apologise', 'apologize'], ['report']], match: 'any' } })).map((v) => v.id)).toEqual([1, 2]);
     }));
 
     it('counts considered shards by source and by tag', withStore(async (store) => {
@@ -769,7 +769,7 @@ export function defineStoreConformance(backend: StoreBackend): void {
         expect(await store.statementsExecuted() - before).toBe(2);
         await store.ping();
         await store.optimize();
-        expect(Object.keys(await store.explainQueryPlans()).sort()).toEqual(['ftsSearch', 'ftsSearchBySoul', 'gate', 'pendingLoad', 'readiness']);
+        expect(Object.keys(await store.explainQueryPlans()).sort()).toEqual(['ftsSearch', 'ftsSearchBySoul', 'gate', 'gateRead', 'pendingLoad', 'readiness']);
         expect(await store.close()).toEqual({ checkpointDeferred: null });
         closed = true;
         await expect(async () => await store.ping()).rejects.toThrow();
