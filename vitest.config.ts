@@ -13,8 +13,9 @@ const compileCache = process.env.NODE_COMPILE_CACHE || fileURLToPath(new URL('./
 // tests only (domain errors were masked as "Unexpected error.").
 export default defineConfig({
   // Bounds, not speed checks: a machine shared with other work can run a CPU-heavy test several times slower.
+  // The browser test files share one Chromium, started for the run by test/web/browser-server.ts when first asked.
   // test/cluster needs PostgreSQL and Redis servers: `npm run test:cluster` runs it.
   // Two workers even on two cores (vitest's default would be one): most test time waits on child servers and Chromium.
-  test: { env: { NODE_COMPILE_CACHE: compileCache }, testTimeout: 120_000, hookTimeout: 120_000, maxWorkers: Math.max(2, availableParallelism() - 1), exclude: [...configDefaults.exclude, 'test/cluster/**'] },
+  test: { env: { NODE_COMPILE_CACHE: compileCache }, globalSetup: ['test/web/browser-server.ts'], testTimeout: 120_000, hookTimeout: 120_000, maxWorkers: Math.max(2, availableParallelism() - 1), exclude: [...configDefaults.exclude, 'test/cluster/**'] },
   ssr: { resolve: { conditions: ['node', 'import', 'module-sync'] } },
 });

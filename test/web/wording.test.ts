@@ -7,9 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { stampAttuned } from '../../src/engine/index.ts';
-import { browserFile, type Chromium, type SeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, type SeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 
 let server: SeededServer;
 let chrome: Chromium;
@@ -42,7 +41,7 @@ function unrelatedTexts(count: number): string[] {
   return Array.from({ length: count }, () => Array.from({ length: 6 }, () => Array.from({ length: 7 }, letter).join('')).join(' '));
 }
 
-describe('the words of the character sheet', { timeout: 60_000 }, () => {
+describe('the words of the character sheet', { timeout: BROWSER_TEST_MS }, () => {
   it('counts the clusters once, as the report does, and says how many a paged list shows', async () => {
     const report = `query ($id: ID!) { soul(id: $id) { evidence { clusterCount clusters(first: 500) { memberCount } } } }`;
     const heading = async () => Number(/^Clusters \((\d+)\), heaviest first$/.exec((await page.locator('#clusters-title').textContent()) ?? '')?.[1]);
@@ -226,7 +225,7 @@ describe('the words of the character sheet', { timeout: 60_000 }, () => {
   });
 });
 
-describe('the roster after an attunement', { timeout: 60_000 }, () => {
+describe('the roster after an attunement', { timeout: BROWSER_TEST_MS }, () => {
   it('drops the attuned soul’s priority and readiness: live, after the app’s own stamp, and on focus after another process’s', async () => {
     // The card says what would make the soul ready again, in the server's words (SPEC §13: a shard recorded after the stamp).
     const waitingForArrival = (text: string) => /^Gathering evidence: needs a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts, whatever its createdAt$/.test(text);
