@@ -59,7 +59,7 @@ async function run(expected: string | RegExp): Promise<string> {
   await until(async () => {
     shown = await text('.graphiql-response');
     return typeof expected === 'string' ? shown.includes(expected) : expected.test(shown);
-  }, `the response shows ${expected}; it shows ${shown}`);
+  }, () => `the response shows ${expected}; it shows ${shown}`);
   return shown;
 }
 
@@ -138,7 +138,7 @@ describe('GraphiQL', { timeout: BROWSER_TEST_MS }, () => {
     await until(() => guarded.subscriptions('soulChanged') > listening, 'GraphiQL subscribes');
     await guarded.gql(`mutation($id: ID!) { stampAttuned(soulId: $id) { __typename } }`, { id: mira }, REFINER);
     let shown = '';
-    await until(async () => (shown = await text('.graphiql-response')).includes('"kind"'), `the event reaches GraphiQL; it shows ${shown}`);
+    await until(async () => (shown = await text('.graphiql-response')).includes('"kind"'), () => `the event reaches GraphiQL; it shows ${shown}`);
     expect(shown).toContain('"name": "Mira"');
     expect(shown).not.toContain('UNAUTHENTICATED');
   });

@@ -126,11 +126,11 @@ export async function screenshot(page: Page, name: string, fullPage = false): Pr
   await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }' });
 }
 
-/** Waits, bounded, until `check` holds; fails with `what` instead of hanging. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT.timeout): Promise<void> {
+/** Waits, bounded, until `check` holds; fails with `what` (a function: read when it fails, to say what the page showed) instead of hanging. */
+export async function until(check: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = WAIT.timeout): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -186,7 +186,12 @@ describe('the words of the character sheet', { timeout: BROWSER_TEST_MS }, () =>
     // A second message replaces the first instead of piling on (and over) it; a message can be dismissed.
     await result.getByRole('button', { name: 'Revert this level-up' }).click();
     const toasts = page.locator('.toasts .toast');
-    await page.getByRole('heading', { name: 'Sela is back at level 0' }).waitFor(WAIT);
+    // Failing, it says what the page showed instead: its headings and messages (once, at load 15, this waited 60 s in vain).
+    let shown = '';
+    await until(async () => {
+      shown = await page.evaluate(() => [...document.querySelectorAll('main h1, .toasts .toast')].map((e) => (e as HTMLElement).innerText).join(' | '));
+      return shown.startsWith('Sela is back at level 0');
+    }, () => `the revert shows “Sela is back at level 0”; the page shows ${shown}`);
     await result.getByRole('button', { name: 'Back to the roster' }).click();
     await page.getByRole('button', { name: 'Retire Relay' }).click();
     await page.locator('.btn--danger', { hasText: 'Retire Relay' }).click();
