@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { manualClock } from '../src/engine/index.ts';
@@ -149,6 +149,12 @@ describe('souls serve --release-memory-after', () => {
 describe('a server that releases memory', () => {
   const start = serverPerTest(afterEach);
 
+  /** Waits until the releases counted reach `n` (bounded for a hang only), then checks there are exactly `n`. */
+  async function countReaches(count: () => Promise<number>, n: number): Promise<void> {
+    await vi.waitFor(async () => expect(await count()).toBeGreaterThanOrEqual(n), { timeout: 60_000, interval: 25 });
+    expect(await count()).toBe(n);
+  }
+
   async function metric(url: string, name: string): Promise<number> {
     const text = await (await fetch(url.replace(/\/graphql$/, '/metrics'))).text();
     return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
@@ -169,8 +175,7 @@ describe('a server that releases memory', () => {
 
     const made = await server.request('mutation { createSoul(input: { name: "Mira", essence: "Calm." }) { __typename } }');
     expect(made.status).toBe(200);
-    for (let i = 0; i < 200 && (await count()) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(await count()).toBe(2);
+    await countReaches(count, 2);
     expect(await metric(server.url, 'souls_memory_released_bytes_total')).toBeGreaterThanOrEqual(0);
     expect(released()[1]).toMatchObject({ after: 'quiet' });
 
@@ -180,7 +185,9 @@ describe('a server that releases memory', () => {
   });
 
   it('is not set off while the server works only over its sockets: graphql-ws operations and events sent count as activity', async () => {
-    const server = await start({ app: { memoryRelease: { quietMs: 100, minGrowthBytes: 0 } } });
+    // Quiet means 2 s without activity, against activity every 25 ms: only a process stalled for 2 s would see a quiet
+    // spell in the bursts below (at 100 ms, a loaded machine's stalls set it off).
+    const server = await start({ app: { memoryRelease: { quietMs: 2_000, minGrowthBytes: 0 } } });
     const count = () => metric(server.url, 'souls_memory_release_duration_seconds_count');
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const client = createClient({ url: server.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
@@ -192,7 +199,8 @@ describe('a server that releases memory', () => {
         });
       const made = await once('mutation { createSoul(input: { name: "Mira", essence: "Calm." }) { ... on SoulPayload { soul { id } } } }');
       const soulId = made.data.createSoul.soul.id;
-      await sleep(300);
+      // The release after start, then the one after the mutation's quiet spell: the bursts start from a settled count.
+      await countReaches(count, 2);
       const settled = await count();
 
       // An HTTP request, then queries over the socket every 25 ms for 0.6 s; again, then events alone (as another replica's writes arrive).
@@ -216,8 +224,7 @@ describe('a server that releases memory', () => {
       expect(await count()).toBe(settled);
 
       // Quiet at last: one release.
-      for (let i = 0; i < 200 && (await count()) === settled; i++) await sleep(25);
-      expect(await count()).toBe(settled + 1);
+      await countReaches(count, settled + 1);
     } finally {
       await client.dispose();
     }

@@ -1,3 +1,5 @@
+// `souls serve`, render, backup and the flags. What a command prints and returns is checked in this process
+// (runInProcess, the dispatcher the program runs); serving, signals and what a command leaves on disk through real children.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -5,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addTrait, closeSoulsDb, createSoul, listSouls, openSoulsDb, renderSoul } from '../src/engine/index.ts';
-import { cliRunner, expectNoStack, type Child } from './support/cli.ts';
+import { cliRunner, expectNoStack, runInProcess, type Child } from './support/cli.ts';
 
 /** Bounds for waiting on a child: generous, since they only fail the test when something hangs. */
 
@@ -193,11 +195,11 @@ describe('souls render and backup', { timeout: 30_000 }, () => {
   it('render prints the rendered block of a soul by name or id, with provenance on --full', async () => {
     const db = join(dir, 'render.db');
     await seed(db);
-    const lean = await exited(cli(['render', 'Ada', '--db', db]));
+    const lean = await runInProcess(['render', 'Ada', '--db', db]);
     expect(lean.code, lean.stderr).toBe(0);
     expect(lean.stdout).toBe('# Ada\n\n*Careful engineer*\n\nCalm under pressure.\n\n## Traits\n- Runs the tests before pushing\n');
 
-    const full = await exited(cli(['render', '1', '--full', '--db', db]));
+    const full = await runInProcess(['render', '1', '--full', '--db', db]);
     expect(full.code, full.stderr).toBe(0);
     expect(full.stdout).toBe('# Ada\n\n*Careful engineer*\n\nCalm under pressure.\n\n## Traits\n- **Runs the tests before pushing** — Seen in three reviews\n');
 
@@ -209,11 +211,11 @@ describe('souls render and backup', { timeout: 30_000 }, () => {
     }
 
     // Names are looked up by their folded key: any case, width or invisible character finds the one soul.
-    const folded = await exited(cli(['render', 'ＡＤＡ\u200b', '--db', db]));
+    const folded = await runInProcess(['render', 'ＡＤＡ\u200b', '--db', db]);
     expect(folded.code, folded.stderr).toBe(0);
     expect(folded.stdout).toBe(lean.stdout);
 
-    const missing = await exited(cli(['render', 'Nobody', '--db', db]));
+    const missing = await runInProcess(['render', 'Nobody', '--db', db]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('souls: no soul Nobody\n');
   });
@@ -222,14 +224,14 @@ describe('souls render and backup', { timeout: 30_000 }, () => {
     const db = join(dir, 'source.db');
     const copy = join(dir, 'copy.db');
     await seed(db);
-    const result = await exited(cli(['backup', copy, '--db', db]));
+    const result = await runInProcess(['backup', copy, '--db', db]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Backed up ${db} to ${copy}`);
     expect(existsSync(copy)).toBe(true);
     expect(await soulNamesIn(copy)).toEqual(['Ada', 'Bram']);
     expect(await soulNamesIn(copy)).toEqual(await soulNamesIn(db));
 
-    const again = await exited(cli(['backup', copy, '--db', db]));
+    const again = await runInProcess(['backup', copy, '--db', db]);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(`souls: backup target ${copy} already exists: choose a new file\n`);
     expect(await soulNamesIn(copy)).toEqual(['Ada', 'Bram']);
@@ -307,9 +309,9 @@ describe('read-only commands, negative numbers and --version', { timeout: 30_000
   it('--version and -v print the version and exit 0', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     for (const flag of ['--version', '-v', 'version']) {
-      const result = await exited(cli([flag]));
+      const result = await runInProcess([flag]);
       expect(result, flag).toMatchObject({ code: 0, stderr: '', stdout: `souls ${version}\n` });
     }
-    expect((await exited(cli(['help']))).stdout).toContain('souls --version');
+    expect((await runInProcess(['help'])).stdout).toContain('souls --version');
   });
 });

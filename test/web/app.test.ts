@@ -4,9 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserFile, type Chromium, screenshot, type SeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, screenshot, type SeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 
 let server: SeededServer;
 let chrome: Chromium;
@@ -47,7 +46,7 @@ async function watchLevelUpAgreement(page: Page): Promise<void> {
   });
 }
 
-describe('the character sheet in Chromium', { timeout: 30_000 }, () => {
+describe('the character sheet in Chromium', { timeout: BROWSER_TEST_MS }, () => {
   it('shows the seeded souls on the roster, most ready first, and the dormant one apart', async () => {
     await page.goto(server.base);
     await page.getByRole('heading', { name: 'Roster', level: 1 }).waitFor(WAIT);

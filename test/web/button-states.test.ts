@@ -4,9 +4,8 @@
 import type { CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { buttonContrasts, stateSession, type ButtonContrast, type ButtonState } from './button-contrast.ts';
-import { browserFile, type Chromium, type SeededServer, unexplainedDisabledButtons } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, type SeededServer, unexplainedDisabledButtons, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 /** Enabled buttons keep text at 4.5:1 (WCAG AA for text this size); a disabled one stays legible at 3:1, dimmed. */
 const NEED: Record<ButtonState, number> = { rest: 4.5, hover: 4.5, focus: 4.5, active: 4.5, disabled: 3 };
 
@@ -26,7 +25,7 @@ const line = (r: ButtonContrast, where: string) => `${where}: ${r.button} ${r.st
 const id = (name: string) => String(server.demo.souls[name]);
 
 // Bounds for a loaded machine (eight screens, each loaded afresh), not speed checks.
-describe('button contrast in every state, light and dark', { timeout: 240_000 }, () => {
+describe('button contrast in every state, light and dark', { timeout: BROWSER_TEST_MS }, () => {
   it('keeps every button legible at rest, on hover, focused, pressed and disabled', async () => {
     const screens: { name: string; hash: string; open: () => Promise<void> }[] = [
       {

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/server/log.ts';
 import { startServer, type LiveServer } from '../support/server.ts';
-import { launchChromium, requireBuiltApp, until, type Chromium } from './support.ts';
+import { BROWSER_TEST_MS, type Chromium, launchChromium, requireBuiltApp, until } from './support.ts';
 
 const QUERY = '{ souls { name } }';
 const CREATE = 'mutation { createSoul(input: { name: "Forged", essence: "Written by another site." }) { __typename } }';
@@ -27,7 +27,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
   hostileBase = `http://localhost:${(hostile.address() as { port: number }).port}/`;
   chrome = await launchChromium();
-}, 60_000);
+}, BROWSER_TEST_MS);
 
 afterAll(async () => {
   await chrome?.close();

@@ -3,9 +3,8 @@
 // placeholder) for requests and for subscriptions over graphql-ws.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, requireBuiltApp, screenshot, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
+import { BROWSER_TEST_MS, type Chromium, launchChromium, requireBuiltApp, screenshot, type SeededServer, startSeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 15_000 };
 const READER = 'graphiql-reader-token-000001';
 const REFINER = 'graphiql-refiner-token-00002';
 
@@ -36,7 +35,7 @@ beforeAll(async () => {
     elsewhere.push(url.href);
     return route.abort();
   });
-}, 60_000);
+}, BROWSER_TEST_MS);
 
 afterAll(async () => {
   await chrome?.close();
@@ -60,11 +59,11 @@ async function run(expected: string | RegExp): Promise<string> {
   await until(async () => {
     shown = await text('.graphiql-response');
     return typeof expected === 'string' ? shown.includes(expected) : expected.test(shown);
-  }, `the response shows ${expected}; it shows ${shown}`, 15_000);
+  }, () => `the response shows ${expected}; it shows ${shown}`);
   return shown;
 }
 
-describe('GraphiQL', { timeout: 60_000 }, () => {
+describe('GraphiQL', { timeout: BROWSER_TEST_MS }, () => {
   it('loads and answers with no request to another host, its icon served by this server', async () => {
     chrome.errors.length = 0;
     const icons: { url: string; status: number; type: string | undefined }[] = [];
@@ -139,7 +138,7 @@ describe('GraphiQL', { timeout: 60_000 }, () => {
     await until(() => guarded.subscriptions('soulChanged') > listening, 'GraphiQL subscribes');
     await guarded.gql(`mutation($id: ID!) { stampAttuned(soulId: $id) { __typename } }`, { id: mira }, REFINER);
     let shown = '';
-    await until(async () => (shown = await text('.graphiql-response')).includes('"kind"'), `the event reaches GraphiQL; it shows ${shown}`, 15_000);
+    await until(async () => (shown = await text('.graphiql-response')).includes('"kind"'), () => `the event reaches GraphiQL; it shows ${shown}`);
     expect(shown).toContain('"name": "Mira"');
     expect(shown).not.toContain('UNAUTHENTICATED');
   });

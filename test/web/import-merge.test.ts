@@ -3,9 +3,8 @@
 // limit's problem with the plan (in the app's words) while the apply button stays disabled and says why.
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserFile, type Chromium, screenshot, type SeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, screenshot, type SeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 
 let server: SeededServer;
 let chrome: Chromium;
@@ -48,7 +47,7 @@ async function showPlan(form: Locator): Promise<Locator> {
   return plan;
 }
 
-describe('importing a SOUL.md into a soul the database already has', { timeout: 90_000 }, () => {
+describe('importing a SOUL.md into a soul the database already has', { timeout: BROWSER_TEST_MS }, () => {
   it('says it merges by name, lists near-duplicates beside the new principles, and holds apply back at the trait limit', async () => {
     const { soulId, traitIds } = await seedHedda();
     await page.goto(server.base);

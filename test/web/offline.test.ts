@@ -4,9 +4,8 @@
 // the last test stops the server for real.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserFile, type Chromium, type SeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, type SeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 const UNREACHABLE = 'Cannot reach the Souls server. Check that it is running, then try again.';
 
 let server: SeededServer;
@@ -47,7 +46,7 @@ function expectNoUncaught(): void {
   chrome.errors.length = 0;
 }
 
-describe('with the server out of reach', { timeout: 60_000 }, () => {
+describe('with the server out of reach', { timeout: BROWSER_TEST_MS }, () => {
   it('on the roster: creating a soul says why next to the form; retiring and awakening say why in a message', async () => {
     await open('#/');
     await page.getByRole('button', { name: 'New soul' }).click();

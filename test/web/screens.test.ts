@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { contrastProblems } from './contrast.ts';
-import { browserFile, type Chromium, SCREENS, screenshot, type SeededServer, startSeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, SCREENS, screenshot, type SeededServer, startSeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 const LAPTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const DAY_MS = 86_400_000;
@@ -81,7 +80,7 @@ async function openSheet(name: string) {
   await page.getByRole('heading', { name, level: 1 }).waitFor(WAIT);
 }
 
-describe('the screens added to the character sheet, in Chromium', { timeout: 45_000 }, () => {
+describe('the screens added to the character sheet, in Chromium', { timeout: BROWSER_TEST_MS }, () => {
   it('searches, sorts and pages the roster, keeping the choice in the address, at laptop and phone width', async () => {
     const extras = ['Aldric', 'Bryn', 'Corin', 'Dagny', 'Eira', 'Fenn', 'Gorm', 'Hale', 'Ilsa', 'Jory'];
     for (const name of extras) await createSoul(name, name === 'Gorm' ? 'Smith of the lower ward, a rival of Brannoc' : 'A face in the crowd of the northern keep');
@@ -387,7 +386,7 @@ describe('the screens added to the character sheet, in Chromium', { timeout: 45_
   });
 });
 
-describe('the new controls under a token’s scopes', { timeout: 45_000 }, () => {
+describe('the new controls under a token’s scopes', { timeout: BROWSER_TEST_MS }, () => {
   it('disables editing, reactivating, revealing, citing, fading and the hints for a read-only token, with the reason', async () => {
     const READER = 'dashboard-read-only-token-0001';
     const OBSERVER = 'game-server-observe-token-0002';

@@ -1,10 +1,10 @@
 // The character-sheet app in a real headless Chromium (found by scripts/browser.ts: SOULS_CHROMIUM, CHROME_PATH,
-// PATH, the usual places), driven by playwright-core, which never downloads a browser. Each test file shares one browser and one live server whose
-// in-memory database holds the demo world (scripts/demo.ts), seeded through the engine with a hand-moved clock.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// PATH, the usual places), driven by playwright-core, which never downloads a browser. The run shares one browser;
+// each test file has its own contexts in it and one live server whose in-memory database holds the demo world
+// (scripts/demo.ts), seeded through the engine with a hand-moved clock.
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { buildApp, type App } from '../../src/server/app.ts';
@@ -23,6 +23,14 @@ export function requireBuiltApp(): void {
   if (!existsSync(BUILT)) throw new Error(`web/dist/index.html is missing: run \`npm run build:web\` (npm install and npm ci run it) before the browser tests`);
   requireBrowser();
 }
+
+/**
+ * How long a state on the page may take to come: a bound for a hang, never a speed check (a machine at load 6+ on two
+ * cores loads GraphiQL's editor in well over 8 s). Every action and wait in the browser files uses it.
+ */
+export const WAIT = { timeout: 60_000 };
+/** A browser test's own bound: many page loads and waits, each as slow as a loaded machine makes it. */
+export const BROWSER_TEST_MS = 300_000;
 
 export type SeededServer = {
   app: App;
@@ -77,23 +85,24 @@ export async function startSeededServer(options: { tokens?: TokenEntry[] } = {})
 export type Chromium = { context: BrowserContext; page: Page; errors: string[]; close(): Promise<void> };
 
 /**
- * One headless Chromium on a fresh profile directory, one page at a laptop's size (or, with `phone`, a phone's: 390 px,
- * honouring the page's viewport tag as a phone does); page errors are collected for the tests.
+ * A fresh context (its own storage, as a new profile) in the run's shared headless Chromium (test/web/browser-server.ts),
+ * with one page at a laptop's size (or, with `phone`, a phone's: 390 px, honouring the page's viewport tag as a phone
+ * does); page errors are collected for the tests.
  */
 export async function launchChromium(options: { phone?: boolean } = {}): Promise<Chromium> {
-  const profile = mkdtempSync(join(tmpdir(), 'souls-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: requireBrowser(),
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  requireBrowser();
+  const answer = await fetch(inject('chromiumBroker'));
+  if (!answer.ok) throw new Error(`the shared Chromium did not start: ${await answer.text()}`);
+  const browser = await chromium.connect(await answer.text(), WAIT);
+  const context = await browser.newContext({
     viewport: options.phone ? { width: 390, height: 844 } : { width: 1440, height: 900 },
     ...(options.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
     // The app honours prefers-reduced-motion: cards do not move, so clicks need not wait for animations to settle.
     reducedMotion: 'reduce',
   });
   // Every action and wait is bounded: a missing element fails the test with Playwright's message instead of hanging.
-  context.setDefaultTimeout(8000);
-  const page = context.pages()[0] ?? (await context.newPage());
+  context.setDefaultTimeout(WAIT.timeout);
+  const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
@@ -105,7 +114,8 @@ export async function launchChromium(options: { phone?: boolean } = {}): Promise
     errors,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      // A connected browser's close() only disconnects this file: the browser stays for the others.
+      await browser.close();
     },
   };
 }
@@ -113,15 +123,14 @@ export async function launchChromium(options: { phone?: boolean } = {}): Promise
 /** Saves a screenshot of the current screen to test-results/screens/NAME.png (animations run to their end, no toasts). */
 export async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
   mkdirSync(SCREENS, { recursive: true });
-  // A full page at a phone's pixel ratio takes seconds to encode on a loaded machine: its bound is wider than an action's.
-  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }', timeout: 30_000 });
+  await page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage, animations: 'disabled', style: '.toasts { display: none }' });
 }
 
-/** Waits, bounded, until `check` holds; fails with `what` instead of hanging. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+/** Waits, bounded, until `check` holds; fails with `what` (a function: read when it fails, to say what the page showed) instead of hanging. */
+export async function until(check: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = WAIT.timeout): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -153,7 +162,7 @@ export function browserFile(
     session = opened;
     if (viewport) await opened.chrome.page.setViewportSize(viewport);
     await use({ ...opened, page: opened.chrome.page });
-  }, 30_000);
+  }, BROWSER_TEST_MS);
   afterAll(() => closeBrowserSession(session));
 }
 

@@ -10,11 +10,10 @@ import type { CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { buttonContrasts, stateSession, type ButtonState } from './button-contrast.ts';
 import { contrastProblems } from './contrast.ts';
-import { browserFile, type Chromium, launchChromium, screenshot, type SeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, launchChromium, screenshot, type SeededServer, until, WAIT } from './support.ts';
 import { closeSoulsDb, createSoul, dropShard, manualClock, openSoulsDb, reindexEmbeddings, type Embedder } from '../../src/engine/index.ts';
 import { startServer } from '../support/server.ts';
 
-const WAIT = { timeout: 8000 };
 const NEED: Record<ButtonState, number> = { rest: 4.5, hover: 4.5, focus: 4.5, active: 4.5, disabled: 3 };
 
 let server: SeededServer;
@@ -67,7 +66,7 @@ async function tabTo(p: Page, name: string | RegExp, within?: string | RegExp): 
   throw new Error(`Tab never reached ${String(name)}${within ? ` in ${String(within)}` : ''}; it went through: ${seen.slice(0, 80).join(' | ')}`);
 }
 
-describe('themes on the refinement screen', { timeout: 90_000 }, () => {
+describe('themes on the refinement screen', { timeout: BROWSER_TEST_MS }, () => {
   it('with the keyboard alone at 1280 px: assigns a cluster to a new theme, unassigns a shard, accepts a suggestion, renames, opposes a trait', async () => {
     await openRefine(page);
     const before = await themes();
@@ -288,7 +287,7 @@ describe('themes on the refinement screen', { timeout: 90_000 }, () => {
   });
 });
 
-describe('dry-run warnings', { timeout: 60_000 }, () => {
+describe('dry-run warnings', { timeout: BROWSER_TEST_MS }, () => {
   it('shows a near duplicate and a possible contradiction next to the proposal’s preview', async () => {
     await openRefine(page);
     await page.getByRole('button', { name: 'Propose a trait from this cluster' }).first().click();

@@ -2,9 +2,8 @@
 // sends it over HTTP and WebSocket, and disables what the token's scopes do not allow.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, requireBuiltApp, screenshot, startSeededServer, until, type Chromium, type SeededServer } from './support.ts';
+import { BROWSER_TEST_MS, type Chromium, launchChromium, requireBuiltApp, screenshot, type SeededServer, startSeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 const READER = 'dashboard-read-only-token-0001';
 const OBSERVER = 'game-server-observe-token-0002';
 
@@ -24,14 +23,14 @@ beforeAll(async () => {
     launchChromium(),
   ]);
   page = chrome.page;
-}, 30_000);
+}, BROWSER_TEST_MS);
 
 afterAll(async () => {
   await chrome?.close();
   await server?.stop();
 });
 
-describe('tokens in the character sheet', { timeout: 30_000 }, () => {
+describe('tokens in the character sheet', { timeout: BROWSER_TEST_MS }, () => {
   it('asks for a token, refuses a wrong one, keeps a good one and disables what its scopes do not allow', async () => {
     await page.goto(server.base);
     const prompt = page.getByRole('form', { name: 'A token, traveller' });

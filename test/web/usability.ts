@@ -5,9 +5,8 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { manualClock } from '../../src/engine/index.ts';
-import { launchChromium, requireBuiltApp, screenshot, startSeededServer, unexplainedDisabledButtons, until, type Chromium, type SeededServer } from './support.ts';
+import { BROWSER_TEST_MS, type Chromium, launchChromium, requireBuiltApp, screenshot, type SeededServer, startSeededServer, unexplainedDisabledButtons, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 /** The focus ring's outer colour (--azure in web/src/styles.css). */
 const RING = [40, 88, 122];
 
@@ -138,13 +137,13 @@ export function usabilitySuite({ width, height }: { width: number; height: numbe
     requireBuiltApp();
     chrome = await launchChromium();
     page = chrome.page;
-  }, 30_000);
+  }, BROWSER_TEST_MS);
 
   afterAll(async () => {
     await chrome?.close();
   });
 
-  describe(`the character sheet at ${width}×${height}`, { timeout: 60_000 }, () => {
+  describe(`the character sheet at ${width}×${height}`, { timeout: BROWSER_TEST_MS }, () => {
     let server: SeededServer;
     const id = (name: string) => String(server.demo.souls[name]);
     const size = `${width}`;
@@ -152,7 +151,7 @@ export function usabilitySuite({ width, height }: { width: number; height: numbe
     beforeAll(async () => {
       server = await startSeededServer();
       await page.setViewportSize({ width, height });
-    }, 30_000);
+    }, BROWSER_TEST_MS);
 
     afterAll(async () => {
       // Off the page first: a page left on a stopped server retries its WebSocket, and the next size's tests count page errors.
@@ -205,7 +204,7 @@ export function usabilitySuite({ width, height }: { width: number; height: numbe
       await page.keyboard.press('Escape');
       expect(unexplained, 'disabled buttons that do not say why').toEqual([]);
       expect(chrome.errors).toEqual([]);
-    }, 180_000); // 20 routes and the open forms, each loaded afresh: a bound for a loaded machine, not a speed check
+    });
 
     it('puts After under Before below 600 px (and beside it on a wider screen), in refinement and the workshop', async () => {
       const expectLayout = async (where: string) => {
@@ -520,7 +519,7 @@ export function usabilitySuite({ width, height }: { width: number; height: numbe
             throw error;
           },
         );
-      await until(pausedAtPresent, 'the page clock paused at its present', 30_000);
+      await until(pausedAtPresent, 'the page clock paused at its present');
       await page.getByRole('button', { name: 'Level up to 1' }).click();
       await page.getByRole('heading', { name: 'Brannoc reached level 1' }).waitFor(WAIT);
       await expect(page.locator('.levelled').innerText()).resolves.toContain('became');

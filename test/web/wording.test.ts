@@ -7,9 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { stampAttuned } from '../../src/engine/index.ts';
-import { browserFile, type Chromium, type SeededServer, until } from './support.ts';
+import { BROWSER_TEST_MS, browserFile, type Chromium, type SeededServer, until, WAIT } from './support.ts';
 
-const WAIT = { timeout: 8000 };
 
 let server: SeededServer;
 let chrome: Chromium;
@@ -42,7 +41,7 @@ function unrelatedTexts(count: number): string[] {
   return Array.from({ length: count }, () => Array.from({ length: 6 }, () => Array.from({ length: 7 }, letter).join('')).join(' '));
 }
 
-describe('the words of the character sheet', { timeout: 60_000 }, () => {
+describe('the words of the character sheet', { timeout: BROWSER_TEST_MS }, () => {
   it('counts the clusters once, as the report does, and says how many a paged list shows', async () => {
     const report = `query ($id: ID!) { soul(id: $id) { evidence { clusterCount clusters(first: 500) { memberCount } } } }`;
     const heading = async () => Number(/^Clusters \((\d+)\), heaviest first$/.exec((await page.locator('#clusters-title').textContent()) ?? '')?.[1]);
@@ -187,7 +186,12 @@ describe('the words of the character sheet', { timeout: 60_000 }, () => {
     // A second message replaces the first instead of piling on (and over) it; a message can be dismissed.
     await result.getByRole('button', { name: 'Revert this level-up' }).click();
     const toasts = page.locator('.toasts .toast');
-    await page.getByRole('heading', { name: 'Sela is back at level 0' }).waitFor(WAIT);
+    // Failing, it says what the page showed instead: its headings and messages (once, at load 15, this waited 60 s in vain).
+    let shown = '';
+    await until(async () => {
+      shown = await page.evaluate(() => [...document.querySelectorAll('main h1, .toasts .toast')].map((e) => (e as HTMLElement).innerText).join(' | '));
+      return shown.startsWith('Sela is back at level 0');
+    }, () => `the revert shows “Sela is back at level 0”; the page shows ${shown}`);
     await result.getByRole('button', { name: 'Back to the roster' }).click();
     await page.getByRole('button', { name: 'Retire Relay' }).click();
     await page.locator('.btn--danger', { hasText: 'Retire Relay' }).click();
@@ -226,7 +230,7 @@ describe('the words of the character sheet', { timeout: 60_000 }, () => {
   });
 });
 
-describe('the roster after an attunement', { timeout: 60_000 }, () => {
+describe('the roster after an attunement', { timeout: BROWSER_TEST_MS }, () => {
   it('drops the attuned soul’s priority and readiness: live, after the app’s own stamp, and on focus after another process’s', async () => {
     // The card says what would make the soul ready again, in the server's words (SPEC §13: a shard recorded after the stamp).
     const waitingForArrival = (text: string) => /^Gathering evidence: needs a shard recorded or revealed after the last attunement \(.+Z\): any shard recorded since counts, whatever its createdAt$/.test(text);
